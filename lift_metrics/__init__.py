@@ -1,0 +1,128 @@
+"""lift-metrics: metrics, a sandbox, validation and statistics for optimizing DSPy programs.
+
+This module is the map of the public API. Every name below is one hop away; names are
+loaded on first access so that ``import lift_metrics`` stays light (no torch,
+sentence-transformers or dspy until a metric needs them).
+
+Naming follows scikit-learn: ``*_score``/``*_match``/``*_quality`` are higher-is-better in
+[0, 1]; ``*_error``/``*_penalty`` say so in their docstrings. Units are in names
+(``latency_ms``, ``cost_usd``).
+
+Subpackages
+-----------
+lift_metrics.stats        summary statistics, grades, pass@k, regression detection, A/B
+lift_metrics.sandbox      running untrusted code against tests
+lift_metrics.validation   agreement of a metric with hand-labelled examples
+lift_metrics.optimizers   MIPROv2 / COPRO / GEPA runners, reference pipeline, local LM
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    "Aggregate": "lift_metrics.dspy_metrics",
+    "CodeQuality": "lift_metrics.dspy_metrics",
+    "EndToEnd": "lift_metrics.dspy_metrics",
+    "IR": "lift_metrics.ir",
+    "IRQuality": "lift_metrics.dspy_metrics",
+    "ProviderRoute": "lift_metrics.routes",
+    "aggregate_metric": "lift_metrics.aggregate",
+    "code_quality": "lift_metrics.code",
+    "code_quality_breakdown": "lift_metrics.code",
+    "constraint_match": "lift_metrics.ir",
+    "constraint_satisfied": "lift_metrics.ir",
+    "end_to_end": "lift_metrics.end_to_end",
+    "end_to_end_breakdown": "lift_metrics.end_to_end",
+    "intent_match": "lift_metrics.ir",
+    "ir_quality": "lift_metrics.ir",
+    "ir_quality_breakdown": "lift_metrics.ir",
+    "latency_penalty": "lift_metrics.end_to_end",
+    "route_cost": "lift_metrics.routes",
+    "route_quality": "lift_metrics.routes",
+    "semantic_similarity": "lift_metrics.code",
+    "signature_match": "lift_metrics.ir",
+    "structural_similarity": "lift_metrics.code",
+    "structure_match": "lift_metrics.ir",
+    "style_conformance": "lift_metrics.code",
+    "suggest_route_migration": "lift_metrics.routes",
+    "syntax_correctness": "lift_metrics.code",
+    "test_pass_rate": "lift_metrics.code",
+}
+
+__all__ = [
+    "Aggregate",
+    "CodeQuality",
+    "EndToEnd",
+    "IR",
+    "IRQuality",
+    "ProviderRoute",
+    "aggregate_metric",
+    "code_quality",
+    "code_quality_breakdown",
+    "constraint_match",
+    "constraint_satisfied",
+    "end_to_end",
+    "end_to_end_breakdown",
+    "intent_match",
+    "ir_quality",
+    "ir_quality_breakdown",
+    "latency_penalty",
+    "route_cost",
+    "route_quality",
+    "semantic_similarity",
+    "signature_match",
+    "structural_similarity",
+    "structure_match",
+    "style_conformance",
+    "suggest_route_migration",
+    "syntax_correctness",
+    "test_pass_rate",
+]
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from lift_metrics.aggregate import aggregate_metric
+    from lift_metrics.code import (
+        code_quality,
+        code_quality_breakdown,
+        semantic_similarity,
+        structural_similarity,
+        style_conformance,
+        syntax_correctness,
+        test_pass_rate,
+    )
+    from lift_metrics.dspy_metrics import Aggregate, CodeQuality, EndToEnd, IRQuality
+    from lift_metrics.end_to_end import end_to_end, end_to_end_breakdown, latency_penalty
+    from lift_metrics.ir import (
+        IR,
+        constraint_match,
+        constraint_satisfied,
+        intent_match,
+        ir_quality,
+        ir_quality_breakdown,
+        signature_match,
+        structure_match,
+    )
+    from lift_metrics.routes import (
+        ProviderRoute,
+        route_cost,
+        route_quality,
+        suggest_route_migration,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'lift_metrics' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value  # cache: the next access skips __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,123 @@
+"""Argument validation shared by the whole package.
+
+Every public function validates its arguments at the door with these helpers, so that an
+error always names the parameter, what was allowed, and what arrived.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def check_real(name: str, value: Any, *, allow_inf: bool = False) -> float:
+    """Return ``value`` as a float; reject bools, non-numbers and NaN (and inf unless allowed)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {_show(value)}")
+    result = float(value)
+    if math.isnan(result):
+        raise ValueError(f"{name} must not be NaN")
+    if math.isinf(result) and not allow_inf:
+        raise ValueError(f"{name} must be finite, got {result}")
+    return result
+
+
+def check_non_negative(name: str, value: Any, *, allow_inf: bool = False) -> float:
+    """Return ``value`` as a float, requiring ``value >= 0``."""
+    result = check_real(name, value, allow_inf=allow_inf)
+    if result < 0:
+        raise ValueError(f"{name} must be >= 0, got {_show(value)}")
+    return result
+
+
+def check_positive(name: str, value: Any, *, allow_inf: bool = False) -> float:
+    """Return ``value`` as a float, requiring ``value > 0``."""
+    result = check_real(name, value, allow_inf=allow_inf)
+    if result <= 0:
+        raise ValueError(f"{name} must be > 0, got {_show(value)}")
+    return result
+
+
+def check_unit_interval(name: str, value: Any) -> float:
+    """Return ``value`` as a float, requiring ``0 <= value <= 1``."""
+    result = check_real(name, value)
+    if not 0.0 <= result <= 1.0:
+        raise ValueError(f"{name} must be in [0, 1], got {_show(value)}")
+    return result
+
+
+def check_int(name: str, value: Any, *, minimum: int | None = None) -> int:
+    """Return ``value`` as an int (bools rejected), optionally requiring ``value >= minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {_show(value)}")
+    result = int(value)
+    if minimum is not None and result < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {result}")
+    return result
+
+
+def check_choice(name: str, value: Any, allowed: Iterable[str]) -> str:
+    """Return ``value`` if it is one of ``allowed``."""
+    options = tuple(allowed)
+    if value not in options:
+        raise ValueError(f"{name} must be one of {options}, got {_show(value)}")
+    return str(value)
+
+
+def as_float_array(
+    name: str, values: Any, *, allow_empty: bool = False, allow_inf: bool = False
+) -> npt.NDArray[np.float64]:
+    """Return ``values`` as a 1-D float64 array; reject empty input, NaN and (by default) inf."""
+    if isinstance(values, str | bytes | Mapping):
+        raise TypeError(f"{name} must be a sequence of numbers, got {type(values).__name__}")
+    try:
+        array = np.asarray(list(values) if not isinstance(values, np.ndarray) else values)
+    except TypeError as exc:
+        raise TypeError(f"{name} must be a sequence of numbers, got {_show(values)}") from exc
+    if array.dtype == bool or array.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must contain only real numbers, got dtype {array.dtype}")
+    array = array.astype(np.float64, copy=False)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {array.shape}")
+    if array.size == 0 and not allow_empty:
+        raise ValueError(f"{name} must not be empty")
+    if np.isnan(array).any():
+        raise ValueError(f"{name} must not contain NaN (at index {int(np.isnan(array).argmax())})")
+    if not allow_inf and np.isinf(array).any():
+        raise ValueError(f"{name} must be finite (inf at index {int(np.isinf(array).argmax())})")
+    return array
+
+
+def normalize_weights(
+    name: str, weights: Mapping[str, Any] | None, defaults: Mapping[str, float]
+) -> dict[str, float]:
+    """Validate a weight mapping against the default keys and rescale it to sum to 1.
+
+    ``None`` means the defaults. Missing keys are an error (a partial mapping is ambiguous);
+    unknown keys are an error; weights must be finite, non-negative and sum to a positive number.
+    """
+    if weights is None:
+        weights = defaults
+    if not isinstance(weights, Mapping):
+        raise TypeError(f"{name} must be a mapping of component -> weight, got {_show(weights)}")
+    expected = set(defaults)
+    unknown = set(weights) - expected
+    missing = expected - set(weights)
+    if unknown or missing:
+        raise ValueError(
+            f"{name} must have exactly the keys {sorted(expected)}, got {sorted(map(str, weights))}"
+        )
+    values = {key: check_non_negative(f"{name}[{key!r}]", weights[key]) for key in defaults}
+    total = sum(values.values())
+    if total <= 0:
+        raise ValueError(f"{name} must sum to a positive number, got {dict(weights)}")
+    return {key: value / total for key, value in values.items()}

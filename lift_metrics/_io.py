@@ -1,0 +1,107 @@
+"""Crash-safe file output and JSON encoding shared by reports, runs and the CLI.
+
+Nothing a run has written may be lost or corrupted when it is interrupted, so every file is
+written to a temporary sibling, flushed, fsynced and then renamed over the target (an atomic
+operation on POSIX file systems).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import math
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (temp file + fsync + rename); return the path."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, target)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+    try:  # make the rename itself durable
+        dir_fd = os.open(target.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:  # pragma: no cover - some file systems refuse fsync on directories
+        pass
+    return target
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def to_jsonable(value: Any) -> Any:
+    """Convert ``value`` into plain JSON types.
+
+    Non-finite floats become ``None`` (JSON has no infinity); a mapping that held one gets a
+    ``"<key>_is_infinite": true`` flag next to it so that readers can tell ``inf`` from missing.
+    Dataclasses, enums, numpy scalars/arrays, paths, sets and tuples are converted too.
+    """
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        to_dict = getattr(value, "to_dict", None)
+        if callable(to_dict):
+            return to_jsonable(to_dict())
+        return to_jsonable({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            converted = to_jsonable(item)
+            out[str(key)] = converted
+            if isinstance(item, float) and math.isinf(item):
+                out[f"{key}_is_infinite"] = True
+        return out
+    if isinstance(value, enum.Enum):
+        return to_jsonable(value.value)
+    if isinstance(value, bool) or value is None or isinstance(value, str | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, list | tuple | set | frozenset):
+        items = sorted(value, key=repr) if isinstance(value, set | frozenset) else value
+        return [to_jsonable(item) for item in items]
+    tolist = getattr(value, "tolist", None)  # numpy arrays and scalars
+    if callable(tolist):
+        return to_jsonable(tolist())
+    model_dump = getattr(value, "model_dump", None)  # pydantic models
+    if callable(model_dump):
+        return to_jsonable(model_dump(mode="json"))
+    raise TypeError(f"cannot convert {type(value).__name__} to JSON")
+
+
+def dumps_json(value: Any, *, indent: int | None = 2) -> str:
+    """Serialize ``value`` with :func:`to_jsonable`; never emits ``Infinity``/``NaN``."""
+    return json.dumps(to_jsonable(value), indent=indent, allow_nan=False, ensure_ascii=False)
+
+
+def atomic_write_json(path: str | os.PathLike[str], value: Any) -> Path:
+    """Write ``value`` as JSON (see :func:`dumps_json`) to ``path`` atomically."""
+    return atomic_write_text(path, dumps_json(value) + "\n")
+
+
+def format_number(value: float, *, digits: int = 4) -> str:
+    """Human-readable number for reports: ``∞`` for infinities, ``nan`` for NaN."""
+    if math.isinf(value):
+        return "∞" if value > 0 else "-∞"
+    if math.isnan(value):
+        return "nan"
+    return f"{value:.{digits}g}"

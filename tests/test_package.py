@@ -1,0 +1,99 @@
+"""Package-level contracts: the public API map, light imports, the command line."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+
+import pytest
+
+import lift_metrics
+from lift_metrics.cli import build_parser, main
+
+HEAVY_MODULES = ("torch", "sentence_transformers", "dspy", "litellm", "transformers")
+
+PUBLIC_PACKAGES = (
+    "lift_metrics",
+    "lift_metrics.stats",
+    "lift_metrics.sandbox",
+    "lift_metrics.code",
+    "lift_metrics.ir",
+)
+
+
+def _modules_after_import(statement: str) -> set[str]:
+    code = f"import sys, json; {statement}; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout
+    return set(json.loads(out))
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "import lift_metrics",
+        "import lift_metrics.stats",
+        "import lift_metrics.sandbox",
+        "import lift_metrics.code",
+        "import lift_metrics.ir",
+        "from lift_metrics import ir_quality, code_quality, end_to_end, aggregate_metric",
+        "import lift_metrics.cli",
+    ],
+)
+def test_import_does_not_load_heavy_dependencies(statement: str) -> None:
+    loaded = _modules_after_import(statement)
+    heavy = sorted(name for name in HEAVY_MODULES if name in loaded)
+    assert heavy == [], f"{statement!r} imported {heavy}"
+
+
+@pytest.mark.parametrize("package", PUBLIC_PACKAGES)
+def test_all_is_sorted_unique_and_resolvable(package: str) -> None:
+    module = importlib.import_module(package)
+    names = list(module.__all__)
+    assert names == sorted(names), f"{package}.__all__ is not sorted"
+    assert len(names) == len(set(names)), f"{package}.__all__ has duplicates"
+    for name in names:
+        assert getattr(module, name) is not None, f"{package}.{name} does not resolve"
+
+
+def test_top_level_exports_are_the_design_contract() -> None:
+    design = {  # DESIGN.md, "Public API (contract)"
+        "IR", "ir_quality", "intent_match", "signature_match", "structure_match",
+        "constraint_match", "code_quality", "syntax_correctness", "test_pass_rate",
+        "semantic_similarity", "style_conformance", "end_to_end", "latency_penalty",
+        "aggregate_metric", "ProviderRoute", "route_cost", "route_quality",
+        "suggest_route_migration",
+    }  # fmt: skip
+    assert design <= set(lift_metrics.__all__)
+
+
+def test_unknown_attribute_raises_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no_such_name"):
+        lift_metrics.no_such_name  # noqa: B018
+
+
+def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    subparsers = next(action for action in build_parser()._actions if action.dest == "command")
+    commands = set(subparsers.choices)  # type: ignore[attr-defined]
+    assert {"report", "compare", "ab", "analyze"} <= commands
+    for command in commands:
+        assert command in out
+
+
+def test_console_script_runs_as_module() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "lift_metrics", "--version"], capture_output=True, text=True
+    )
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"lift-metrics {lift_metrics.__version__}"
+
+
+def test_lazy_export_map_matches_all() -> None:
+    assert set(lift_metrics.__all__) == set(lift_metrics._EXPORTS)
