@@ -1,0 +1,126 @@
+"""Evaluation statistics: summaries, grades, pass@k, regression detection, A/B comparison.
+
+Naming follows scikit-learn: ``*_score`` is higher-is-better, units are in names
+(``cost_usd``, ``duration_seconds``, ``latency_ms``). Every function validates its input and
+raises ``ValueError``/``TypeError`` naming the parameter; nothing silently returns 0.
+JSON output goes through :func:`lift_metrics._io.to_jsonable` (infinities become ``null``
+with an ``<key>_is_infinite`` flag); reports print ``∞``.
+
+Sources (``shared/seeds``): scylla-metrics-formulas (summaries, grades, tiers),
+forgetest-scoring (pass@k, forge score, regression detection), ab-scoring-schema (A/B),
+framework-harness-metrics (retrieval, latency percentiles, multi-run aggregation).
+``scipy`` is imported only inside the functions that need it.
+"""
+
+from __future__ import annotations
+
+from lift_metrics.stats._ab import (
+    DELTA_NAMES,
+    ArmStatistics,
+    DeltaStatistics,
+    Gate,
+    PairedComparison,
+    PairedDeltas,
+    RunRecord,
+    ab_decision,
+    arm_statistics,
+    load_run_records,
+    paired_comparison,
+    paired_deltas,
+    split_arms,
+    validate_run_records,
+)
+from lift_metrics.stats._compare import CaseChange, ReportComparison, compare_reports
+from lift_metrics.stats._forge import CaseStats, EvalReport, EvalResult, ModelStats, forge_score
+from lift_metrics.stats._intervals import ConfidenceInterval, mean_interval, wilson_interval
+from lift_metrics.stats._passk import pass_at_k, pass_hat_k
+from lift_metrics.stats._records import RecordError
+from lift_metrics.stats._retrieval import (
+    DEFAULT_SUMMED_METRICS,
+    MultiRunAggregate,
+    QuestionAggregate,
+    aggregate_runs,
+    retrieval_precision,
+    retrieval_recall,
+)
+from lift_metrics.stats._scoring import (
+    DEFAULT_GRADE_SCALE,
+    composite_score,
+    cost_delta,
+    cost_of_pass,
+    cost_usd,
+    cost_variance,
+    letter_grade,
+    pass_rate,
+    pass_rate_variance,
+    tier_uplift,
+)
+from lift_metrics.stats._summary import (
+    LatencyPercentiles,
+    Statistics,
+    latency_percentiles,
+    summarize,
+)
+from lift_metrics.stats._tiers import (
+    TierReport,
+    TierRun,
+    TierSummary,
+    load_tier_runs,
+    summarize_tiers,
+)
+
+__all__ = [  # plain sorted() order (tests/test_package.py checks names == sorted(names))
+    "ArmStatistics",
+    "CaseChange",
+    "CaseStats",
+    "ConfidenceInterval",
+    "DEFAULT_GRADE_SCALE",
+    "DEFAULT_SUMMED_METRICS",
+    "DELTA_NAMES",
+    "DeltaStatistics",
+    "EvalReport",
+    "EvalResult",
+    "Gate",
+    "LatencyPercentiles",
+    "ModelStats",
+    "MultiRunAggregate",
+    "PairedComparison",
+    "PairedDeltas",
+    "QuestionAggregate",
+    "RecordError",
+    "ReportComparison",
+    "RunRecord",
+    "Statistics",
+    "TierReport",
+    "TierRun",
+    "TierSummary",
+    "ab_decision",
+    "aggregate_runs",
+    "arm_statistics",
+    "compare_reports",
+    "composite_score",
+    "cost_delta",
+    "cost_of_pass",
+    "cost_usd",
+    "cost_variance",
+    "forge_score",
+    "latency_percentiles",
+    "letter_grade",
+    "load_run_records",
+    "load_tier_runs",
+    "mean_interval",
+    "paired_comparison",
+    "paired_deltas",
+    "pass_at_k",
+    "pass_hat_k",
+    "pass_rate",
+    "pass_rate_variance",
+    "retrieval_precision",
+    "retrieval_recall",
+    "split_arms",
+    "summarize",
+    "summarize_tiers",
+    "tier_uplift",
+    "validate_run_records",
+    "wilson_interval",
+]

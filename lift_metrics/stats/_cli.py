@@ -1,0 +1,169 @@
+"""The ``report``, ``compare`` and ``ab`` commands of ``lift-metrics``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lift_metrics._io import dumps_json
+
+FORMATS = ("text", "json", "markdown")
+EXAMPLE_TIER_RUNS = "examples/tier_runs.jsonl"
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``report``, ``compare`` and ``ab`` subcommands."""
+    report = subparsers.add_parser(
+        "report",
+        help="per-tier statistics, grades, uplift and cost of pass from tier run records",
+        description=(
+            "Read tier run records (JSONL, one run per line with the fields tier, passed, "
+            "impl_rate, cost_usd, duration_seconds) and print per-tier statistics: pass rate "
+            "with a Wilson interval, median composite score and its letter grade, uplift over "
+            "the first tier, cost of pass, and the cross-tier variances. Without FILE, the "
+            "shipped example datasets/examples/tier_runs.jsonl is used."
+        ),
+    )
+    report.add_argument("file", metavar="FILE", nargs="?", help="tier run records (JSONL)")
+    report.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    report.add_argument(
+        "--confidence-level", type=float, default=0.95, help="level of the pass-rate intervals"
+    )
+    report.add_argument("--pass-weight", type=float, default=0.5, help="composite pass weight")
+    report.add_argument("--impl-weight", type=float, default=0.5, help="composite impl weight")
+    report.set_defaults(handler=_report)
+
+    compare = subparsers.add_parser(
+        "compare",
+        help="regressions and improvements between two eval reports",
+        description=(
+            "Compare two forgetest-style eval reports (JSON) case by case. A case regresses "
+            "when its score drops by more than --threshold (absolute score points) and "
+            "improves when it rises by more. Exit code 1 with --fail-on-regression when any "
+            "case regressed."
+        ),
+    )
+    compare.add_argument("--baseline", required=True, metavar="A", help="baseline report JSON")
+    compare.add_argument("--current", required=True, metavar="B", help="current report JSON")
+    compare.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    compare.add_argument(
+        "--threshold", type=float, default=0.05, help="absolute score change (default 0.05)"
+    )
+    compare.add_argument(
+        "--fail-on-regression", action="store_true", help="exit with code 1 on any regression"
+    )
+    compare.set_defaults(handler=_compare)
+
+    ab = subparsers.add_parser(
+        "ab",
+        help="paired A/B analysis of benchmark runs with bootstrap intervals",
+        description=(
+            "Read A/B run records (JSONL, ab-scoring schema) of exactly two arms, pair them "
+            "on (task_id, repeat) and print arm statistics, paired deltas with bootstrap "
+            "intervals and permutation p-values, the three-gate decision and the "
+            "interval-aware verdict. Arms: with_skelly/without_skelly, or --treatment/"
+            "--control, or else the first arm in the file is the control."
+        ),
+    )
+    ab.add_argument("runs", metavar="RUNS", help="run records (JSONL)")
+    ab.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    ab.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples")
+    ab.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    ab.add_argument("--confidence-level", type=float, default=0.95, help="level of the intervals")
+    ab.add_argument("--treatment", default=None, help="name of the treatment arm")
+    ab.add_argument("--control", default=None, help="name of the control arm")
+    ab.set_defaults(handler=_ab)
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    # a terminal gets its own width; pipes and files get wide tables instead of rich's 80
+    width = None if sys.stdout.isatty() else 160
+    return Console(file=sys.stdout, highlight=False, soft_wrap=False, width=width)
+
+
+def _print_table(console: Any, title: str, rows: Sequence[Sequence[str]]) -> None:
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for i, header in enumerate(rows[0]):
+        table.add_column(header, justify="left" if i == 0 else "right")
+    for row in rows[1:]:
+        table.add_row(*row)
+    console.print(table)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from lift_metrics.stats._tiers import load_tier_runs, summarize_tiers
+
+    if args.file is None:
+        from lift_metrics._paths import datasets_dir
+
+        path = datasets_dir() / EXAMPLE_TIER_RUNS
+    else:
+        path = Path(args.file)
+    report = summarize_tiers(
+        load_tier_runs(path),
+        pass_weight=args.pass_weight,
+        impl_weight=args.impl_weight,
+        confidence_level=args.confidence_level,
+    )
+    if args.format == "json":
+        print(dumps_json(report))
+    elif args.format == "markdown":
+        print(report.to_markdown())
+    else:
+        console = _console()
+        _print_table(console, f"Tier report: {path}", report.table_rows())
+        for line in report.footer_lines():
+            console.print(line)
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from lift_metrics.stats._compare import compare_reports
+    from lift_metrics.stats._forge import EvalReport
+
+    result = compare_reports(
+        EvalReport.load(args.baseline), EvalReport.load(args.current), threshold=args.threshold
+    )
+    if args.format == "json":
+        print(dumps_json(result))
+    elif args.format == "markdown":
+        print(result.to_markdown())
+    else:
+        console = _console()
+        console.print(result.summary_line())
+        _print_table(console, f"{args.baseline} -> {args.current}", result.table_rows())
+    return 1 if args.fail_on_regression and result.has_regressions else 0
+
+
+def _ab(args: argparse.Namespace) -> int:
+    from lift_metrics.stats._ab import load_run_records, paired_comparison, split_arms
+
+    treatment, control = split_arms(
+        load_run_records(args.runs), treatment=args.treatment, control=args.control
+    )
+    result = paired_comparison(
+        treatment,
+        control,
+        n_resamples=args.n_resamples,
+        confidence_level=args.confidence_level,
+        seed=args.seed,
+    )
+    if args.format == "json":
+        print(dumps_json(result))
+    elif args.format == "markdown":
+        print(result.to_markdown())
+    else:
+        console = _console()
+        for line in result.summary_lines():
+            console.print(line)
+        _print_table(console, "Arms", result.arm_rows())
+        _print_table(console, "Gates", result.gate_rows())
+        _print_table(console, "Paired deltas (treatment - control)", result.delta_rows())
+    return 0

@@ -1,0 +1,117 @@
+"""Reading and validating JSON / JSONL records with errors that name the record and field."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+class RecordError(ValueError):
+    """A record is missing a field or a field has the wrong type or value."""
+
+
+RecordError.__module__ = "lift_metrics.stats"  # the public name, shown in tracebacks
+
+
+def _where(index: int | str, field: str) -> str:
+    return f"record {index}: field {field!r}"
+
+
+def require(record: Mapping[str, Any], index: int | str, field: str) -> Any:
+    """Return ``record[field]``; a missing field is a :class:`RecordError` naming both."""
+    if not isinstance(record, Mapping):
+        raise RecordError(f"record {index}: must be a JSON object, got {type(record).__name__}")
+    if field not in record:
+        raise RecordError(f"record {index}: missing required field {field!r}")
+    return record[field]
+
+
+def get_str(record: Mapping[str, Any], index: int | str, field: str) -> str:
+    """A required non-empty string field."""
+    value = require(record, index, field)
+    if not isinstance(value, str) or not value:
+        raise RecordError(f"{_where(index, field)} must be a non-empty string, got {value!r}")
+    return value
+
+
+def get_bool(record: Mapping[str, Any], index: int | str, field: str) -> bool:
+    """A required boolean field (``0``/``1``/``"true"`` are refused, not guessed)."""
+    value = require(record, index, field)
+    if not isinstance(value, bool | np.bool_):
+        raise RecordError(f"{_where(index, field)} must be true or false, got {value!r}")
+    return bool(value)
+
+
+def get_int(record: Mapping[str, Any], index: int | str, field: str, *, default: Any = ...) -> int:
+    """A required (or defaulted) non-negative integer field."""
+    if default is not ... and field not in record:
+        return int(default)
+    value = require(record, index, field)
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise RecordError(f"{_where(index, field)} must be an integer, got {value!r}")
+    if value < 0:
+        raise RecordError(f"{_where(index, field)} must be >= 0, got {value!r}")
+    return int(value)
+
+
+def get_float(
+    record: Mapping[str, Any],
+    index: int | str,
+    field: str,
+    *,
+    unit_interval: bool = False,
+    default: Any = ...,
+) -> float:
+    """A required (or defaulted) finite, non-negative number (optionally at most 1)."""
+    if default is not ... and field not in record:
+        return float(default)
+    value = require(record, index, field)
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise RecordError(f"{_where(index, field)} must be a number, got {value!r}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise RecordError(f"{_where(index, field)} must be finite, got {value!r}")
+    if number < 0:
+        raise RecordError(f"{_where(index, field)} must be >= 0, got {value!r}")
+    if unit_interval and number > 1:
+        raise RecordError(f"{_where(index, field)} must be in [0, 1], got {value!r}")
+    return number
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[str, Any]]:
+    """Yield ``(label, object)`` for every non-blank line of a JSONL file.
+
+    The label reads ``"2 (line 3)"`` (record index from 0, line number from 1) so that error
+    messages point into the file.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"no such file: {file}")
+    index = 0
+    with file.open(encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise RecordError(f"{file}: line {line_number} is not valid JSON: {exc}") from exc
+            yield f"{index} (line {line_number})", obj
+            index += 1
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """Parse a JSON file; errors name the file."""
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"no such file: {file}")
+    try:
+        return json.loads(file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"{file} is not valid JSON: {exc}") from exc
