@@ -16,6 +16,8 @@ from collections.abc import Sequence
 _COMMAND_MODULES: tuple[str, ...] = (
     "lift_metrics.stats._cli",
     "lift_metrics.code._cli",
+    "lift_metrics.validation._cli",
+    "lift_metrics.optimizers._cli",
 )
 
 

@@ -20,6 +20,8 @@ PUBLIC_PACKAGES = (
     "lift_metrics.sandbox",
     "lift_metrics.code",
     "lift_metrics.ir",
+    "lift_metrics.validation",
+    "lift_metrics.optimizers",
 )
 
 
@@ -39,6 +41,9 @@ def _modules_after_import(statement: str) -> set[str]:
         "import lift_metrics.sandbox",
         "import lift_metrics.code",
         "import lift_metrics.ir",
+        "import lift_metrics.validation",
+        "import lift_metrics.optimizers",
+        "import lift_metrics.judge",
         "from lift_metrics import ir_quality, code_quality, end_to_end, aggregate_metric",
         "import lift_metrics.cli",
     ],
@@ -82,7 +87,7 @@ def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     subparsers = next(action for action in build_parser()._actions if action.dest == "command")
     commands = set(subparsers.choices)  # type: ignore[attr-defined]
-    assert {"report", "compare", "ab", "analyze"} <= commands
+    assert {"report", "compare", "ab", "analyze", "validate"} <= commands
     for command in commands:
         assert command in out
 

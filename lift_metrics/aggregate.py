@@ -1,0 +1,178 @@
+"""One optimization target from quality, cost and latency (seed h10, "Metric Aggregation")."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from lift_metrics._checks import (
+    check_non_negative,
+    check_positive,
+    check_unit_interval,
+    normalize_weights,
+)
+
+__all__ = [
+    "DEFAULT_AGGREGATE_WEIGHTS",
+    "DEFAULT_COST_CEILING_USD",
+    "DEFAULT_LATENCY_CEILING_MS",
+    "AggregateBreakdown",
+    "aggregate_breakdown",
+    "aggregate_metric",
+]
+
+#: Seed h10 weights: quality 0.7, cost 0.2, latency 0.1.
+DEFAULT_AGGREGATE_WEIGHTS: Mapping[str, float] = {"quality": 0.7, "cost": 0.2, "latency": 0.1}
+#: Cost at which the cost score reaches 0 (seed h10: $0.10 per request).
+DEFAULT_COST_CEILING_USD = 0.10
+#: Latency at which the latency score reaches 0 (seed h10: 60 s).
+DEFAULT_LATENCY_CEILING_MS = 60_000.0
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class AggregateBreakdown:
+    """Result of :func:`aggregate_breakdown`.
+
+    Attributes
+    ----------
+    score : float
+        ``sum(weights[k] * components[k])`` in [0, 1].
+    components : dict
+        ``quality`` (mean of the three quality scores), ``cost`` and ``latency`` (both
+        normalised and inverted: 1 is free / instant, 0 is at or beyond the ceiling).
+    weights : dict
+        Normalised weights (sum to 1).
+    """
+
+    score: float
+    components: dict[str, float]
+    weights: dict[str, float]
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{k}={v:.3f}" for k, v in self.components.items())
+        return f"AggregateBreakdown(score={self.score:.3f}, {parts})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict."""
+        return {
+            "score": self.score,
+            "components": dict(self.components),
+            "weights": dict(self.weights),
+        }
+
+
+def aggregate_breakdown(
+    ir_score: float,
+    code_score: float,
+    e2e_score: float,
+    cost_usd: float,
+    latency_ms: float,
+    *,
+    weights: Mapping[str, float] | None = None,
+    cost_ceiling_usd: float = DEFAULT_COST_CEILING_USD,
+    latency_ceiling_ms: float = DEFAULT_LATENCY_CEILING_MS,
+) -> AggregateBreakdown:
+    """Compute :func:`aggregate_metric` and keep its three components.
+
+    Parameters and formula: see :func:`aggregate_metric`.
+
+    Returns
+    -------
+    AggregateBreakdown
+
+    Examples
+    --------
+    >>> aggregate_breakdown(0.9, 0.6, 0.6, 0.05, 30_000)
+    AggregateBreakdown(score=0.640, quality=0.700, cost=0.500, latency=0.500)
+    """
+    scores = [
+        check_unit_interval(name, value)
+        for name, value in (
+            ("ir_score", ir_score),
+            ("code_score", code_score),
+            ("e2e_score", e2e_score),
+        )
+    ]
+    cost = check_non_negative("cost_usd", cost_usd, allow_inf=True)
+    latency = check_non_negative("latency_ms", latency_ms, allow_inf=True)
+    cost_ceiling = check_positive("cost_ceiling_usd", cost_ceiling_usd)
+    latency_ceiling = check_positive("latency_ceiling_ms", latency_ceiling_ms)
+    w = normalize_weights("weights", weights, DEFAULT_AGGREGATE_WEIGHTS)
+    components = {
+        "quality": sum(scores) / 3,
+        "cost": 1.0 - min(cost / cost_ceiling, 1.0),
+        "latency": 1.0 - min(latency / latency_ceiling, 1.0),
+    }
+    score = sum(w[key] * components[key] for key in w)
+    return AggregateBreakdown(score=min(max(score, 0.0), 1.0), components=components, weights=w)
+
+
+def aggregate_metric(
+    ir_score: float,
+    code_score: float,
+    e2e_score: float,
+    cost_usd: float,
+    latency_ms: float,
+    *,
+    weights: Mapping[str, float] | None = None,
+    cost_ceiling_usd: float = DEFAULT_COST_CEILING_USD,
+    latency_ceiling_ms: float = DEFAULT_LATENCY_CEILING_MS,
+) -> float:
+    """Single optimization target in [0, 1] from quality, cost and latency (seed h10).
+
+    Parameters
+    ----------
+    ir_score, code_score, e2e_score : float
+        Quality scores in [0, 1] (``ir_quality``, ``code_quality``, ``end_to_end``).
+    cost_usd : float
+        Cost of the request in USD, ``>= 0`` (``inf`` allowed: cost score 0).
+    latency_ms : float
+        Latency in milliseconds, ``>= 0`` (``inf`` allowed: latency score 0).
+    weights : mapping, optional
+        Keys ``quality``, ``cost``, ``latency``; default 0.7 / 0.2 / 0.1. Rescaled to sum to 1.
+    cost_ceiling_usd : float, default 0.10
+        Cost that scores 0 (seed: $0.10).
+    latency_ceiling_ms : float, default 60000
+        Latency that scores 0 (seed: 60 s).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        For scores outside [0, 1], negative cost or latency, NaN, bad weights or ceilings;
+        the message names the parameter.
+
+    Notes
+    -----
+    .. math::
+
+        \\text{quality} = (ir + code + e2e) / 3, \\quad
+        \\text{cost} = 1 - \\min(c / c_{max}, 1), \\quad
+        \\text{latency} = 1 - \\min(L / L_{max}, 1)
+
+        \\text{aggregate} = w_q\\,\\text{quality} + w_c\\,\\text{cost} + w_l\\,\\text{latency}
+
+    ``e2e_score`` already contains the IR and code scores, so they count twice in
+    ``quality``; this is the seed's definition, kept as is.
+
+    Examples
+    --------
+    >>> aggregate_metric(1.0, 1.0, 1.0, 0.0, 0.0)
+    1.0
+    >>> round(aggregate_metric(0.9, 0.6, 0.6, 0.05, 30_000), 4)  # 0.7*0.7 + 0.2*0.5 + 0.1*0.5
+    0.64
+    """
+    return aggregate_breakdown(
+        ir_score,
+        code_score,
+        e2e_score,
+        cost_usd,
+        latency_ms,
+        weights=weights,
+        cost_ceiling_usd=cost_ceiling_usd,
+        latency_ceiling_ms=latency_ceiling_ms,
+    ).score

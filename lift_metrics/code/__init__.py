@@ -1,0 +1,73 @@
+"""The code_quality metric family, lint-based forge-score inputs and static analysis.
+
+Scores follow scikit-learn's naming: every ``*_similarity``/``*_correctness``/``*_rate``/
+``*_conformance``/``code_quality`` value is higher-is-better in [0, 1].
+
+- :func:`code_quality` / :func:`code_quality_breakdown`: seed 002's weighted score of generated
+  code (syntax 0.2, tests 0.4, semantic 0.3, style 0.1) and the breakdown behind it.
+- :func:`syntax_correctness`, :func:`test_pass_rate` (run in :mod:`lift_metrics.sandbox`),
+  :func:`semantic_similarity` (embeddings), :func:`structural_similarity` (AST, no model),
+  :func:`style_conformance`.
+- :func:`forge_inputs` / :func:`forge_score_from_code`: forgetest's score on Python code
+  (compiles, tests, ruff findings) through :func:`lift_metrics.stats.forge_score`.
+- :func:`lint_code`, :func:`count_lint_findings`, :func:`lint_paths`: ruff's pyflakes rules.
+- :func:`analyze_code` / :func:`analyze_path`: radon + ``ast`` static metrics
+  (``lift-metrics analyze PATH``).
+"""
+
+from __future__ import annotations
+
+from lift_metrics.code._features import MAX_CODE_CHARS
+from lift_metrics.code._forge import ForgeInputs, forge_inputs, forge_score_from_code
+from lift_metrics.code._lint import (
+    LintFinding,
+    count_lint_findings,
+    lint_backend,
+    lint_code,
+    lint_paths,
+)
+from lift_metrics.code._quality import (
+    DEFAULT_CODE_QUALITY_WEIGHTS,
+    CodeQualityBreakdown,
+    code_quality,
+    code_quality_breakdown,
+)
+from lift_metrics.code._semantic import semantic_similarity
+from lift_metrics.code._static import (
+    StaticAnalysis,
+    analyze_code,
+    analyze_path,
+    maintainability_grade,
+    python_files,
+)
+from lift_metrics.code._structural import structural_similarity
+from lift_metrics.code._style import style_conformance
+from lift_metrics.code._syntax import syntax_correctness
+from lift_metrics.code._tests import SandboxLike, test_pass_rate
+
+__all__ = [
+    "CodeQualityBreakdown",
+    "DEFAULT_CODE_QUALITY_WEIGHTS",
+    "ForgeInputs",
+    "LintFinding",
+    "MAX_CODE_CHARS",
+    "SandboxLike",
+    "StaticAnalysis",
+    "analyze_code",
+    "analyze_path",
+    "code_quality",
+    "code_quality_breakdown",
+    "count_lint_findings",
+    "forge_inputs",
+    "forge_score_from_code",
+    "lint_backend",
+    "lint_code",
+    "lint_paths",
+    "maintainability_grade",
+    "python_files",
+    "semantic_similarity",
+    "structural_similarity",
+    "style_conformance",
+    "syntax_correctness",
+    "test_pass_rate",
+]

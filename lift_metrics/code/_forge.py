@@ -1,0 +1,173 @@
+"""forgetest's score for Python code: compiles, tests passed/failed, lint findings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lift_metrics.code._features import MAX_CODE_CHARS, check_code
+from lift_metrics.code._lint import count_lint_findings
+from lift_metrics.code._tests import (
+    SandboxLike,
+    TestCases,
+    check_entry_point,
+    check_timeout,
+    normalize_tests,
+    resolve_sandbox,
+    run_tests,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lift_metrics.sandbox import ExecutionResult
+
+
+@dataclass(frozen=True, repr=False)
+class ForgeInputs:
+    """The four inputs of :func:`lift_metrics.stats.forge_score`, measured on real code.
+
+    Attributes
+    ----------
+    compiled : bool
+        Whether the code compiles (:func:`compile`, as :mod:`py_compile` does).
+    passed, failed : int
+        Tests passed and failed in the sandbox (all failed when the code does not compile).
+    lint_warnings : int
+        Lint findings (ruff's pyflakes rules), syntax errors excluded.
+    execution : ExecutionResult or None
+        The sandbox result; ``None`` when no process was started.
+    reason : str
+        Why the code did not compile, or a summary of the test run.
+    """
+
+    compiled: bool
+    passed: int
+    failed: int
+    lint_warnings: int
+    execution: ExecutionResult | None
+    reason: str
+
+    @property
+    def score(self) -> float:
+        """:func:`lift_metrics.stats.forge_score` of these inputs."""
+        from lift_metrics.stats import forge_score
+
+        return float(forge_score(self.compiled, self.passed, self.failed, self.lint_warnings))
+
+    def __repr__(self) -> str:
+        return (
+            f"ForgeInputs(compiled={self.compiled}, passed={self.passed}, failed={self.failed}, "
+            f"lint_warnings={self.lint_warnings})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form, score included."""
+        return {
+            "compiled": self.compiled,
+            "passed": self.passed,
+            "failed": self.failed,
+            "lint_warnings": self.lint_warnings,
+            "score": self.score,
+            "reason": self.reason,
+            "status": None if self.execution is None else self.execution.status,
+        }
+
+
+def _compile_error(code: str) -> str | None:
+    if len(code) > MAX_CODE_CHARS:
+        return f"code is {len(code):,} characters, over the {MAX_CODE_CHARS:,} limit"
+    try:
+        compile(code, "<generated>", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        where = f" (line {exc.lineno})" if exc.lineno else ""
+        return f"{type(exc).__name__}: {exc.msg}{where}"
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return f"{type(exc).__name__}: {exc}"[:200]
+    return None
+
+
+def forge_inputs(
+    code: str,
+    tests: TestCases,
+    *,
+    entry_point: str | None = None,
+    sandbox: SandboxLike | None = None,
+    timeout_s: float | None = None,
+) -> ForgeInputs:
+    """Measure forgetest's score inputs on Python code: compiles, tests, lint findings.
+
+    Parameters
+    ----------
+    code : str
+        The generated Python code.
+    tests : list of (dict, object) pairs, or str
+        As in :func:`~lift_metrics.code.test_pass_rate` (a script counts as one test).
+    entry_point, sandbox, timeout_s
+        As in :func:`~lift_metrics.code.test_pass_rate`.
+
+    Returns
+    -------
+    ForgeInputs
+        ``compiled``, ``passed``, ``failed``, ``lint_warnings``; ``.score`` applies
+        :func:`lift_metrics.stats.forge_score`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For arguments of the wrong type or value, as :func:`test_pass_rate`.
+
+    Notes
+    -----
+    Python counterparts of forgetest's Rust inputs (DESIGN.md, "Seed decisions"):
+    "compiles" is :func:`compile` succeeding (stricter than :func:`ast.parse`: it also
+    rejects ``return`` outside a function); "clippy warnings" are ruff's pyflakes (``F``)
+    findings, counted with ``# noqa`` ignored. Code that does not compile runs no process
+    and counts every test as failed. The score is
+    ``0 if not compiled else 0.4 + 0.5 * passed / (passed + failed) + 0.1 * max(0, 1 - 0.1 *
+    lint_warnings)`` with a test score of 0 when there are no tests (forgetest's rule, unlike
+    seed 002's ``test_pass_rate``).
+
+    Examples
+    --------
+    >>> inputs = forge_inputs("import os\\nreturn 1\\n", [({"x": 1}, 1)])
+    >>> inputs
+    ForgeInputs(compiled=False, passed=0, failed=1, lint_warnings=2)
+    >>> inputs.reason
+    "SyntaxError: 'return' outside function (line 2)"
+    """
+    check_code("code", code)
+    normalized = normalize_tests(tests)
+    entry = check_entry_point(entry_point)
+    timeout = check_timeout(timeout_s)
+    if sandbox is not None:
+        resolve_sandbox(sandbox)
+    lint_warnings = count_lint_findings(code)
+    error = _compile_error(code)
+    if error is not None:
+        return ForgeInputs(False, 0, normalized.count, lint_warnings, None, error)
+    executed = run_tests(code, normalized, entry_point=entry, sandbox=sandbox, timeout_s=timeout)
+    return ForgeInputs(
+        True, executed.passed, executed.failed, lint_warnings, executed.execution, executed.reason
+    )
+
+
+def forge_score_from_code(
+    code: str,
+    tests: TestCases,
+    *,
+    entry_point: str | None = None,
+    sandbox: SandboxLike | None = None,
+    timeout_s: float | None = None,
+) -> float:
+    """forgetest's score of Python code: ``forge_inputs(...).score``.
+
+    See :func:`forge_inputs` for the parameters, the Python counterparts of the inputs and
+    the formula.
+
+    Examples
+    --------
+    >>> forge_score_from_code("def f(x) return x", [])
+    0.0
+    """
+    return forge_inputs(
+        code, tests, entry_point=entry_point, sandbox=sandbox, timeout_s=timeout_s
+    ).score

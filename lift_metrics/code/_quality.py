@@ -1,0 +1,348 @@
+"""The code_quality metric (seed 002): syntax, tests, semantic similarity and style."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lift_metrics._checks import normalize_weights
+from lift_metrics.code._features import CodeFeatures, check_code, code_features
+from lift_metrics.code._style import style_parts
+from lift_metrics.code._tests import (
+    ExecutedTests,
+    SandboxLike,
+    TestCases,
+    check_entry_point,
+    check_timeout,
+    normalize_tests,
+    resolve_sandbox,
+    run_tests,
+)
+from lift_metrics.similarity import (
+    Embedder,
+    resolve_embedder,
+    sequence_similarity,
+    text_similarity,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lift_metrics.sandbox import ExecutionResult
+
+DEFAULT_CODE_QUALITY_WEIGHTS: Mapping[str, float] = {
+    "syntax": 0.2,
+    "tests": 0.4,
+    "semantic": 0.3,
+    "style": 0.1,
+}
+"""Seed 002's weights. Add a ``"structural"`` key to a weights mapping to score it too."""
+
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def _background() -> ThreadPoolExecutor:
+    """Threads that wait on the sandbox while the calling thread computes embeddings."""
+    global _executor
+    if _executor is None:
+        with _executor_lock:
+            if _executor is None:
+                _executor = ThreadPoolExecutor(
+                    max_workers=min(32, (os.cpu_count() or 1) + 4),
+                    thread_name_prefix="lift-metrics-tests",
+                )
+    return _executor
+
+
+@dataclass(frozen=True, repr=False)
+class CodeQualityBreakdown:
+    """A code_quality score with the components, test outcomes and reasons behind it.
+
+    Attributes
+    ----------
+    score : float
+        The weighted score in [0, 1] (what :func:`code_quality` returns).
+    components : dict of str to float
+        Every computed component in [0, 1]: ``syntax``, ``tests``, ``semantic``, ``style``
+        (a component whose weight is 0 is not computed, so an embedder or a sandbox is not
+        started for nothing) and always ``structural`` when the prediction is scored against
+        a parsable reference (cheap, and handy to compare with ``semantic``), plus the three
+        parts of ``style``: ``style.imports``, ``style.naming``, ``style.docstrings``.
+    weights : dict of str to float
+        The normalised weights used (they sum to 1).
+    execution : ExecutionResult or None
+        The sandbox's result with per-test outcomes; ``None`` when no process was started
+        (no tests, code that does not parse, or a tests weight of 0).
+    tests_passed, tests_total : int
+        Tests passed and tests given (an assertion script counts as one).
+    reasons : tuple of str
+        One line for each component below 1.0 saying why.
+    """
+
+    score: float
+    components: dict[str, float]
+    weights: dict[str, float]
+    execution: ExecutionResult | None
+    tests_passed: int
+    tests_total: int
+    reasons: tuple[str, ...] = field(default=())
+
+    def __float__(self) -> float:
+        return self.score
+
+    def __repr__(self) -> str:
+        parts = ", ".join(
+            f"{key}={value:.3g}" for key, value in self.components.items() if "." not in key
+        )
+        return f"CodeQualityBreakdown(score={self.score:.4g}, {parts})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form (the execution with its per-test outcomes included)."""
+        execution = None if self.execution is None else self.execution.to_dict()
+        return {
+            "score": self.score,
+            "components": dict(self.components),
+            "weights": dict(self.weights),
+            "tests_passed": self.tests_passed,
+            "tests_total": self.tests_total,
+            "execution": execution,
+            "reasons": list(self.reasons),
+        }
+
+
+def _weights(weights: Mapping[str, Any] | None) -> dict[str, float]:
+    defaults = dict(DEFAULT_CODE_QUALITY_WEIGHTS)
+    if isinstance(weights, Mapping) and "structural" in weights:
+        defaults["structural"] = 0.0
+    return normalize_weights("weights", weights, defaults)
+
+
+def _run_concurrently(
+    execute: Callable[[], ExecutedTests] | None,
+    similarity: Callable[[], float] | None,
+    *,
+    overlap: bool,
+) -> tuple[ExecutedTests | None, float | None]:
+    """Run the tests and the embedding; the sandbox waits in a thread while torch computes."""
+    if execute is not None and similarity is not None and overlap:
+        pending = _background().submit(execute)
+        try:
+            semantic = similarity()
+        finally:
+            executed = pending.result()
+        return executed, semantic
+    return (
+        None if execute is None else execute(),
+        None if similarity is None else similarity(),
+    )
+
+
+def _style(
+    candidate: CodeFeatures, predicted: str, expected: str
+) -> tuple[dict[str, float], str | None]:
+    """The style component, its three parts, and the reason it is below 1 (if it is)."""
+    imports, naming, docstrings, _ = style_parts(predicted, expected)
+    style = (imports + naming + docstrings) / 3.0
+    parts = {
+        "style": style,
+        "style.imports": imports,
+        "style.naming": naming,
+        "style.docstrings": docstrings,
+    }
+    if not candidate.parses:
+        return parts, "style: 0 because the code does not parse"
+    if style >= 1.0:
+        return parts, None
+    details = [f"imports {imports:.2f}", f"naming {naming:.2f}", f"docstrings {docstrings:.2f}"]
+    if candidate.badly_named:
+        shown = ", ".join(candidate.badly_named[:5])
+        more = len(candidate.badly_named) - 5
+        details.append(f"badly named: {shown}" + (f" (+{more} more)" if more > 0 else ""))
+    return parts, "style: " + "; ".join(details)
+
+
+def code_quality_breakdown(
+    predicted: str,
+    expected: str,
+    tests: TestCases,
+    *,
+    weights: Mapping[str, float] | None = None,
+    embedder: Embedder | None = None,
+    sandbox: SandboxLike | None = None,
+    entry_point: str | None = None,
+    timeout_s: float | None = None,
+) -> CodeQualityBreakdown:
+    """Score generated code like :func:`code_quality` and say why.
+
+    Parameters and raised errors are those of :func:`code_quality`.
+
+    Returns
+    -------
+    CodeQualityBreakdown
+        ``score`` plus ``components``, normalised ``weights``, the sandbox ``execution`` with
+        per-test outcomes, ``tests_passed``/``tests_total`` and ``reasons``.
+
+    Examples
+    --------
+    Without a neural model (``structural`` instead of ``semantic``):
+
+    >>> reference = "def add(a, b):\\n    return a + b\\n"
+    >>> no_model = {"syntax": 0.2, "tests": 0.4, "semantic": 0, "style": 0.1, "structural": 0.3}
+    >>> result = code_quality_breakdown("def add(a, b) return a + b", reference, [],
+    ...                                 weights=no_model)
+    >>> result.score, result.components["syntax"], result.components["tests"], result.execution
+    (0.0, 0.0, 0.0, None)
+    >>> result.reasons[0]
+    "syntax: SyntaxError: expected ':' (line 1)"
+    """
+    check_code("predicted", predicted)
+    check_code("expected", expected)
+    normalized = normalize_tests(tests)
+    weight = _weights(weights)
+    entry = check_entry_point(entry_point)
+    timeout = check_timeout(timeout_s)
+    if weight["semantic"] > 0:
+        embedder = resolve_embedder(embedder)
+    if sandbox is not None or (
+        weight["tests"] > 0 and normalized.count and code_features(predicted).parses
+    ):
+        sandbox = resolve_sandbox(sandbox)
+    reference = code_features(expected)
+    if not reference.parses:
+        raise ValueError(f"expected must be valid Python, but it does not parse: {reference.error}")
+    candidate = code_features(predicted)
+
+    components: dict[str, float] = {"syntax": 1.0 if candidate.parses else 0.0}
+    reasons: list[str] = [] if candidate.parses else [f"syntax: {candidate.error}"]
+
+    def execute() -> ExecutedTests:
+        return run_tests(
+            predicted, normalized, entry_point=entry, sandbox=sandbox, timeout_s=timeout
+        )
+
+    def similarity() -> float:
+        return text_similarity(predicted, expected, embedder=embedder)
+
+    executed, semantic = _run_concurrently(
+        execute if weight["tests"] > 0 else None,
+        similarity if weight["semantic"] > 0 else None,
+        overlap=normalized.count > 0 and candidate.parses and predicted != expected,
+    )
+    if executed is not None:
+        components["tests"] = executed.rate
+        if executed.rate < 1.0:
+            reasons.append(f"tests: {executed.reason}")
+    if semantic is not None:
+        components["semantic"] = semantic
+        if semantic < 1.0:
+            reasons.append(f"semantic: embedding similarity {semantic:.3f}")
+    style, style_reason = _style(candidate, predicted, expected)
+    components.update(style)
+    if style_reason:
+        reasons.append(style_reason)
+    components["structural"] = (
+        sequence_similarity(candidate.structure, reference.structure) if candidate.parses else 0.0
+    )
+    if weight.get("structural", 0.0) > 0 and components["structural"] < 1.0:
+        reasons.append(f"structural: AST similarity {components['structural']:.3f}")
+
+    score = sum(w * components.get(key, 0.0) for key, w in weight.items())
+    score = min(1.0, max(0.0, score))
+    return CodeQualityBreakdown(
+        score=score,
+        components=components,
+        weights=weight,
+        execution=None if executed is None else executed.execution,
+        tests_passed=0 if executed is None else executed.passed,
+        tests_total=normalized.count,
+        reasons=tuple(reasons),
+    )
+
+
+def code_quality(
+    predicted: str,
+    expected: str,
+    tests: TestCases,
+    *,
+    weights: Mapping[str, float] | None = None,
+    embedder: Embedder | None = None,
+    sandbox: SandboxLike | None = None,
+    entry_point: str | None = None,
+    timeout_s: float | None = None,
+) -> float:
+    """Quality of generated code against a reference and tests, in [0, 1] (seed 002).
+
+    Parameters
+    ----------
+    predicted : str
+        The generated Python code.
+    expected : str
+        The reference (human-written) code; it must parse.
+    tests : list of (dict, object) pairs, or str
+        I/O cases ``[(kwargs, expected_output), ...]`` or a HumanEval-style assertion script;
+        see :func:`~lift_metrics.code.test_pass_rate`.
+    weights : mapping or None, default None
+        ``{"syntax": 0.2, "tests": 0.4, "semantic": 0.3, "style": 0.1}`` by default. A
+        mapping must have exactly these keys, optionally plus ``"structural"``
+        (:func:`~lift_metrics.code.structural_similarity`, the name-blind AST score: use
+        ``semantic=0, structural=0.3`` to score without a neural model). Weights are
+        rescaled to sum to 1.
+    embedder : Embedder or None, default None
+        For ``semantic``; ``None`` means the bundled all-MiniLM-L6-v2 (cached by text).
+    sandbox : Sandbox or None, default None
+        For ``tests``; ``None`` means :func:`lift_metrics.sandbox.get_default_sandbox`.
+    entry_point : str or None, default None
+        Function the I/O cases call; ``None`` means the only top-level function.
+    timeout_s : float or None, default None
+        Per-execution time limit; ``None`` means the sandbox's own.
+
+    Returns
+    -------
+    float
+        :math:`\\sum_k w_k c_k` over the weighted components, in [0, 1].
+
+    Raises
+    ------
+    TypeError
+        If ``predicted`` or ``expected`` is not a str, ``tests`` has the wrong shape, or
+        ``weights``/``embedder``/``sandbox``/``entry_point`` has the wrong type.
+    ValueError
+        If ``weights`` has missing/unknown keys, negative values or a zero sum,
+        ``timeout_s <= 0``, ``entry_point`` is not an identifier, or ``expected`` does not
+        parse.
+
+    Notes
+    -----
+    .. math::
+
+        \\text{code\\_quality} = 0.2\\,\\text{syntax} + 0.4\\,\\text{tests}
+            + 0.3\\,\\text{semantic} + 0.1\\,\\text{style}
+
+    with :func:`~lift_metrics.code.syntax_correctness`,
+    :func:`~lift_metrics.code.test_pass_rate` (no tests: 1.0, as seed 002 says),
+    :func:`~lift_metrics.code.semantic_similarity` and
+    :func:`~lift_metrics.code.style_conformance`. A wrong prediction never raises: code that
+    does not parse scores 0 on syntax, tests (no process is started) and style, and keeps
+    its semantic similarity; a crash, timeout or missing entry point fails the tests. The
+    reasons are in :func:`code_quality_breakdown`. Thread-safe: the sandbox runs while the
+    calling thread computes the embedding.
+
+    Examples
+    --------
+    >>> reference = "def add(a, b):\\n    return a + b\\n"
+    >>> code_quality(reference, reference, [])
+    0.98333
+    """
+    return code_quality_breakdown(
+        predicted,
+        expected,
+        tests,
+        weights=weights,
+        embedder=embedder,
+        sandbox=sandbox,
+        entry_point=entry_point,
+        timeout_s=timeout_s,
+    ).score

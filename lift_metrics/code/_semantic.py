@@ -1,0 +1,46 @@
+"""Semantic similarity of code through sentence embeddings (seed 002, weight 0.3)."""
+
+from __future__ import annotations
+
+from lift_metrics.code._features import check_code
+from lift_metrics.similarity import Embedder, text_similarity
+
+
+def semantic_similarity(
+    predicted: str, expected: str, *, embedder: Embedder | None = None
+) -> float:
+    """Cosine similarity of the embeddings of two pieces of code, clipped to [0, 1].
+
+    Parameters
+    ----------
+    predicted, expected : str
+        Generated code and the reference code.
+    embedder : Embedder or None, default None
+        ``None`` means :func:`lift_metrics.similarity.get_default_embedder` (the bundled
+        all-MiniLM-L6-v2, CPU, cached by text).
+
+    Returns
+    -------
+    float
+        In [0, 1]; identical strings score exactly 1.0 without calling the model.
+
+    Raises
+    ------
+    TypeError
+        If ``predicted`` or ``expected`` is not a str, or ``embedder`` has no ``embed`` method.
+
+    Notes
+    -----
+    The raw source text is embedded, so comments, docstrings and identifier names count:
+    that is what a text embedding model sees, and it rewards code that reads like the
+    reference. :func:`~lift_metrics.code.structural_similarity` is the name-blind
+    counterpart. Code that does not parse is still embedded (it may be close to right).
+
+    Examples
+    --------
+    >>> semantic_similarity("return a + b", "return a + b")
+    1.0
+    """
+    check_code("predicted", predicted)
+    check_code("expected", expected)
+    return text_similarity(predicted, expected, embedder=embedder)

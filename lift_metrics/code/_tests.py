@@ -1,0 +1,220 @@
+"""Running tests against generated code in the sandbox (seed 002's test_pass_rate, weight 0.4)."""
+
+from __future__ import annotations
+
+import keyword
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from lift_metrics._checks import check_positive
+from lift_metrics.code._features import check_code, code_features
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lift_metrics.sandbox import ExecutionResult
+
+TestCases = Sequence[tuple[Mapping[str, Any], Any]] | str
+"""I/O cases ``[(kwargs, expected), ...]`` or a HumanEval-style script defining ``check``."""
+
+
+class SandboxLike(Protocol):
+    """What the metrics need from a sandbox (:class:`lift_metrics.sandbox.Sandbox` has it)."""
+
+    def run_tests(
+        self,
+        code: str,
+        tests: Sequence[tuple[dict[str, Any], Any]] | str,
+        *,
+        entry_point: str | None = None,
+        timeout_s: float | None = None,
+    ) -> ExecutionResult:
+        """Run ``tests`` against ``code`` in isolation."""
+        ...  # pragma: no cover
+
+
+@dataclass(frozen=True)
+class NormalizedTests:
+    """Validated tests: either I/O cases or an assertion script (internal)."""
+
+    cases: tuple[tuple[dict[str, Any], Any], ...] = ()
+    script: str | None = None
+
+    @property
+    def count(self) -> int:
+        """Number of tests: the I/O cases, or 1 for a script."""
+        return 1 if self.script is not None else len(self.cases)
+
+    def payload(self) -> list[tuple[dict[str, Any], Any]] | str:
+        """What :meth:`Sandbox.run_tests` takes."""
+        return self.script if self.script is not None else list(self.cases)
+
+
+def normalize_tests(tests: Any) -> NormalizedTests:
+    """Validate ``tests`` (I/O pairs or a script) and return them in one shape."""
+    if isinstance(tests, str):
+        return NormalizedTests(script=tests) if tests.strip() else NormalizedTests()
+    if isinstance(tests, bytes | Mapping) or not isinstance(tests, Sequence):
+        raise TypeError(
+            "tests must be a list of (inputs_dict, expected_output) pairs or an assertion "
+            f"script (str), got {type(tests).__name__}"
+        )
+    cases: list[tuple[dict[str, Any], Any]] = []
+    for index, case in enumerate(tests):
+        if isinstance(case, str | bytes) or not isinstance(case, Sequence) or len(case) != 2:
+            raise TypeError(
+                f"tests[{index}] must be an (inputs_dict, expected_output) pair, got {case!r:.80}"
+            )
+        inputs, expected = case
+        if not isinstance(inputs, Mapping):
+            raise TypeError(
+                f"tests[{index}][0] must be a dict of keyword arguments, "
+                f"got {type(inputs).__name__}"
+            )
+        for key in inputs:
+            if not isinstance(key, str) or not key.isidentifier():
+                raise ValueError(
+                    f"tests[{index}][0] keys must be argument names (identifiers), got {key!r}"
+                )
+        cases.append((dict(inputs), expected))
+    return NormalizedTests(cases=tuple(cases))
+
+
+def check_entry_point(entry_point: Any) -> str | None:
+    """Validate an entry-point name (``None`` means the only top-level function)."""
+    if entry_point is None:
+        return None
+    if not isinstance(entry_point, str):
+        raise TypeError(f"entry_point must be a str or None, got {type(entry_point).__name__}")
+    if not entry_point.isidentifier() or keyword.iskeyword(entry_point):
+        raise ValueError(f"entry_point must be a Python identifier, got {entry_point!r}")
+    return entry_point
+
+
+def check_timeout(timeout_s: Any) -> float | None:
+    """Validate a per-execution timeout in seconds (``None`` means the sandbox default)."""
+    return None if timeout_s is None else check_positive("timeout_s", timeout_s)
+
+
+def resolve_sandbox(sandbox: Any) -> SandboxLike:
+    """``sandbox`` itself, or the process-wide default sandbox when it is ``None``."""
+    if sandbox is None:
+        from lift_metrics.sandbox import get_default_sandbox
+
+        return get_default_sandbox()
+    if not callable(getattr(sandbox, "run_tests", None)):
+        raise TypeError(
+            f"sandbox must have a run_tests(code, tests, ...) method (lift_metrics.sandbox."
+            f"Sandbox), got {type(sandbox).__name__}"
+        )
+    return sandbox
+
+
+@dataclass(frozen=True)
+class ExecutedTests:
+    """Outcome of running validated tests (internal)."""
+
+    rate: float
+    passed: int
+    failed: int
+    execution: ExecutionResult | None
+    reason: str
+
+
+def run_tests(
+    code: str,
+    tests: NormalizedTests,
+    *,
+    entry_point: str | None,
+    sandbox: Any,
+    timeout_s: float | None,
+) -> ExecutedTests:
+    """Run validated ``tests`` on ``code``; no process if there are none or it does not parse."""
+    error = code_features(code).error
+    if error is not None:
+        return ExecutedTests(
+            0.0, 0, tests.count, None, f"not run: the code does not parse ({error})"
+        )
+    if tests.count == 0:
+        return ExecutedTests(1.0, 0, 0, None, "no tests")
+    box = resolve_sandbox(sandbox)
+    result = box.run_tests(code, tests.payload(), entry_point=entry_point, timeout_s=timeout_s)
+    if tests.script is not None:
+        passed = 1 if result.status == "passed" else 0
+    else:
+        passed = min(int(result.passed_count), tests.count)
+    failed = tests.count - passed
+    reason = f"{passed}/{tests.count} passed ({result.status})"
+    if result.status != "passed" and result.reason:
+        reason += f": {result.reason}"
+    return ExecutedTests(passed / tests.count, passed, failed, result, reason)
+
+
+def test_pass_rate(
+    code: str,
+    tests: TestCases,
+    *,
+    entry_point: str | None = None,
+    sandbox: SandboxLike | None = None,
+    timeout_s: float | None = None,
+) -> float:
+    """Fraction of the tests that ``code`` passes, run in the sandbox.
+
+    Parameters
+    ----------
+    code : str
+        The generated Python code.
+    tests : list of (dict, object) pairs, or str
+        Input/output cases ``[(kwargs, expected), ...]``: the entry point is called with
+        ``**kwargs`` and its result must equal ``expected`` with exact types (judged in the
+        trusted parent process). Or a HumanEval-style assertion script (str) defining
+        ``check(candidate)``: it passes when it exits cleanly; it counts as one test and, unlike
+        I/O cases, can be forged by the code under test.
+    entry_point : str or None, default None
+        Function to call; ``None`` means the only top-level function of ``code``.
+    sandbox : Sandbox or None, default None
+        ``None`` means :func:`lift_metrics.sandbox.get_default_sandbox`.
+    timeout_s : float or None, default None
+        Per-execution time limit; ``None`` means the sandbox's own.
+
+    Returns
+    -------
+    float
+        passed / number of tests, in [0, 1].
+
+    Raises
+    ------
+    TypeError
+        If ``code`` is not a str, ``tests`` is not a list of pairs with dict inputs or a str,
+        or ``entry_point``/``sandbox`` has the wrong type.
+    ValueError
+        If ``timeout_s <= 0``, ``entry_point`` is not an identifier, or an input key is not an
+        argument name.
+
+    Notes
+    -----
+    No tests (an empty list or a blank script) gives 1.0, as seed 002 says (forgetest's score
+    gives 0 there: see :func:`~lift_metrics.code.forge_inputs`). Code that does not parse
+    scores 0.0 without starting a process, with or without tests (issue 3). Wrong code, a
+    missing entry point, a crash, a timeout or a memory blow-up are not errors: those tests
+    fail (the score says so, and :func:`~lift_metrics.code.code_quality_breakdown` says why).
+
+    Examples
+    --------
+    >>> test_pass_rate("def f(x):\\n    return x\\n", [])
+    1.0
+    >>> test_pass_rate("def f(x) return x", [({"x": 1}, 1)])
+    0.0
+    >>> test_pass_rate("def f(x) return x", [])
+    0.0
+    """
+    check_code("code", code)
+    normalized = normalize_tests(tests)
+    entry = check_entry_point(entry_point)
+    timeout = check_timeout(timeout_s)
+    if sandbox is not None:
+        resolve_sandbox(sandbox)
+    return run_tests(code, normalized, entry_point=entry, sandbox=sandbox, timeout_s=timeout).rate
+
+
+# pytest collects any function named test_* that a test module imports; this one is not a test.
+test_pass_rate.__test__ = False  # type: ignore[attr-defined]

@@ -1,0 +1,964 @@
+"""Metric objects that DSPy's evaluators and optimizers accept as they are.
+
+Each class binds configuration (field names, weights, threshold, embedder, sandbox) to a pure
+metric from this package and speaks DSPy's metric protocol
+``metric(example, prediction, trace=None, pred_name=None, pred_trace=None)``:
+
+* ``trace is None`` (``dspy.Evaluate``, MIPROv2/COPRO scoring, GEPA's evaluation): the score,
+  a float in [0, 1];
+* ``trace`` given (``BootstrapFewShot`` and MIPROv2's bootstrapping decide whether a
+  demonstration is good enough): ``score >= threshold``, a bool (DSPy counts any truthy value
+  as success, so returning the float would accept a score of 0.01). Set the threshold on the
+  metric object: ``BootstrapFewShot(metric_threshold=...)`` would only compare that bool;
+* ``pred_name`` or ``pred_trace`` given (GEPA asking for feedback on one predictor):
+  ``dspy.Prediction(score=..., feedback=...)`` where the feedback lists what lost points
+  (sub-metric, failing test with input / expected / actual, violated constraint), addressed to
+  that predictor.
+
+A bad prediction (missing field, ``None``, malformed IR, code that is not a string, an
+exception inside a sub-metric) never raises: the affected parts score 0 and the reason is kept
+in the :class:`MetricBreakdown` and the feedback. A raising metric would count against DSPy's
+``max_errors`` and end the whole run. Configuration errors (bad field names, weights,
+threshold) raise at construction; an example that lacks a configured field raises, naming it.
+
+All objects are thread-safe (DSPy evaluates in a thread pool): they hold only configuration
+and a lock-protected history of recent breakdowns.
+
+``import lift_metrics.dspy_metrics`` does not import dspy; returning feedback does.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import logging
+import math
+import threading
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from lift_metrics._checks import (
+    check_int,
+    check_positive,
+    check_unit_interval,
+    normalize_weights,
+)
+from lift_metrics.aggregate import (
+    DEFAULT_AGGREGATE_WEIGHTS,
+    DEFAULT_COST_CEILING_USD,
+    DEFAULT_LATENCY_CEILING_MS,
+    AggregateBreakdown,
+    aggregate_breakdown,
+)
+from lift_metrics.end_to_end import (
+    DEFAULT_E2E_WEIGHTS,
+    DEFAULT_TARGET_MS,
+    EndToEndBreakdown,
+    _assemble,
+    _code_quality_breakdown,
+)
+from lift_metrics.ir import (
+    DEFAULT_IR_WEIGHTS,
+    IR,
+    IRQualityBreakdown,
+    ir_quality_breakdown,
+    parse_ir,
+)
+
+if TYPE_CHECKING:
+    from lift_metrics.sandbox import Sandbox
+    from lift_metrics.similarity import Embedder
+
+__all__ = [
+    "Aggregate",
+    "CodeQuality",
+    "EndToEnd",
+    "IRQuality",
+    "MetricBreakdown",
+]
+
+logger = logging.getLogger(__name__)
+
+_DEFAULT_CODE_WEIGHTS = {"syntax": 0.2, "tests": 0.4, "semantic": 0.3, "style": 0.1}
+_MISSING = object()
+_MAX_FAILED_TESTS_SHOWN = 5
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class MetricBreakdown:
+    """What a metric object computed for one (example, prediction) pair.
+
+    Attributes
+    ----------
+    metric : str
+        The metric's class name.
+    score : float
+        The score returned to DSPy, in [0, 1].
+    components : dict
+        Top-level parts -> score (``ir``, ``code``, ``latency``, ``quality``, ``cost``...).
+    weights : dict
+        Normalised weights of ``components``.
+    reasons : tuple of str
+        What lost points, one line each, prefixed with the part (``"ir/signature: ..."``).
+        Parts zeroed because of a bad prediction say why (``"code: prediction.code is None"``).
+    ir, code, end_to_end, aggregate
+        The pure metrics' breakdowns where computed (``None`` otherwise).
+    """
+
+    metric: str
+    score: float
+    components: dict[str, float]
+    weights: dict[str, float]
+    reasons: tuple[str, ...] = ()
+    ir: IRQualityBreakdown | None = None
+    code: Any = None
+    end_to_end: EndToEndBreakdown | None = None
+    aggregate: AggregateBreakdown | None = None
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{k}={v:.3f}" for k, v in self.components.items())
+        return f"MetricBreakdown({self.metric}, score={self.score:.3f}, {parts})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict."""
+        return {
+            "metric": self.metric,
+            "score": self.score,
+            "components": dict(self.components),
+            "weights": dict(self.weights),
+            "reasons": list(self.reasons),
+            "ir": self.ir.to_dict() if self.ir is not None else None,
+            "code": self.code.to_dict() if hasattr(self.code, "to_dict") else None,
+            "aggregate": self.aggregate.to_dict() if self.aggregate is not None else None,
+        }
+
+
+class _ResultCache:
+    """A small thread-safe LRU map from a key to a computed part breakdown."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._data: collections.OrderedDict[Any, Any] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        if not self.size:
+            return _MISSING
+        with self._lock:
+            value = self._data.get(key, _MISSING)
+            if value is not _MISSING:
+                self._data.move_to_end(key)
+            return value
+
+    def put(self, key: Any, value: Any) -> None:
+        if not self.size:
+            return
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self.size:
+                self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._data)
+
+
+def _cache_key(value: Any) -> Any:
+    """A hashable, content-based key for IR/test values (dicts, lists, models, strings)."""
+    if isinstance(value, str | bytes | int | float | bool) or value is None:
+        return value
+    if hasattr(value, "model_dump_json"):
+        return ("model", value.model_dump_json())
+    try:
+        return ("json", json.dumps(value, sort_keys=True, default=repr))
+    except (TypeError, ValueError):
+        return ("repr", repr(value))
+
+
+class _PartFailedError(Exception):
+    """A part of the prediction could not be scored; the message is the reason."""
+
+
+def _check_field(name: str, value: Any, *, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value.isidentifier():
+        allowed = "a Python identifier" + (" or None" if optional else "")
+        raise ValueError(f"{name} must be {allowed} naming a field, got {value!r}")
+    return value
+
+
+def _check_embedder(embedder: Any) -> Any:
+    if embedder is not None and not callable(getattr(embedder, "embed", None)):
+        raise TypeError(f"embedder must have an embed(texts) method, got {type(embedder).__name__}")
+    return embedder
+
+
+def _fields_of(obj: Any) -> list[str]:
+    if isinstance(obj, Mapping):
+        return sorted(map(str, obj))
+    keys = getattr(obj, "keys", None)
+    if callable(keys):
+        try:
+            return sorted(map(str, keys()))
+        except Exception:  # an odd object; the field list is only for the message
+            return []
+    return sorted(k for k in vars(obj) if not k.startswith("_")) if hasattr(obj, "__dict__") else []
+
+
+def _read(obj: Any, field: str) -> Any:
+    """Value of ``field`` in a dspy.Example/Prediction, a mapping or an object; else _MISSING.
+
+    Containers (``dspy.Example`` supports ``in`` and ``[]``) are read by key first, so that a
+    field called ``keys`` or ``copy`` is not confused with the method of that name.
+    """
+    if obj is None:
+        return _MISSING
+    if isinstance(obj, Mapping):
+        return obj.get(field, _MISSING)
+    try:
+        if hasattr(obj, "__contains__") and hasattr(obj, "__getitem__"):
+            return obj[field] if field in obj else _MISSING  # noqa: SIM401 (no .get on Example)
+        return getattr(obj, field)
+    except Exception:  # a prediction whose field access raises is a bad prediction
+        return _MISSING
+
+
+def _example_field(metric: str, example: Any, field: str) -> Any:
+    value = _read(example, field)
+    if value is _MISSING:
+        raise ValueError(
+            f"{metric}: the example has no field {field!r} (its fields: {_fields_of(example)}); "
+            f"pass the right field name to {metric}(...)"
+        )
+    return value
+
+
+def _prediction_field(prediction: Any, field: str) -> Any:
+    if prediction is None:
+        raise _PartFailedError("the prediction is None")
+    value = _read(prediction, field)
+    if value is _MISSING:
+        raise _PartFailedError(
+            f"the prediction has no field {field!r} (its fields: {_fields_of(prediction)})"
+        )
+    if value is None:
+        raise _PartFailedError(f"prediction.{field} is None")
+    return value
+
+
+def _as_tests(metric: str, value: Any) -> list[tuple[dict[str, Any], Any]] | str:
+    """Convert data-file tests ``{"inputs": ..., "expected": ...}`` to ``(kwargs, expected)``."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, Sequence):
+        raise ValueError(
+            f"{metric}: tests must be a list or a check script, got {type(value).__name__}"
+        )
+    cases: list[tuple[dict[str, Any], Any]] = []
+    for index, case in enumerate(value):
+        if isinstance(case, Mapping) and set(case) == {"inputs", "expected"}:
+            cases.append((dict(case["inputs"]), case["expected"]))
+        elif isinstance(case, Sequence) and not isinstance(case, str) and len(case) == 2:
+            cases.append((dict(case[0]), case[1]))
+        else:
+            raise ValueError(
+                f"{metric}: tests[{index}] must be {{'inputs': ..., 'expected': ...}} "
+                f"or an (inputs, expected) pair, got {case!r:.80}"
+            )
+    return cases
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _failed_tests(code: Any, entry_point: str | None) -> list[str]:
+    execution = getattr(code, "execution", None)
+    if execution is None:
+        return []
+    lines: list[str] = []
+    outcomes = [o for o in getattr(execution, "outcomes", ()) if not o.passed]
+    for outcome in outcomes[:_MAX_FAILED_TESTS_SHOWN]:
+        if outcome.inputs is None:
+            call = "the check script"
+        else:
+            args = ", ".join(f"{k}={v!r}" for k, v in outcome.inputs.items())
+            call = f"{entry_point or 'the function'}({args})"
+        got = f"raised {outcome.error}" if outcome.error else f"returned {outcome.actual_repr}"
+        expected = "" if outcome.inputs is None else f" expected {outcome.expected!r},"
+        lines.append(_short(f"test {outcome.index}: {call}{expected} {got}", 300))
+    if len(outcomes) > _MAX_FAILED_TESTS_SHOWN:
+        lines.append(f"... and {len(outcomes) - _MAX_FAILED_TESTS_SHOWN} more failing tests")
+    if not outcomes and getattr(execution, "status", "passed") != "passed":
+        lines.append(f"execution {execution.status}: {_short(execution.reason, 300)}")
+    return lines
+
+
+class _Metric:
+    """Shared protocol handling: score / bool / feedback, history, thread safety."""
+
+    #: example/prediction fields of each part, filled in by subclasses
+    _part_fields: dict[str, str]
+
+    def __init__(self, *, threshold: float, history_size: int, cache_size: int) -> None:
+        self.threshold = check_unit_interval("threshold", threshold)
+        size = check_int("history_size", history_size, minimum=0)
+        self._lock = threading.Lock()
+        self._history: collections.deque[MetricBreakdown] = collections.deque(maxlen=size)
+        self._cache = _ResultCache(check_int("cache_size", cache_size, minimum=0))
+
+    def breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
+        """Score one pair and return the breakdown (never raises for a bad prediction)."""
+        raise NotImplementedError
+
+    def __call__(
+        self,
+        example: Any,
+        prediction: Any,
+        trace: Any = None,
+        pred_name: str | None = None,
+        pred_trace: Any = None,
+    ) -> Any:
+        """Score ``prediction`` against ``example`` in DSPy's metric protocol.
+
+        Returns
+        -------
+        float, bool or dspy.Prediction
+            The score when ``trace`` is None; ``score >= threshold`` when ``trace`` is given;
+            ``dspy.Prediction(score=..., feedback=...)`` when ``pred_name`` or
+            ``pred_trace`` is given (GEPA).
+        """
+        result = self.breakdown(example, prediction)
+        if self._history.maxlen:
+            with self._lock:
+                self._history.append(result)
+        if pred_name is not None or pred_trace is not None:
+            import dspy
+
+            feedback = self.feedback(result, pred_name=pred_name, pred_trace=pred_trace)
+            return dspy.Prediction(score=result.score, feedback=feedback)
+        if trace is not None:
+            return result.score >= self.threshold
+        return result.score
+
+    @property
+    def history(self) -> tuple[MetricBreakdown, ...]:
+        """The most recent breakdowns (up to ``history_size``), oldest first; a snapshot."""
+        with self._lock:
+            return tuple(self._history)
+
+    def clear_history(self) -> None:
+        """Forget the recorded breakdowns."""
+        with self._lock:
+            self._history.clear()
+
+    def clear_cache(self) -> None:
+        """Forget the cached part results (the next calls recompute everything)."""
+        self._cache.clear()
+
+    def _relevant_parts(self, pred_trace: Any) -> set[str] | None:
+        """Parts whose prediction field the traced predictor produced (None = unknown)."""
+        if not pred_trace:
+            return None
+        produced: set[str] = set()
+        try:
+            for entry in pred_trace:
+                outputs = entry[2]
+                produced |= set(_fields_of(outputs))
+        except Exception:  # an unexpected trace shape: fall back to "all parts"
+            return None
+        parts = {part for part, field in self._part_fields.items() if field in produced}
+        return parts or None
+
+    def feedback(
+        self, result: MetricBreakdown, *, pred_name: str | None = None, pred_trace: Any = None
+    ) -> str:
+        """Text for GEPA's reflection: the score and every reason it is below 1.
+
+        Parameters
+        ----------
+        result : MetricBreakdown
+        pred_name : str, optional
+            The predictor GEPA is improving; the text is addressed to it.
+        pred_trace : list, optional
+            GEPA's ``[(predictor, inputs, outputs)]``; parts computed from fields this
+            predictor produced come first, the rest are marked as context.
+
+        Returns
+        -------
+        str
+        """
+        who = f"predictor `{pred_name}`" if pred_name else "the program"
+        head = (
+            f"Feedback for {who}: {type(self).__name__} score {result.score:.3f} of 1.0 "
+            f"(a score >= {self.threshold:.2f} counts as good)."
+        )
+        if not result.reasons:
+            return head + " Nothing lost points: keep this behaviour."
+        relevant = self._relevant_parts(pred_trace)
+        own: list[str] = []
+        other: list[str] = []
+        for reason in result.reasons:
+            part = reason.split("/", 1)[0].split(":", 1)[0]
+            (own if relevant is None or part in relevant else other).append(reason)
+        lines = [head]
+        weights = ", ".join(
+            f"{k} {result.components.get(k, float('nan')):.2f} (weight {w:.2f})"
+            for k, w in result.weights.items()
+        )
+        lines.append(f"Parts: {weights}.")
+        if own:
+            target = "your outputs" if relevant is not None else "the outputs"
+            lines.append(f"What lost points in {target}:")
+            lines.extend(f"- {reason}" for reason in own)
+        if other:
+            lines.append("Also lost points (in outputs of other steps; for context):")
+            lines.extend(f"- {reason}" for reason in other)
+        return "\n".join(lines)
+
+
+class _IRPart:
+    """Scoring of the IR part, shared by IRQuality, EndToEnd and Aggregate."""
+
+    def _init_ir(
+        self,
+        *,
+        expected_ir_field: str,
+        ir_field: str,
+        ir_weights: Mapping[str, float] | None,
+        embedder: Embedder | None,
+    ) -> None:
+        self.expected_ir_field = _check_field("expected_ir_field", expected_ir_field)
+        self.ir_field = _check_field("ir_field", ir_field)
+        self.ir_weights = normalize_weights("ir_weights", ir_weights, DEFAULT_IR_WEIGHTS)
+        self.embedder = _check_embedder(embedder)
+
+    _cache: _ResultCache
+
+    def _expected_ir(self, example: Any, value: Any) -> IR:
+        name = type(self).__name__
+        try:
+            return parse_ir(value)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(
+                f"{name}: example.{self.expected_ir_field} is not a valid IR: {exc}"
+            ) from exc
+
+    def _score_ir(
+        self, example: Any, prediction: Any
+    ) -> tuple[IRQualityBreakdown | None, float, str | None]:
+        expected_value = _example_field(type(self).__name__, example, str(self.expected_ir_field))
+        raw = _read(prediction, str(self.ir_field))
+        key = ("ir", _cache_key(expected_value), _cache_key(raw)) if raw is not _MISSING else None
+        cached = self._cache.get(key) if key is not None else _MISSING
+        if isinstance(cached, IRQualityBreakdown):
+            return cached, cached.score, None
+        expected = self._expected_ir(example, expected_value)
+        try:
+            raw = _prediction_field(prediction, str(self.ir_field))
+            if not isinstance(raw, IR | Mapping | str | bytes):
+                raise _PartFailedError(
+                    f"prediction.{self.ir_field} is a {type(raw).__name__}, "
+                    "not an IR, dict or JSON text"
+                )
+            try:
+                predicted = parse_ir(raw)
+            except ValueError as exc:
+                message = f"prediction.{self.ir_field} is not a valid IR: {exc}"
+                raise _PartFailedError(message) from exc
+            result = ir_quality_breakdown(
+                predicted, expected, weights=self.ir_weights, embedder=self.embedder
+            )
+        except _PartFailedError as exc:
+            return None, 0.0, f"ir: scored 0 because {exc}"
+        except Exception as exc:
+            logger.warning("ir_quality raised; scoring the IR part 0", exc_info=True)
+            return None, 0.0, f"ir: scored 0 because ir_quality raised {type(exc).__name__}: {exc}"
+        if key is not None:
+            self._cache.put(key, result)
+        return result, result.score, None
+
+
+class _CodePart:
+    """Scoring of the code part, shared by CodeQuality, EndToEnd and Aggregate."""
+
+    _cache: _ResultCache
+
+    def _init_code(
+        self,
+        *,
+        expected_code_field: str,
+        tests_field: str | None,
+        entry_point_field: str | None,
+        code_field: str,
+        code_weights: Mapping[str, float] | None,
+        embedder: Embedder | None,
+        sandbox: Sandbox | None,
+        timeout_s: float | None,
+    ) -> None:
+        self.expected_code_field = _check_field("expected_code_field", expected_code_field)
+        self.tests_field = _check_field("tests_field", tests_field, optional=True)
+        self.entry_point_field = _check_field("entry_point_field", entry_point_field, optional=True)
+        self.code_field = _check_field("code_field", code_field)
+        self.code_weights = normalize_weights("code_weights", code_weights, _DEFAULT_CODE_WEIGHTS)
+        self.embedder = _check_embedder(embedder)
+        if sandbox is not None and not callable(getattr(sandbox, "run_tests", None)):
+            raise TypeError(f"sandbox must have a run_tests method, got {type(sandbox).__name__}")
+        self.sandbox = sandbox
+        self.timeout_s = None if timeout_s is None else check_positive("timeout_s", timeout_s)
+
+    def _score_code(
+        self, example: Any, prediction: Any
+    ) -> tuple[Any, float, str | None, str | None]:
+        name = type(self).__name__
+        expected = _example_field(name, example, str(self.expected_code_field))
+        if not isinstance(expected, str):
+            raise ValueError(
+                f"{name}: example.{self.expected_code_field} must be a str, "
+                f"got {type(expected).__name__}"
+            )
+        tests: Any = []
+        if self.tests_field is not None:
+            tests = _as_tests(name, _example_field(name, example, self.tests_field))
+        entry_point = None
+        if self.entry_point_field is not None:
+            value = _read(example, self.entry_point_field)
+            entry_point = None if value is _MISSING else value
+        try:
+            code = _prediction_field(prediction, str(self.code_field))
+            if not isinstance(code, str):
+                raise _PartFailedError(
+                    f"prediction.{self.code_field} is a {type(code).__name__}, not a str"
+                )
+            key = ("code", code, expected, _cache_key(tests), entry_point)
+            cached = self._cache.get(key)
+            if cached is not _MISSING:
+                return cached, float(cached.score), None, entry_point
+            result = _code_quality_breakdown(
+                code,
+                expected,
+                tests,
+                weights=self.code_weights,
+                embedder=self.embedder,
+                sandbox=self.sandbox,
+                entry_point=entry_point,
+                timeout_s=self.timeout_s,
+            )
+        except _PartFailedError as exc:
+            return None, 0.0, f"code: scored 0 because {exc}", entry_point
+        except Exception as exc:
+            logger.warning("code_quality raised; scoring the code part 0", exc_info=True)
+            reason = f"code: scored 0 because code_quality raised {type(exc).__name__}: {exc}"
+            return None, 0.0, reason, entry_point
+        execution = getattr(result, "execution", None)
+        if getattr(execution, "status", None) != "crashed":  # a crash may be the machine's fault
+            self._cache.put(key, result)
+        return result, float(result.score), None, entry_point
+
+    @staticmethod
+    def _code_reasons(code: Any, entry_point: str | None, prefix: str) -> list[str]:
+        lines = []
+        for reason in getattr(code, "reasons", ()) or ():
+            lines.append(f"{prefix}{reason}")
+            if reason.startswith("tests"):
+                lines.extend(f"{prefix}tests: {t}" for t in _failed_tests(code, entry_point))
+        return lines
+
+
+def _number_field(prediction: Any, field: str, unit: str) -> tuple[float, str | None]:
+    """A non-negative number from the prediction, or (inf, reason) when it is not one."""
+    try:
+        value = _prediction_field(prediction, field)
+    except _PartFailedError as exc:
+        return math.inf, str(exc)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return math.inf, f"prediction.{field} is {value!r:.40}, not a number of {unit}"
+    number = float(value)
+    if math.isnan(number) or number < 0:
+        return math.inf, f"prediction.{field} is {number}, not a non-negative number of {unit}"
+    return number, None
+
+
+class IRQuality(_IRPart, _Metric):
+    """:func:`lift_metrics.ir.ir_quality` as a DSPy metric.
+
+    Parameters
+    ----------
+    expected_ir_field : str, default "expected_ir"
+        Example field with the ground-truth IR (IR, dict or JSON text).
+    ir_field : str, default "ir"
+        Prediction field with the generated IR (IR, dict, or text that :func:`parse_ir`
+        accepts: JSON, fenced JSON, JSON after prose).
+    weights : mapping, optional
+        ``intent``/``signature``/``structure``/``constraints``; default 0.3/0.3/0.2/0.2.
+    embedder : Embedder, optional
+        For intent similarity; default the bundled all-MiniLM-L6-v2.
+    threshold : float, default 0.5
+        ``score >= threshold`` is a success when bootstrapping demonstrations.
+    history_size : int, default 256
+        How many recent breakdowns :attr:`history` keeps (0 keeps none).
+    cache_size : int, default 4096
+        How many part results to remember. A part (the IR part, the code part) whose inputs
+        were scored before - same prediction value, same reference, same tests - is not
+        recomputed: optimizers score the same outputs again and again (DSPy caches LM
+        answers), and the cache also makes repeated scores identical. 0 disables it (for
+        example for generated code whose behaviour is random). Latency and cost are never
+        cached.
+
+    Examples
+    --------
+    >>> ir = {"intent": {"description": "Add a and b."}, "signature": {"name": "add"}}
+    >>> metric = IRQuality(weights={"intent": 0, "signature": 1, "structure": 1, "constraints": 1})
+    >>> metric({"expected_ir": ir}, {"ir": ir})
+    1.0
+    >>> metric({"expected_ir": ir}, {"ir": "not json"})
+    0.0
+    >>> print(metric.history[-1].reasons[0])
+    ir: scored 0 because prediction.ir is not a valid IR: no JSON object found in the text ...
+    """
+
+    def __init__(
+        self,
+        *,
+        expected_ir_field: str = "expected_ir",
+        ir_field: str = "ir",
+        weights: Mapping[str, float] | None = None,
+        embedder: Embedder | None = None,
+        threshold: float = 0.5,
+        history_size: int = 256,
+        cache_size: int = 4096,
+    ) -> None:
+        _Metric.__init__(
+            self, threshold=threshold, history_size=history_size, cache_size=cache_size
+        )
+        self._init_ir(
+            expected_ir_field=expected_ir_field,
+            ir_field=ir_field,
+            ir_weights=weights,
+            embedder=embedder,
+        )
+        self._part_fields = {"ir": str(self.ir_field)}
+
+    def __repr__(self) -> str:
+        return (
+            f"IRQuality(expected_ir_field={self.expected_ir_field!r}, ir_field={self.ir_field!r}, "
+            f"threshold={self.threshold})"
+        )
+
+    def breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
+        """Score one pair; see the class docstring."""
+        ir, score, failure = self._score_ir(example, prediction)
+        if ir is not None:
+            reasons = tuple(f"ir/{r}" for r in ir.reasons)
+            return MetricBreakdown(
+                "IRQuality", ir.score, {"ir": ir.score}, {"ir": 1.0}, reasons, ir=ir
+            )
+        return MetricBreakdown("IRQuality", score, {"ir": score}, {"ir": 1.0}, (str(failure),))
+
+
+class CodeQuality(_CodePart, _Metric):
+    """:func:`lift_metrics.code.code_quality` as a DSPy metric.
+
+    Parameters
+    ----------
+    expected_code_field : str, default "expected_code"
+        Example field with the reference solution (Python source).
+    tests_field : str or None, default "tests"
+        Example field with the tests: ``[{"inputs": {...}, "expected": ...}, ...]``,
+        ``[(kwargs, expected), ...]`` or a ``check(candidate)`` script. None: no tests.
+    entry_point_field : str or None, default "entry_point"
+        Optional example field naming the function to test (absent: the only top-level one).
+    code_field : str, default "code"
+        Prediction field with the generated code.
+    weights : mapping, optional
+        ``syntax``/``tests``/``semantic``/``style``; default 0.2/0.4/0.3/0.1.
+    embedder, sandbox, timeout_s
+        Passed to :func:`lift_metrics.code.code_quality_breakdown` (defaults: the bundled
+        embedder and the process-wide sandbox).
+    threshold : float, default 0.5
+    history_size, cache_size : int
+        As in :class:`IRQuality`.
+    """
+
+    def __init__(
+        self,
+        *,
+        expected_code_field: str = "expected_code",
+        tests_field: str | None = "tests",
+        entry_point_field: str | None = "entry_point",
+        code_field: str = "code",
+        weights: Mapping[str, float] | None = None,
+        embedder: Embedder | None = None,
+        sandbox: Sandbox | None = None,
+        timeout_s: float | None = None,
+        threshold: float = 0.5,
+        history_size: int = 256,
+        cache_size: int = 4096,
+    ) -> None:
+        _Metric.__init__(
+            self, threshold=threshold, history_size=history_size, cache_size=cache_size
+        )
+        self._init_code(
+            expected_code_field=expected_code_field,
+            tests_field=tests_field,
+            entry_point_field=entry_point_field,
+            code_field=code_field,
+            code_weights=weights,
+            embedder=embedder,
+            sandbox=sandbox,
+            timeout_s=timeout_s,
+        )
+        self._part_fields = {"code": str(self.code_field)}
+
+    def __repr__(self) -> str:
+        return (
+            f"CodeQuality(expected_code_field={self.expected_code_field!r}, "
+            f"code_field={self.code_field!r}, tests_field={self.tests_field!r}, "
+            f"threshold={self.threshold})"
+        )
+
+    def breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
+        """Score one pair; see the class docstring."""
+        code, score, failure, entry_point = self._score_code(example, prediction)
+        reasons = [failure] if failure else self._code_reasons(code, entry_point, "code/")
+        return MetricBreakdown(
+            "CodeQuality", score, {"code": score}, {"code": 1.0}, tuple(reasons), code=code
+        )
+
+
+class EndToEnd(_IRPart, _CodePart, _Metric):
+    """:func:`lift_metrics.end_to_end.end_to_end` as a DSPy metric (0.4 IR, 0.5 code, 0.1 latency).
+
+    Parameters
+    ----------
+    expected_ir_field, ir_field
+        As in :class:`IRQuality`.
+    expected_code_field, tests_field, entry_point_field, code_field
+        As in :class:`CodeQuality`.
+    latency_field : str or None, default "latency_ms"
+        Prediction field with the pipeline latency in ms. None: latency is not scored and the
+        IR and code weights are rescaled to sum to 1. A prediction without a usable latency
+        scores 0 on latency.
+    target_ms : float, default 16000
+        Latency budget for :func:`lift_metrics.end_to_end.latency_penalty`.
+    weights : mapping, optional
+        ``ir``/``code``/``latency``; default 0.4/0.5/0.1.
+    ir_weights, code_weights : mapping, optional
+        Weights inside the IR and code metrics.
+    embedder, sandbox, timeout_s, threshold, history_size, cache_size
+        As in :class:`CodeQuality`.
+    """
+
+    def __init__(
+        self,
+        *,
+        expected_ir_field: str = "expected_ir",
+        ir_field: str = "ir",
+        expected_code_field: str = "expected_code",
+        tests_field: str | None = "tests",
+        entry_point_field: str | None = "entry_point",
+        code_field: str = "code",
+        latency_field: str | None = "latency_ms",
+        target_ms: float = DEFAULT_TARGET_MS,
+        weights: Mapping[str, float] | None = None,
+        ir_weights: Mapping[str, float] | None = None,
+        code_weights: Mapping[str, float] | None = None,
+        embedder: Embedder | None = None,
+        sandbox: Sandbox | None = None,
+        timeout_s: float | None = None,
+        threshold: float = 0.5,
+        history_size: int = 256,
+        cache_size: int = 4096,
+    ) -> None:
+        _Metric.__init__(
+            self, threshold=threshold, history_size=history_size, cache_size=cache_size
+        )
+        self._init_ir(
+            expected_ir_field=expected_ir_field,
+            ir_field=ir_field,
+            ir_weights=ir_weights,
+            embedder=embedder,
+        )
+        self._init_code(
+            expected_code_field=expected_code_field,
+            tests_field=tests_field,
+            entry_point_field=entry_point_field,
+            code_field=code_field,
+            code_weights=code_weights,
+            embedder=embedder,
+            sandbox=sandbox,
+            timeout_s=timeout_s,
+        )
+        self.latency_field = _check_field("latency_field", latency_field, optional=True)
+        self.target_ms = check_positive("target_ms", target_ms)
+        self.weights = normalize_weights("weights", weights, DEFAULT_E2E_WEIGHTS)
+        if self.latency_field is None and self.weights["ir"] + self.weights["code"] <= 0:
+            raise ValueError(
+                f"weights for 'ir' and 'code' must not both be 0 without latency, got {weights}"
+            )
+        self._part_fields = {"ir": str(self.ir_field), "code": str(self.code_field)}
+        if self.latency_field is not None:
+            self._part_fields["latency"] = self.latency_field
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(ir_field={self.ir_field!r}, code_field={self.code_field!r}, "
+            f"latency_field={self.latency_field!r}, threshold={self.threshold})"
+        )
+
+    def _end_to_end(self, example: Any, prediction: Any) -> tuple[EndToEndBreakdown, float | None]:
+        ir, ir_score, ir_failure = self._score_ir(example, prediction)
+        code, code_score, code_failure, entry_point = self._score_code(example, prediction)
+        reasons = [r for r in (ir_failure, code_failure) if r]
+        latency: float | None = None
+        if self.latency_field is not None:
+            latency, latency_failure = _number_field(prediction, self.latency_field, "milliseconds")
+            if latency_failure:
+                reasons.append(f"latency: scored 0 because {latency_failure}")
+        result = _assemble(
+            ir=ir,
+            ir_score=ir_score,
+            code=None,  # code reasons are added below with the failing tests spelled out
+            code_score=code_score,
+            latency_ms=latency,
+            target_ms=self.target_ms,
+            weights=self.weights,
+            reasons=reasons,
+        )
+        code_lines = self._code_reasons(code, entry_point, "code/")
+        result = dataclasses.replace(result, code=code, reasons=result.reasons + tuple(code_lines))
+        return result, latency
+
+    def breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
+        """Score one pair; see the class docstring."""
+        e2e, _ = self._end_to_end(example, prediction)
+        return MetricBreakdown(
+            "EndToEnd",
+            e2e.score,
+            dict(e2e.components),
+            dict(e2e.weights),
+            e2e.reasons,
+            ir=e2e.ir,
+            code=e2e.code,
+            end_to_end=e2e,
+        )
+
+
+class Aggregate(EndToEnd):
+    """:func:`lift_metrics.aggregate.aggregate_metric` as a DSPy metric.
+
+    Quality is the mean of the IR, code and end-to-end scores (the seed's definition), cost
+    and latency are normalised against ceilings; default weights 0.7 / 0.2 / 0.1.
+
+    Parameters
+    ----------
+    cost_field : str, default "cost_usd"
+        Prediction field with the request's cost in USD. A prediction without a usable cost
+        scores 0 on cost (an unknown cost is not free).
+    aggregate_weights : mapping, optional
+        ``quality``/``cost``/``latency``; default 0.7/0.2/0.1.
+    cost_ceiling_usd : float, default 0.10
+    latency_ceiling_ms : float, default 60000
+    latency_field : str, default "latency_ms"
+        Required here (the aggregate always scores latency).
+    others
+        As in :class:`EndToEnd` (``weights`` are the end-to-end weights).
+    """
+
+    def __init__(
+        self,
+        *,
+        expected_ir_field: str = "expected_ir",
+        ir_field: str = "ir",
+        expected_code_field: str = "expected_code",
+        tests_field: str | None = "tests",
+        entry_point_field: str | None = "entry_point",
+        code_field: str = "code",
+        latency_field: str = "latency_ms",
+        cost_field: str = "cost_usd",
+        target_ms: float = DEFAULT_TARGET_MS,
+        weights: Mapping[str, float] | None = None,
+        aggregate_weights: Mapping[str, float] | None = None,
+        ir_weights: Mapping[str, float] | None = None,
+        code_weights: Mapping[str, float] | None = None,
+        cost_ceiling_usd: float = DEFAULT_COST_CEILING_USD,
+        latency_ceiling_ms: float = DEFAULT_LATENCY_CEILING_MS,
+        embedder: Embedder | None = None,
+        sandbox: Sandbox | None = None,
+        timeout_s: float | None = None,
+        threshold: float = 0.5,
+        history_size: int = 256,
+        cache_size: int = 4096,
+    ) -> None:
+        if latency_field is None:
+            raise ValueError("latency_field must name a prediction field for Aggregate, got None")
+        super().__init__(
+            expected_ir_field=expected_ir_field,
+            ir_field=ir_field,
+            expected_code_field=expected_code_field,
+            tests_field=tests_field,
+            entry_point_field=entry_point_field,
+            code_field=code_field,
+            latency_field=latency_field,
+            target_ms=target_ms,
+            weights=weights,
+            ir_weights=ir_weights,
+            code_weights=code_weights,
+            embedder=embedder,
+            sandbox=sandbox,
+            timeout_s=timeout_s,
+            threshold=threshold,
+            history_size=history_size,
+            cache_size=cache_size,
+        )
+        self.cost_field = _check_field("cost_field", cost_field)
+        self.aggregate_weights = normalize_weights(
+            "aggregate_weights", aggregate_weights, DEFAULT_AGGREGATE_WEIGHTS
+        )
+        self.cost_ceiling_usd = check_positive("cost_ceiling_usd", cost_ceiling_usd)
+        self.latency_ceiling_ms = check_positive("latency_ceiling_ms", latency_ceiling_ms)
+        self._part_fields["cost"] = str(self.cost_field)
+
+    def breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
+        """Score one pair; see the class docstring."""
+        e2e, latency = self._end_to_end(example, prediction)
+        cost, cost_failure = _number_field(prediction, str(self.cost_field), "US dollars")
+        agg = aggregate_breakdown(
+            e2e.components["ir"],
+            e2e.components["code"],
+            e2e.score,
+            cost,
+            math.inf if latency is None else latency,
+            weights=self.aggregate_weights,
+            cost_ceiling_usd=self.cost_ceiling_usd,
+            latency_ceiling_ms=self.latency_ceiling_ms,
+        )
+        reasons = list(e2e.reasons)
+        if cost_failure:
+            reasons.append(f"cost: scored 0 because {cost_failure}")
+        elif agg.components["cost"] < 1.0:
+            reasons.append(
+                f"cost: ${cost:.4f} per request (score {agg.components['cost']:.3f}; "
+                f"${self.cost_ceiling_usd:.2f} scores 0)"
+            )
+        return MetricBreakdown(
+            "Aggregate",
+            agg.score,
+            dict(agg.components),
+            dict(agg.weights),
+            tuple(reasons),
+            ir=e2e.ir,
+            code=e2e.code,
+            end_to_end=e2e,
+            aggregate=agg,
+        )

@@ -1,0 +1,79 @@
+"""The IR (intermediate representation) model and the ``ir_quality`` metric family.
+
+An IR describes one function: its intent (plain English), its signature, an ordered list of
+effects from a closed taxonomy (:class:`EffectKind`) and checkable constraints. The JSON shape
+is shared with the datasets and the pipeline's constrained decoding.
+
+Metrics (seed h10, section 1; all in [0, 1], higher is better):
+
+* :func:`intent_match` - embedding cosine of the intent descriptions;
+* :func:`signature_match` - name, parameter Jaccard, return type;
+* :func:`structure_match` - normalised Levenshtein over effect kinds;
+* :func:`constraint_match` - fraction of expected constraints satisfied;
+* :func:`ir_quality` / :func:`ir_quality_breakdown` - the weighted sum 0.3/0.3/0.2/0.2.
+
+Importing this package loads pydantic but not torch, sentence-transformers or dspy.
+"""
+
+from __future__ import annotations
+
+from lift_metrics.ir._metrics import (
+    DEFAULT_IR_WEIGHTS,
+    IRQualityBreakdown,
+    constraint_match,
+    constraint_satisfied,
+    intent_match,
+    ir_quality,
+    ir_quality_breakdown,
+    signature_match,
+    structure_match,
+)
+from lift_metrics.ir._model import (
+    IMPURE_EFFECTS,
+    IR,
+    Constraint,
+    Effect,
+    EffectAbsentConstraint,
+    EffectKind,
+    EffectPresentConstraint,
+    HasParameterConstraint,
+    Intent,
+    MaxEffectsConstraint,
+    ParamCountConstraint,
+    Parameter,
+    PureConstraint,
+    ReturnTypeConstraint,
+    Signature,
+    normalize_type_hint,
+)
+from lift_metrics.ir._parse import IRParseError, parse_ir
+
+__all__ = [
+    "Constraint",
+    "DEFAULT_IR_WEIGHTS",
+    "Effect",
+    "EffectAbsentConstraint",
+    "EffectKind",
+    "EffectPresentConstraint",
+    "HasParameterConstraint",
+    "IMPURE_EFFECTS",
+    "IR",
+    "IRParseError",
+    "IRQualityBreakdown",
+    "Intent",
+    "MaxEffectsConstraint",
+    "ParamCountConstraint",
+    "Parameter",
+    "PureConstraint",
+    "ReturnTypeConstraint",
+    "Signature",
+    "constraint_match",
+    "constraint_satisfied",
+    "intent_match",
+    "ir_quality",
+    "ir_quality_breakdown",
+    "normalize_type_hint",
+    "parse_ir",
+    "signature_match",
+    "structure_match",
+]

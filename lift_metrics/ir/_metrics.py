@@ -1,0 +1,470 @@
+"""ir_quality and its four sub-metrics (seed h10, section 1), plus constraint checking."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from pydantic import TypeAdapter
+
+from lift_metrics._checks import normalize_weights
+from lift_metrics.ir._model import (
+    IMPURE_EFFECTS,
+    IR,
+    Constraint,
+    EffectAbsentConstraint,
+    EffectPresentConstraint,
+    HasParameterConstraint,
+    MaxEffectsConstraint,
+    ParamCountConstraint,
+    PureConstraint,
+    ReturnTypeConstraint,
+    normalize_type_hint,
+)
+from lift_metrics.ir._parse import parse_ir
+from lift_metrics.similarity import sequence_similarity, text_similarity
+
+if TYPE_CHECKING:
+    from lift_metrics.similarity import Embedder
+
+__all__ = [
+    "DEFAULT_IR_WEIGHTS",
+    "IRQualityBreakdown",
+    "constraint_match",
+    "constraint_satisfied",
+    "intent_match",
+    "ir_quality",
+    "ir_quality_breakdown",
+    "signature_match",
+    "structure_match",
+]
+
+#: Seed h10 weights: intent 0.3, signature 0.3, structure 0.2, constraints 0.2.
+DEFAULT_IR_WEIGHTS: Mapping[str, float] = {
+    "intent": 0.3,
+    "signature": 0.3,
+    "structure": 0.2,
+    "constraints": 0.2,
+}
+
+IRLike = IR | Mapping[str, Any] | str
+
+
+def _as_ir(name: str, value: Any) -> IR:
+    if isinstance(value, IR):
+        return value
+    if isinstance(value, Mapping | str | bytes):
+        return parse_ir(value)
+    raise TypeError(f"{name} must be an IR, a mapping or a JSON string, got {type(value).__name__}")
+
+
+@functools.cache
+def _constraint_adapter() -> TypeAdapter[Constraint]:
+    return TypeAdapter(Constraint)
+
+
+def constraint_satisfied(predicted: IR, constraint: Constraint | Mapping[str, Any]) -> bool:
+    """Decide whether the IR ``predicted`` satisfies one constraint.
+
+    Parameters
+    ----------
+    predicted : IR
+        The IR to check.
+    constraint : Constraint or mapping
+        A constraint model, or a dict in the IR JSON shape (``{"kind": "pure"}``).
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    TypeError
+        When ``constraint`` is not a constraint.
+    pydantic.ValidationError
+        When a dict does not describe a known constraint kind.
+
+    Notes
+    -----
+    ==============  ===========================================================================
+    kind            satisfied when
+    ==============  ===========================================================================
+    return_type     normalised ``signature.return_type`` == normalised ``type_hint``
+    has_parameter   a parameter has that name and, if ``type_hint`` is given, that type
+    param_count     ``len(signature.parameters) == count``
+    effect_present  some effect has kind ``effect``
+    effect_absent   no effect has kind ``effect``
+    max_effects     ``len(effects) <= limit``
+    pure            no effect of kind io, network, writes or mutation
+    ==============  ===========================================================================
+
+    Type hints are compared with :func:`lift_metrics.ir.normalize_type_hint`, so
+    ``List[int]`` satisfies ``list[int]`` and ``Optional[str]`` satisfies ``str | None``.
+
+    Examples
+    --------
+    >>> ir = IR.model_validate({"intent": {"description": "Print x."},
+    ...     "signature": {"name": "show", "parameters": [{"name": "x", "type_hint": "List[int]"}]},
+    ...     "effects": [{"kind": "io"}]})
+    >>> constraint_satisfied(ir, {"kind": "has_parameter", "name": "x", "type_hint": "list[int]"})
+    True
+    >>> constraint_satisfied(ir, {"kind": "pure"})
+    False
+    """
+    if isinstance(constraint, Mapping):
+        constraint = _constraint_adapter().validate_python(constraint)
+    signature = predicted.signature
+    kinds = [effect.kind for effect in predicted.effects]
+    if isinstance(constraint, ReturnTypeConstraint):
+        expected = normalize_type_hint(constraint.type_hint)
+        return normalize_type_hint(signature.return_type) == expected
+    if isinstance(constraint, HasParameterConstraint):
+        wanted = normalize_type_hint(constraint.type_hint)
+        return any(
+            p.name == constraint.name
+            and (wanted is None or normalize_type_hint(p.type_hint) == wanted)
+            for p in signature.parameters
+        )
+    if isinstance(constraint, ParamCountConstraint):
+        return len(signature.parameters) == constraint.count
+    if isinstance(constraint, EffectPresentConstraint):
+        return constraint.effect in kinds
+    if isinstance(constraint, EffectAbsentConstraint):
+        return constraint.effect not in kinds
+    if isinstance(constraint, MaxEffectsConstraint):
+        return len(kinds) <= constraint.limit
+    if isinstance(constraint, PureConstraint):
+        return not any(kind in IMPURE_EFFECTS for kind in kinds)
+    raise TypeError(f"constraint must be an IR constraint, got {type(constraint).__name__}")
+
+
+def intent_match(predicted: IRLike, expected: IRLike, *, embedder: Embedder | None = None) -> float:
+    """Cosine similarity of the two intent descriptions' embeddings, clipped to [0, 1].
+
+    Parameters
+    ----------
+    predicted, expected : IR, mapping or JSON string
+        The IRs to compare (non-IR values go through :func:`parse_ir`).
+    embedder : Embedder, optional
+        Any object with ``embed(texts) -> (n, dim)`` L2-normalised rows. Default: the
+        process-wide bundled all-MiniLM-L6-v2
+        (:func:`lift_metrics.similarity.get_default_embedder`), whose embedding cache is
+        shared with ``semantic_similarity``.
+
+    Returns
+    -------
+    float
+        In [0, 1]; negative cosine scores 0.
+
+    Notes
+    -----
+    Delegates to :func:`lift_metrics.similarity.text_similarity` (one implementation of the
+    cosine). Loading the default model imports torch on first use.
+    """
+    p, e = _as_ir("predicted", predicted), _as_ir("expected", expected)
+    return float(text_similarity(p.intent.description, e.intent.description, embedder=embedder))
+
+
+def _signature_parts(p: IR, e: IR) -> tuple[float, float, float, list[str]]:
+    reasons: list[str] = []
+    ps, es = p.signature, e.signature
+    name_score = 1.0 if ps.name == es.name else 0.0
+    if not name_score:
+        reasons.append(f"function name {ps.name!r}, expected {es.name!r}")
+    p_params = {(q.name, normalize_type_hint(q.type_hint)) for q in ps.parameters}
+    e_params = {(q.name, normalize_type_hint(q.type_hint)) for q in es.parameters}
+    union = p_params | e_params
+    param_score = len(p_params & e_params) / len(union) if union else 1.0
+    if param_score < 1.0:
+        missing = sorted(e_params - p_params, key=str)
+        extra = sorted(p_params - e_params, key=str)
+        detail = []
+        if missing:
+            detail.append("missing " + ", ".join(_show_param(x) for x in missing))
+        if extra:
+            detail.append("unexpected " + ", ".join(_show_param(x) for x in extra))
+        reasons.append(f"parameters (Jaccard {param_score:.2f}): {'; '.join(detail)}")
+    p_ret, e_ret = normalize_type_hint(ps.return_type), normalize_type_hint(es.return_type)
+    return_score = 1.0 if p_ret == e_ret else 0.5
+    if return_score < 1.0:
+        reasons.append(f"return type {p_ret}, expected {e_ret} (0.5 partial credit)")
+    return name_score, param_score, return_score, reasons
+
+
+def _show_param(param: tuple[str, str | None]) -> str:
+    name, hint = param
+    return name if hint is None else f"{name}: {hint}"
+
+
+def signature_match(predicted: IRLike, expected: IRLike) -> float:
+    """Mean of name match, parameter Jaccard and return-type match (seed h10).
+
+    Parameters
+    ----------
+    predicted, expected : IR, mapping or JSON string
+
+    Returns
+    -------
+    float
+        ``(name + params + ret) / 3`` in [0, 1]; the lowest possible value is 1/6.
+
+    Notes
+    -----
+    * name: 1 if the function names are equal, else 0;
+    * params: Jaccard index of the sets of ``(name, normalised type hint)`` pairs; two empty
+      parameter lists give 1.0 (two zero-argument signatures match; the seed's
+      ``/ max(|union|, 1)`` would give 0, see DESIGN.md);
+    * ret: 1 if the normalised return types are equal, else 0.5 (the seed's partial credit).
+
+    A parameter with an unknown (``null``) type hint only matches one that is also unknown.
+    Type hints are normalised with :func:`lift_metrics.ir.normalize_type_hint`.
+
+    Examples
+    --------
+    >>> a = {"intent": "", "signature": {"name": "f", "return_type": "int",
+    ...      "parameters": [{"name": "x", "type_hint": "List[int]"}]}}
+    >>> b = {"intent": "", "signature": {"name": "f", "return_type": "str",
+    ...      "parameters": [{"name": "x", "type_hint": "list[int]"}]}}
+    >>> signature_match(a, b)  # (1 + 1 + 0.5) / 3
+    0.8333333333333334
+    """
+    name_score, param_score, return_score, _ = _signature_parts(
+        _as_ir("predicted", predicted), _as_ir("expected", expected)
+    )
+    return (name_score + param_score + return_score) / 3
+
+
+def _effect_kinds(ir: IR) -> list[str]:
+    return [effect.kind.value for effect in ir.effects]
+
+
+def structure_match(predicted: IRLike, expected: IRLike) -> float:
+    """Normalised Levenshtein similarity of the two effect-kind sequences (order matters).
+
+    Parameters
+    ----------
+    predicted, expected : IR, mapping or JSON string
+
+    Returns
+    -------
+    float
+        ``1 - distance(P, E) / max(len(P), len(E))`` in [0, 1]; 1.0 when both IRs list
+        no effects.
+
+    Notes
+    -----
+    ``distance`` is the edit distance (insertions, deletions, substitutions, each cost 1)
+    between the sequences of effect kinds, computed by
+    :func:`lift_metrics.similarity.sequence_similarity` (python-Levenshtein on the lists of
+    kind names). Targets and descriptions are not compared.
+
+    Examples
+    --------
+    >>> base = {"intent": "", "signature": {"name": "f"}}
+    >>> p = {**base, "effects": [{"kind": "reads"}, {"kind": "returns"}]}
+    >>> e = {**base, "effects": [{"kind": "reads"}, {"kind": "raises"}, {"kind": "returns"}]}
+    >>> round(structure_match(p, e), 4)  # one insertion over three effects
+    0.6667
+    """
+    p = _effect_kinds(_as_ir("predicted", predicted))
+    e = _effect_kinds(_as_ir("expected", expected))
+    return sequence_similarity(p, e)
+
+
+def _failed_constraints(p: IR, e: IR) -> list[Constraint]:
+    return [c for c in e.constraints if not constraint_satisfied(p, c)]
+
+
+def constraint_match(predicted: IRLike, expected: IRLike) -> float:
+    """Fraction of the expected IR's constraints that the predicted IR satisfies (seed h10).
+
+    Parameters
+    ----------
+    predicted, expected : IR, mapping or JSON string
+
+    Returns
+    -------
+    float
+        In [0, 1]; 1.0 when the expected IR has no constraints (the seed's rule).
+
+    Notes
+    -----
+    Each constraint is decided by :func:`constraint_satisfied`. The predicted IR's own
+    constraints are not compared.
+
+    Examples
+    --------
+    >>> p = {"intent": "", "signature": {"name": "f", "return_type": "int"}}
+    >>> e = {"intent": "", "signature": {"name": "f"},
+    ...      "constraints": [{"kind": "return_type", "type_hint": "int"},
+    ...                      {"kind": "param_count", "count": 1}]}
+    >>> constraint_match(p, e)
+    0.5
+    """
+    p, e = _as_ir("predicted", predicted), _as_ir("expected", expected)
+    if not e.constraints:
+        return 1.0
+    return 1.0 - len(_failed_constraints(p, e)) / len(e.constraints)
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class IRQualityBreakdown:
+    """Result of :func:`ir_quality_breakdown`: the score, its parts, and what lost points.
+
+    Attributes
+    ----------
+    score : float
+        ``sum(weights[k] * components[k])`` in [0, 1].
+    components : dict
+        ``{"intent", "signature", "structure", "constraints"}`` -> sub-metric value.
+    weights : dict
+        The normalised weights used (sum to 1).
+    failed_constraints : tuple of str
+        Descriptions of the expected constraints the prediction does not satisfy.
+    reasons : tuple of str
+        One line per lost point, prefixed with the sub-metric (``"signature: ..."``).
+    """
+
+    score: float
+    components: dict[str, float]
+    weights: dict[str, float]
+    failed_constraints: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{k}={v:.3f}" for k, v in self.components.items())
+        return f"IRQualityBreakdown(score={self.score:.3f}, {parts})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict."""
+        return {
+            "score": self.score,
+            "components": dict(self.components),
+            "weights": dict(self.weights),
+            "failed_constraints": list(self.failed_constraints),
+            "reasons": list(self.reasons),
+        }
+
+
+def ir_quality_breakdown(
+    predicted: IRLike,
+    expected: IRLike,
+    *,
+    weights: Mapping[str, float] | None = None,
+    embedder: Embedder | None = None,
+) -> IRQualityBreakdown:
+    """Compute :func:`ir_quality` and keep each sub-metric and the reasons for lost points.
+
+    Parameters
+    ----------
+    predicted, expected : IR, mapping or JSON string
+        Non-IR values go through :func:`parse_ir` (an :class:`IRParseError` propagates).
+    weights : mapping, optional
+        Keys exactly ``intent``, ``signature``, ``structure``, ``constraints``; rescaled to
+        sum to 1. Default 0.3 / 0.3 / 0.2 / 0.2 (seed h10).
+    embedder : Embedder, optional
+        Passed to :func:`intent_match`.
+
+    Returns
+    -------
+    IRQualityBreakdown
+
+    Raises
+    ------
+    ValueError, TypeError
+        For bad ``weights`` (the message names the key) or inputs that are not IRs.
+
+    Notes
+    -----
+    When the intent weight is 0 the embedder is not called (no model is loaded) and
+    ``components["intent"]`` is ``nan``; components with weight 0 do not enter the score.
+
+    Examples
+    --------
+    >>> ir = {"intent": {"description": "Add a and b."},
+    ...       "signature": {"name": "add", "parameters": [{"name": "a"}, {"name": "b"}]}}
+    >>> other = {**ir, "signature": {"name": "plus", "parameters": [{"name": "a"}, {"name": "b"}]}}
+    >>> w = {"intent": 0, "signature": 1, "structure": 1, "constraints": 1}
+    >>> result = ir_quality_breakdown(other, ir, weights=w)
+    >>> round(result.score, 4), result.reasons
+    (0.8889, ("signature: function name 'plus', expected 'add'",))
+    """
+    w = normalize_weights("weights", weights, DEFAULT_IR_WEIGHTS)
+    p, e = _as_ir("predicted", predicted), _as_ir("expected", expected)
+    reasons: list[str] = []
+    intent = intent_match(p, e, embedder=embedder) if w["intent"] > 0 else float("nan")
+    if w["intent"] > 0 and intent < 1.0:
+        reasons.append(
+            f"intent: similarity {intent:.2f} between {p.intent.description!r} "
+            f"and expected {e.intent.description!r}"
+        )
+    name_score, param_score, return_score, sig_reasons = _signature_parts(p, e)
+    signature = (name_score + param_score + return_score) / 3
+    reasons.extend(f"signature: {r}" for r in sig_reasons)
+    structure = structure_match(p, e)
+    if structure < 1.0:
+        reasons.append(
+            f"structure: effect kinds {_effect_kinds(p)}, expected {_effect_kinds(e)} "
+            f"(similarity {structure:.2f})"
+        )
+    failed = _failed_constraints(p, e)
+    constraints = 1.0 - len(failed) / len(e.constraints) if e.constraints else 1.0
+    failed_text = tuple(c.describe() for c in failed)
+    reasons.extend(f"constraints: violated: {text}" for text in failed_text)
+    components = {
+        "intent": intent,
+        "signature": signature,
+        "structure": structure,
+        "constraints": constraints,
+    }
+    score = sum(w[key] * components[key] for key in w if w[key] > 0)
+    return IRQualityBreakdown(
+        score=min(max(score, 0.0), 1.0),
+        components=components,
+        weights=w,
+        failed_constraints=failed_text,
+        reasons=tuple(reasons),
+    )
+
+
+def ir_quality(
+    predicted: IRLike,
+    expected: IRLike,
+    *,
+    weights: Mapping[str, float] | None = None,
+    embedder: Embedder | None = None,
+) -> float:
+    """Weighted IR quality in [0, 1] (seed h10, section 1).
+
+    Parameters
+    ----------
+    predicted, expected : IR, mapping or JSON string
+        The generated IR and the ground truth.
+    weights : mapping, optional
+        Keys ``intent``, ``signature``, ``structure``, ``constraints``; default
+        0.3 / 0.3 / 0.2 / 0.2. Rescaled to sum to 1.
+    embedder : Embedder, optional
+        For :func:`intent_match`; default the bundled all-MiniLM-L6-v2.
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    .. math::
+
+        0.3\\,\\text{intent} + 0.3\\,\\text{signature} + 0.2\\,\\text{structure}
+        + 0.2\\,\\text{constraints}
+
+    See :func:`ir_quality_breakdown` for the parts and the reasons for lost points.
+
+    Examples
+    --------
+    >>> ir = {"intent": {"description": "Add a and b."}, "signature": {"name": "add"}}
+    >>> ir_quality(ir, ir, weights={"intent": 0, "signature": 1, "structure": 1, "constraints": 1})
+    1.0
+    """
+    return ir_quality_breakdown(predicted, expected, weights=weights, embedder=embedder).score

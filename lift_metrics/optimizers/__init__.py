@@ -1,0 +1,96 @@
+"""Optimizing DSPy programs offline: the local LM and LM selection.
+
+Runners for MIPROv2, COPRO and GEPA (``run_optimizer``), the reference pipeline
+(``LiftPipeline``: prompt -> IR -> code), evaluation, the task dataset and the local LM.
+Importing it stays light: dspy and xllamacpp load when a pipeline or an LM is created.
+
+run_optimizer       a run configuration (TOML) in, an OptimizationResult out
+evaluate_program    score a program over examples with metrics, timeouts and repeated runs
+LiftPipeline        the reference dspy.Module: natural-language prompt -> IR -> Python code
+
+local_lm            a ``dspy.LM`` backed by a GGUF model running in-process (llama.cpp)
+LocalEngine         the DSPy engine behind it, for ``dspy.LM(model, engine=...)``
+resolve_lm          "local" / a .gguf path / a DSPy model string / a config mapping -> LM
+default_model_path  the bundled SmolLM2-135M-Instruct GGUF file
+default_n_threads   the llama.cpp thread count used when none is given
+load_tasks          the shipped task dataset (datasets/tasks) as dspy.Examples, by split
+task_records        the same records as validated plain dicts
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from lift_metrics.optimizers._local_lm import (
+    LocalEngine,
+    default_model_path,
+    default_n_threads,
+    local_lm,
+    resolve_lm,
+)
+from lift_metrics.optimizers._tasks import (
+    DIFFICULTIES,
+    SPLITS,
+    default_tasks_path,
+    io_tests_from_json,
+    load_tasks,
+    task_records,
+)
+
+# loaded on first access: the pipeline imports dspy at module level
+_LAZY: dict[str, str] = {
+    "Budget": "lift_metrics.optimizers._budget",
+    "BudgetExceeded": "lift_metrics.optimizers._budget",
+    "Evaluation": "lift_metrics.optimizers._evaluate",
+    "LiftPipeline": "lift_metrics.optimizers._pipeline",
+    "MetricDelta": "lift_metrics.optimizers._runner",
+    "OptimizationResult": "lift_metrics.optimizers._runner",
+    "RunConfig": "lift_metrics.optimizers._config",
+    "evaluate_program": "lift_metrics.optimizers._evaluate",
+    "load_config": "lift_metrics.optimizers._config",
+    "run_optimizer": "lift_metrics.optimizers._runner",
+    "save_evaluation": "lift_metrics.optimizers._evaluate",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lift_metrics.optimizers._budget import Budget, BudgetExceeded
+    from lift_metrics.optimizers._config import RunConfig, load_config
+    from lift_metrics.optimizers._evaluate import Evaluation, evaluate_program, save_evaluation
+    from lift_metrics.optimizers._pipeline import LiftPipeline
+    from lift_metrics.optimizers._runner import MetricDelta, OptimizationResult, run_optimizer
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lift_metrics.optimizers' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "Budget",
+    "BudgetExceeded",
+    "DIFFICULTIES",
+    "Evaluation",
+    "LiftPipeline",
+    "LocalEngine",
+    "MetricDelta",
+    "OptimizationResult",
+    "RunConfig",
+    "SPLITS",
+    "default_model_path",
+    "default_n_threads",
+    "default_tasks_path",
+    "evaluate_program",
+    "io_tests_from_json",
+    "load_config",
+    "load_tasks",
+    "local_lm",
+    "resolve_lm",
+    "run_optimizer",
+    "save_evaluation",
+    "task_records",
+]

@@ -1,0 +1,336 @@
+"""Counting LM calls, tokens and dollars across DSPy's threads, and stopping at a budget.
+
+DSPy records the usage of every billed (non-cached) LM call into ``settings.usage_tracker``.
+Its own tracker is deep-copied into each worker thread of ``dspy.Evaluate`` and the optimizers
+(so counts made in threads are lost to the caller). :class:`UsageMeter` is shared instead: its
+``__deepcopy__`` returns itself and a lock guards its totals, so one meter sees every call of a
+run, whatever thread makes it. :class:`UsageRecorder` counts one example's calls and forwards
+them to the meter above it.
+
+A budget is checked *before* each LM call (a DSPy callback's ``on_lm_start``); when a cap is
+reached the call raises :class:`BudgetExceeded`. It derives from ``BaseException`` on purpose:
+DSPy catches ``Exception`` in its thread pools, adapters and optimizers (counting it as a
+failed example), and a budget stop must cut through all of them to the runner, which then
+saves what it has.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from lift_metrics._checks import check_int, check_positive
+
+__all__ = [
+    "Budget",
+    "BudgetExceeded",
+    "UsageMeter",
+    "UsageRecorder",
+    "UsageTotals",
+    "budget_callback",
+    "call_cost_usd",
+]
+
+_FREE_MODEL_PREFIXES = ("local/", "dummy")
+
+
+class BudgetExceeded(BaseException):
+    """Raised before an LM call that would go past a run's budget.
+
+    A ``BaseException`` (like ``KeyboardInterrupt``) so that DSPy's ``except Exception``
+    handlers let it through to the runner. ``partial`` may carry what the interrupted step had
+    finished (an evaluation, for instance).
+    """
+
+    def __init__(self, message: str, *, partial: Any = None) -> None:
+        super().__init__(message)
+        self.partial = partial
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Caps on a run's billed LM usage; ``None`` means no cap.
+
+    Parameters
+    ----------
+    max_lm_calls : int or None
+        Most billed LM calls (cache hits are free and not counted).
+    max_tokens : int or None
+        Most billed tokens (prompt + completion).
+    max_cost_usd : float or None
+        Most dollars, priced by litellm's cost table (a local or unknown model costs 0).
+
+    Examples
+    --------
+    >>> Budget(max_lm_calls=100)
+    Budget(max_lm_calls=100)
+    >>> Budget().is_unlimited
+    True
+    """
+
+    max_lm_calls: int | None = None
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_lm_calls is not None:
+            check_int("max_lm_calls", self.max_lm_calls, minimum=1)
+        if self.max_tokens is not None:
+            check_int("max_tokens", self.max_tokens, minimum=1)
+        if self.max_cost_usd is not None:
+            object.__setattr__(
+                self, "max_cost_usd", check_positive("max_cost_usd", self.max_cost_usd)
+            )
+
+    def __repr__(self) -> str:
+        parts = [f"{name}={value!r}" for name, value in self.to_dict().items() if value is not None]
+        return f"Budget({', '.join(parts)})"
+
+    @property
+    def is_unlimited(self) -> bool:
+        """True when no cap is set."""
+        return self.max_lm_calls is None and self.max_tokens is None and self.max_cost_usd is None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form for JSON output."""
+        return {
+            "max_lm_calls": self.max_lm_calls,
+            "max_tokens": self.max_tokens,
+            "max_cost_usd": self.max_cost_usd,
+        }
+
+    def exceeded_by(self, totals: UsageTotals) -> str | None:
+        """The first cap that ``totals`` has reached, as a sentence; ``None`` when within budget.
+
+        Examples
+        --------
+        >>> Budget(max_lm_calls=2).exceeded_by(UsageTotals(lm_calls=2))
+        'the budget of 2 LM calls is spent (2 calls made)'
+        >>> Budget(max_lm_calls=2).exceeded_by(UsageTotals(lm_calls=1)) is None
+        True
+        """
+        if self.max_lm_calls is not None and totals.lm_calls >= self.max_lm_calls:
+            return (
+                f"the budget of {self.max_lm_calls} LM calls is spent "
+                f"({totals.lm_calls} calls made)"
+            )
+        if self.max_tokens is not None and totals.total_tokens >= self.max_tokens:
+            return (
+                f"the budget of {self.max_tokens} tokens is spent "
+                f"({totals.total_tokens} tokens used)"
+            )
+        if self.max_cost_usd is not None and totals.cost_usd >= self.max_cost_usd:
+            return f"the budget of ${self.max_cost_usd:g} is spent (${totals.cost_usd:.4f} used)"
+        return None
+
+
+@dataclass(frozen=True)
+class UsageTotals:
+    """Billed LM usage: calls, tokens and dollars (cache hits count zero)."""
+
+    lm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def __repr__(self) -> str:
+        return (
+            f"UsageTotals(lm_calls={self.lm_calls}, total_tokens={self.total_tokens}, "
+            f"cost_usd={self.cost_usd:.4g})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form for JSON output."""
+        return {
+            "lm_calls": self.lm_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "cost_usd": self.cost_usd,
+        }
+
+
+def _as_int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return int(value)
+
+
+@functools.cache
+def _litellm() -> Any:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline price table
+    import litellm
+
+    return litellm
+
+
+def call_cost_usd(model: str, usage: Mapping[str, Any]) -> float:
+    """Dollar cost of one LM call from its usage entry.
+
+    Parameters
+    ----------
+    model : str
+        The DSPy model string (``"openai/gpt-4o-mini"``).
+    usage : mapping
+        The call's usage: ``prompt_tokens``, ``completion_tokens`` and, when the provider
+        reports it, ``cost``.
+
+    Returns
+    -------
+    float
+        A provider-reported ``cost`` when present; otherwise litellm's price table applied to
+        the token counts; 0.0 for the local model, DSPy's ``DummyLM`` and models litellm does
+        not know (seed ``framework-harness-metrics.md``: unknown models report $0).
+
+    Examples
+    --------
+    >>> call_cost_usd("local/SmolLM2", {"prompt_tokens": 100, "completion_tokens": 20})
+    0.0
+    >>> call_cost_usd("openai/x", {"prompt_tokens": 1, "cost": 0.25})
+    0.25
+    """
+    reported = usage.get("cost")
+    if isinstance(reported, int | float) and not isinstance(reported, bool):
+        return float(reported)
+    if model.startswith(_FREE_MODEL_PREFIXES):
+        return 0.0
+    prompt, completion = (
+        _as_int(usage.get("prompt_tokens")),
+        _as_int(usage.get("completion_tokens")),
+    )
+    if prompt == 0 and completion == 0:
+        return 0.0
+    try:
+        prompt_usd, completion_usd = _litellm().cost_per_token(
+            model=model, prompt_tokens=prompt, completion_tokens=completion
+        )
+    except Exception:  # unknown model: litellm raises; the seed says such models cost $0
+        return 0.0
+    return float(prompt_usd) + float(completion_usd)
+
+
+class UsageMeter:
+    """Thread-safe usage totals of a whole run, installed as DSPy's ``usage_tracker``.
+
+    DSPy calls :meth:`add_usage` once per billed LM call. The meter is shared with every
+    thread DSPy starts (``copy.deepcopy`` returns the meter itself).
+
+    Examples
+    --------
+    >>> meter = UsageMeter()
+    >>> meter.add_usage("local/m", {"prompt_tokens": 10, "completion_tokens": 5})
+    >>> meter.totals()
+    UsageTotals(lm_calls=1, total_tokens=15, cost_usd=0)
+    """
+
+    def __init__(self, budget: Budget | None = None) -> None:
+        self.budget = budget if budget is not None else Budget()
+        self.usage_data: defaultdict[str, list[dict[str, Any]]] = defaultdict(list)
+        self._lock = threading.Lock()
+        self._calls = 0
+        self._prompt = 0
+        self._completion = 0
+        self._total = 0
+        self._cost = 0.0
+        self.stop_reason: str | None = None
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> UsageMeter:
+        return self  # shared across DSPy's worker threads on purpose
+
+    def add_usage(self, lm: str, usage_entry: Mapping[str, Any]) -> None:
+        """Record one billed call of model ``lm`` (DSPy's tracker protocol)."""
+        entry = dict(usage_entry)
+        prompt = _as_int(entry.get("prompt_tokens"))
+        completion = _as_int(entry.get("completion_tokens"))
+        total = _as_int(entry.get("total_tokens")) or prompt + completion
+        cost = call_cost_usd(lm, entry)
+        with self._lock:
+            self._calls += 1
+            self._prompt += prompt
+            self._completion += completion
+            self._total += total
+            self._cost += cost
+            if entry:
+                self.usage_data[lm].append(entry)
+
+    def get_total_tokens(self) -> dict[str, dict[str, Any]]:
+        """Usage summed per model (DSPy's tracker protocol)."""
+        with self._lock:
+            data = {lm: list(entries) for lm, entries in self.usage_data.items()}
+        out: dict[str, dict[str, Any]] = {}
+        for lm, entries in data.items():
+            summed: dict[str, Any] = {}
+            for entry in entries:
+                for key, value in entry.items():
+                    if isinstance(value, int | float) and not isinstance(value, bool):
+                        summed[key] = summed.get(key, 0) + value
+            out[lm] = summed
+        return out
+
+    def totals(self) -> UsageTotals:
+        """A snapshot of the billed usage so far."""
+        with self._lock:
+            return UsageTotals(
+                lm_calls=self._calls,
+                prompt_tokens=self._prompt,
+                completion_tokens=self._completion,
+                total_tokens=self._total,
+                cost_usd=self._cost,
+            )
+
+    def check(self) -> None:
+        """Raise :class:`BudgetExceeded` when a cap is reached (and remember why)."""
+        if self.stop_reason is None:
+            reason = self.budget.exceeded_by(self.totals())
+            if reason is None:
+                return
+            self.stop_reason = reason
+        raise BudgetExceeded(self.stop_reason)
+
+
+class UsageRecorder(UsageMeter):
+    """Usage of one unit of work (one example), forwarded to the tracker that was active.
+
+    Examples
+    --------
+    >>> run = UsageMeter()
+    >>> one = UsageRecorder(parent=run)
+    >>> one.add_usage("local/m", {"prompt_tokens": 3, "completion_tokens": 4})
+    >>> one.totals().total_tokens, run.totals().total_tokens
+    (7, 7)
+    """
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__()
+        self.parent = parent
+
+    def add_usage(self, lm: str, usage_entry: Mapping[str, Any]) -> None:
+        """Record the call here and in the parent tracker."""
+        super().add_usage(lm, usage_entry)
+        if self.parent is not None:
+            self.parent.add_usage(lm, usage_entry)
+
+
+def budget_callback(meter: UsageMeter) -> Any:
+    """A DSPy callback that checks ``meter``'s budget before every LM call.
+
+    Returns
+    -------
+    dspy.utils.callback.BaseCallback
+        Pass it in ``dspy.context(callbacks=[...])``; ``on_lm_start`` raises
+        :class:`BudgetExceeded` (which DSPy's callback runner does not swallow: it catches
+        ``Exception`` only).
+    """
+    from dspy.utils.callback import BaseCallback
+
+    class _BudgetCallback(BaseCallback):
+        def on_lm_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
+            meter.check()
+
+    return _BudgetCallback()

@@ -1,0 +1,233 @@
+"""``lift-metrics optimize`` and ``lift-metrics evaluate``.
+
+Handlers only parse arguments, call the library and print. Bad input (unknown optimizer,
+missing config or dataset file, a config key DSPy does not accept, an unreachable LM server,
+a file that is not a GGUF model) raises ``ValueError``/``FileNotFoundError``, which the
+dispatcher prints as one line with exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add the ``optimize`` and ``evaluate`` commands."""
+    optimize = subparsers.add_parser(
+        "optimize",
+        help="optimize the reference pipeline with MIPROv2, COPRO or GEPA (a TOML config)",
+        description=(
+            "Evaluate the reference pipeline on the test split, optimize it with the "
+            "configured DSPy optimizer, evaluate the result and compare with bootstrap "
+            "intervals. Ready configs: optimizers/quick.toml, mipro.toml, copro.toml, gepa.toml."
+        ),
+    )
+    optimize.add_argument("config", help="run configuration (TOML; see optimizers/README.md)")
+    optimize.add_argument("--output-dir", help="override the config's output_dir")
+    optimize.add_argument(
+        "--check",
+        action="store_true",
+        help="validate the config, the data and the LM server, then stop (no LM call)",
+    )
+    optimize.add_argument("--quiet", action="store_true", help="no progress bars or table")
+    optimize.set_defaults(handler=_optimize)
+
+    evaluate = subparsers.add_parser(
+        "evaluate",
+        help="evaluate the reference pipeline (or a saved optimized program) on a split",
+        description=(
+            "Run a program over a task split with a per-example timeout, N runs, latency, "
+            "tokens and cost per example; write JSON (one file per run + the aggregate, with "
+            "provenance) and a Markdown report."
+        ),
+    )
+    evaluate.add_argument(
+        "--config",
+        help="take LM, metric, dataset and evaluation settings from this run configuration",
+    )
+    evaluate.add_argument(
+        "--program", help="a program saved by 'optimize' (program.json); default: unoptimized"
+    )
+    evaluate.add_argument("--split", choices=("train", "dev", "test"), help="default: test")
+    evaluate.add_argument("--limit", type=int, help="evaluate the first N tasks of the split")
+    evaluate.add_argument("--dataset", help="a task file (JSON Lines); default: the shipped one")
+    evaluate.add_argument("--lm", help="'local', a .gguf path or a DSPy model string")
+    evaluate.add_argument("--api-base", help="OpenAI-compatible server for --lm")
+    evaluate.add_argument(
+        "--metric",
+        choices=("end_to_end", "aggregate", "ir_quality", "code_quality"),
+        help="primary metric (default end_to_end)",
+    )
+    evaluate.add_argument("--runs", type=int, help="repetitions (per-example mean and std)")
+    evaluate.add_argument("--timeout-s", type=float, help="per-example timeout in seconds")
+    evaluate.add_argument("--num-threads", type=int, help="examples evaluated at once")
+    evaluate.add_argument("--output-dir", default=None, help="default: runs/evaluate")
+    evaluate.add_argument("--quiet", action="store_true", help="no progress bar")
+    evaluate.set_defaults(handler=_evaluate)
+
+
+def _optimize(args: argparse.Namespace) -> int:
+    from lift_metrics.optimizers._config import load_config, preflight
+    from lift_metrics.optimizers._runner import run_optimizer
+
+    config = load_config(args.config)
+    if args.output_dir:
+        config = config.replace(output_dir=Path(args.output_dir))
+    if args.check:
+        preflight(config)
+        print(f"{args.config}: OK ({config!r})")
+        return 0
+    result = run_optimizer(config, progress=not args.quiet)
+    if args.quiet:
+        print(repr(result))
+    return 0
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from lift_metrics.optimizers._config import RunConfig, load_config
+
+    if args.config:
+        config = load_config(args.config)
+    else:
+        config = RunConfig.from_mapping(
+            {"optimizer": {"name": "mipro"}, "lm": {"model": "local"}, "name": "evaluate"}
+        )
+    lm_table = dict(config.lm)
+    if args.lm:
+        lm_table = {"model": args.lm}
+    if args.api_base:
+        lm_table["api_base"] = args.api_base
+    dataset = config.dataset
+    if args.dataset:
+        dataset = dataclasses.replace(dataset, path=Path(os.path.expanduser(args.dataset)))
+    split = args.split or dataset.test
+    limit = args.limit if args.limit is not None else dataset.test_limit
+    if limit is not None and limit < 1:
+        raise ValueError(f"--limit must be a positive integer, got {limit}")
+    evaluation = config.evaluation
+    changes = {
+        key: value
+        for key, value in (
+            ("runs", args.runs),
+            ("timeout_s", args.timeout_s),
+            ("num_threads", args.num_threads),
+        )
+        if value is not None
+    }
+    if changes:
+        merged = {**evaluation.to_dict(), **changes}
+        evaluation = RunConfig.from_mapping(
+            {"optimizer": {"name": "mipro"}, "lm": "local", "evaluation": merged}
+        ).evaluation
+    metric_spec = config.metric
+    if args.metric:
+        metric_spec = dataclasses.replace(metric_spec, name=args.metric, options={})
+    output_dir = Path(args.output_dir) if args.output_dir else Path("runs/evaluate")
+    evaluate_split(
+        lm_table=lm_table,
+        program_path=None if args.program is None else Path(args.program),
+        dataset_path=dataset.path,
+        split=split,
+        limit=limit,
+        metric_spec=metric_spec,
+        evaluation=evaluation,
+        output_dir=output_dir,
+        seed=config.seed,
+        progress=not args.quiet,
+    )
+    return 0
+
+
+def evaluate_split(
+    *,
+    lm_table: dict[str, Any],
+    program_path: Path | None,
+    dataset_path: Path | None,
+    split: str,
+    limit: int | None,
+    metric_spec: Any,
+    evaluation: Any,
+    output_dir: Path,
+    seed: int,
+    progress: bool,
+) -> Any:
+    """Evaluate the pipeline (optionally loaded from ``program_path``) and save the results."""
+    from dspy.adapters import JSONAdapter
+    from dspy.dsp.utils.settings import settings
+
+    from lift_metrics._io import atomic_write_json
+    from lift_metrics.optimizers._budget import UsageMeter
+    from lift_metrics.optimizers._config import _check_reachable, build_metric
+    from lift_metrics.optimizers._evaluate import evaluate_program, save_evaluation
+    from lift_metrics.optimizers._local_lm import resolve_lm
+    from lift_metrics.optimizers._pipeline import LiftPipeline
+    from lift_metrics.optimizers._runner import (
+        _file_hash,
+        _lm_cache,
+        _lm_description,
+        _versions,
+        evaluation_metrics,
+    )
+    from lift_metrics.optimizers._tasks import default_tasks_path, load_tasks
+
+    if program_path is not None and not program_path.is_file():
+        raise FileNotFoundError(f"program file not found: {program_path}")
+    dataset_file = dataset_path or default_tasks_path()
+    if not Path(dataset_file).is_file():
+        raise FileNotFoundError(f"dataset file not found: {dataset_file}")
+    examples = load_tasks(split, path=dataset_path)
+    if limit is not None:
+        examples = examples[:limit]
+    _check_reachable(lm_table, "lm")
+    lm = resolve_lm(lm_table)
+    metric = build_metric(metric_spec)
+    program = LiftPipeline()
+    if program_path is not None:
+        program.load(str(program_path))
+    metrics = evaluation_metrics(metric_spec.name, metric)
+    provenance = {
+        "lm": _lm_description(lm),
+        "program": None if program_path is None else str(program_path),
+        "program_hash": None if program_path is None else _file_hash(program_path),
+        "dataset_file": str(dataset_file),
+        "dataset_hash": _file_hash(Path(dataset_file)),
+        "split": split,
+        "limit": limit,
+        "metric": metric_spec.to_dict(),
+        "evaluation": evaluation.to_dict(),
+        "seed": seed,
+        "versions": _versions(),
+    }
+    meter = UsageMeter()
+    with (
+        _lm_cache(output_dir / "cache"),
+        settings.context(lm=lm, adapter=JSONAdapter(), usage_tracker=meter),
+    ):
+        result = evaluate_program(
+            program,
+            examples,
+            metrics=metrics,
+            runs=evaluation.runs,
+            timeout_s=evaluation.timeout_s,
+            num_threads=evaluation.num_threads,
+            progress=progress,
+            description=f"evaluating ({split} split)",
+        )
+    save_evaluation(
+        result, output_dir, stem="evaluation", provenance=provenance, title=f"{split} split"
+    )
+    atomic_write_json(output_dir / "usage.json", meter.totals())
+    summary = ", ".join(
+        f"{name} {stats.mean:.4f} ± {stats.std_dev:.4f}"
+        for name, stats in result.statistics.items()
+    )
+    print(f"{len(result.examples)} tasks, {result.timed_out_count} timed out: {summary}")
+    print(f"results: {output_dir / 'evaluation.json'}; report: {output_dir / 'evaluation.md'}")
+    return result

@@ -1,0 +1,650 @@
+"""Evaluating a DSPy program over examples: per-example timeout, latency, usage, N runs.
+
+Follows seed ``framework-harness-metrics.md``: each example runs under a timeout (a timed-out
+example is marked and scores 0; the run goes on), latency and billed tokens/cost are recorded
+per example, and with ``runs > 1`` every example gets the mean and standard deviation of its
+scores over the runs (tokens and cost are summed). Aggregate statistics come from
+:mod:`lift_metrics.stats` (``summarize``); nothing here re-derives a formula.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import math
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lift_metrics._checks import check_int, check_positive
+from lift_metrics._io import atomic_write_json, atomic_write_text, format_number
+from lift_metrics.optimizers._budget import BudgetExceeded, UsageRecorder
+
+__all__ = [
+    "Evaluation",
+    "ExampleResult",
+    "ExampleSummary",
+    "evaluate_program",
+    "save_evaluation",
+]
+
+_POLL_S = 0.02
+_MAX_TEXT = 4000
+
+
+@dataclass(frozen=True, repr=False)
+class ExampleResult:
+    """One example in one run.
+
+    ``scores`` maps each metric name to its score (0 for a timed-out or failed example);
+    ``error`` is the one-line reason a program or metric failed; usage is billed usage
+    (cache hits count zero).
+    """
+
+    index: int
+    task_id: str
+    run: int
+    scores: Mapping[str, float]
+    timed_out: bool
+    error: str | None
+    latency_ms: float
+    lm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    cost_usd: float
+    outputs: Mapping[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        scores = ", ".join(f"{k}={v:.3f}" for k, v in self.scores.items())
+        flag = ", timed_out" if self.timed_out else ""
+        return f"ExampleResult({self.task_id!r}, run={self.run}, {scores}{flag})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form for JSON output."""
+        return {
+            "index": self.index,
+            "task_id": self.task_id,
+            "run": self.run,
+            "scores": dict(self.scores),
+            "timed_out": self.timed_out,
+            "error": self.error,
+            "latency_ms": self.latency_ms,
+            "lm_calls": self.lm_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "cost_usd": self.cost_usd,
+            "outputs": dict(self.outputs),
+        }
+
+
+@dataclass(frozen=True, repr=False)
+class ExampleSummary:
+    """One example over all runs: mean and std (ddof=0) of each score, summed usage."""
+
+    index: int
+    task_id: str
+    mean_scores: Mapping[str, float]
+    std_scores: Mapping[str, float]
+    timed_out_runs: int
+    mean_latency_ms: float
+    total_tokens: int
+    cost_usd: float
+
+    def __repr__(self) -> str:
+        return f"ExampleSummary({self.task_id!r}, mean_scores={dict(self.mean_scores)})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form for JSON output."""
+        return {
+            "index": self.index,
+            "task_id": self.task_id,
+            "mean_scores": dict(self.mean_scores),
+            "std_scores": dict(self.std_scores),
+            "timed_out_runs": self.timed_out_runs,
+            "mean_latency_ms": self.mean_latency_ms,
+            "total_tokens": self.total_tokens,
+            "cost_usd": self.cost_usd,
+        }
+
+
+@dataclass(frozen=True, repr=False)
+class Evaluation:
+    """Result of :func:`evaluate_program`.
+
+    Attributes
+    ----------
+    metric_names : tuple of str
+        The metrics, the primary one first.
+    runs : tuple of tuple of ExampleResult
+        ``runs[r][i]``: example ``i`` in run ``r``.
+    examples : tuple of ExampleSummary
+        Per-example mean/std over runs.
+    statistics : dict
+        Per metric, :class:`lift_metrics.stats.Statistics` of the per-example mean scores.
+    complete : bool
+        False when a budget stop cut the evaluation short (missing examples are absent).
+    """
+
+    metric_names: tuple[str, ...]
+    runs: tuple[tuple[ExampleResult, ...], ...]
+    examples: tuple[ExampleSummary, ...]
+    statistics: Mapping[str, Any]
+    timeout_s: float
+    wall_time_s: float
+    complete: bool = True
+    stop_reason: str | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"Evaluation(n={len(self.examples)}, runs={len(self.runs)}, "
+            f"{self.primary_metric}={self.mean_score:.4f}, timed_out={self.timed_out_count})"
+        )
+
+    @property
+    def primary_metric(self) -> str:
+        """The metric the optimizer uses (the first name)."""
+        return self.metric_names[0]
+
+    @property
+    def scores(self) -> list[float]:
+        """Per-example mean of the primary metric, in example order."""
+        return [e.mean_scores[self.primary_metric] for e in self.examples]
+
+    def scores_of(self, metric: str) -> list[float]:
+        """Per-example mean of ``metric``, in example order."""
+        return [e.mean_scores[metric] for e in self.examples]
+
+    @property
+    def mean_score(self) -> float:
+        """Mean over examples of the primary metric (nan when nothing was evaluated)."""
+        stats = self.statistics.get(self.primary_metric)
+        return float("nan") if stats is None else float(stats.mean)
+
+    @property
+    def timed_out_count(self) -> int:
+        """Example runs that hit the timeout."""
+        return sum(r.timed_out for run in self.runs for r in run)
+
+    @property
+    def total_tokens(self) -> int:
+        """Billed tokens over all runs."""
+        return sum(r.total_tokens for run in self.runs for r in run)
+
+    @property
+    def cost_usd(self) -> float:
+        """Dollars over all runs."""
+        return sum(r.cost_usd for run in self.runs for r in run)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Aggregate (all runs) as a plain dict; per-run details are in :meth:`run_dict`."""
+        return {
+            "metric_names": list(self.metric_names),
+            "primary_metric": self.primary_metric,
+            "n_examples": len(self.examples),
+            "n_runs": len(self.runs),
+            "complete": self.complete,
+            "stop_reason": self.stop_reason,
+            "timeout_s": self.timeout_s,
+            "wall_time_s": self.wall_time_s,
+            "timed_out": self.timed_out_count,
+            "total_tokens": self.total_tokens,
+            "cost_usd": self.cost_usd,
+            "statistics": {k: v.to_dict() for k, v in self.statistics.items()},
+            "examples": [e.to_dict() for e in self.examples],
+        }
+
+    def run_dict(self, run: int) -> dict[str, Any]:
+        """One run as a plain dict."""
+        return {
+            "run": run,
+            "metric_names": list(self.metric_names),
+            "examples": [r.to_dict() for r in self.runs[run]],
+        }
+
+    def to_markdown(self, *, title: str = "Evaluation") -> str:
+        """A Markdown report: summary per metric, then one row per example."""
+        lines = [f"## {title}", ""]
+        lines.append(
+            f"- {len(self.examples)} examples x {len(self.runs)} run(s); "
+            f"timeout {format_number(self.timeout_s)} s per example; "
+            f"{self.timed_out_count} timed out; wall time {self.wall_time_s:.1f} s"
+        )
+        lines.append(
+            f"- billed tokens {self.total_tokens}; cost ${format_number(self.cost_usd)} "
+            "(cache hits are free)"
+        )
+        if not self.complete:
+            lines.append(f"- **stopped early**: {self.stop_reason}")
+        lines += ["", "| metric | mean | std | median | min | max |", "|---|---|---|---|---|---|"]
+        for name, st in self.statistics.items():
+            lines.append(
+                f"| {name} | {format_number(st.mean)} | {format_number(st.std_dev)} | "
+                f"{format_number(st.median)} | {format_number(st.min)} | {format_number(st.max)} |"
+            )
+        header = " | ".join(self.metric_names)
+        lines += ["", f"| task | {header} | latency ms | tokens | timed out |"]
+        lines.append("|---|" + "---|" * (len(self.metric_names) + 3))
+        for e in self.examples:
+            cells = []
+            for name in self.metric_names:
+                mean = format_number(e.mean_scores[name], digits=3)
+                std = e.std_scores[name]
+                cells.append(mean if len(self.runs) == 1 else f"{mean} ± {std:.3f}")
+            lines.append(
+                f"| {e.task_id} | {' | '.join(cells)} | {e.mean_latency_ms:.0f} | "
+                f"{e.total_tokens} | {e.timed_out_runs} |"
+            )
+        return "\n".join(lines) + "\n"
+
+
+def _score_value(value: Any) -> float:
+    score = getattr(value, "score", value)
+    if isinstance(score, bool):
+        return 1.0 if score else 0.0
+    number = float(score)
+    return number if math.isfinite(number) else 0.0
+
+
+def _one_line(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".replace("\n", " ")
+    return text[:500]
+
+
+def _outputs(prediction: Any) -> dict[str, Any]:
+    """A JSON-friendly snapshot of a prediction's fields (long texts cut)."""
+    out: dict[str, Any] = {}
+    keys = list(prediction.keys()) if hasattr(prediction, "keys") else []
+    for key in keys:
+        value = prediction[key]
+        if hasattr(value, "model_dump_json"):
+            value = value.model_dump_json()
+        if isinstance(value, str) and len(value) > _MAX_TEXT:
+            value = value[:_MAX_TEXT] + "…"
+        if value is None or isinstance(value, str | int | float | bool):
+            out[key] = value
+    return out
+
+
+class _Job:
+    """One example in flight on a daemon thread (Python cannot kill threads; a timed-out
+    job is abandoned and its result discarded)."""
+
+    def __init__(self, index: int, target: Callable[[], Any]) -> None:
+        self.index = index
+        self.started = time.perf_counter()
+        self.result: Any = None
+        self.failure: BaseException | None = None
+        self.done = threading.Event()
+        context = contextvars.copy_context()  # carries dspy.context(...) into the thread
+
+        def run() -> None:
+            try:
+                self.result = context.run(target)
+            except BaseException as exc:  # handed to the coordinating thread
+                self.failure = exc
+            finally:
+                self.done.set()
+
+        self.thread = threading.Thread(target=run, name=f"lift-eval-{index}", daemon=True)
+        self.thread.start()
+
+
+def evaluate_program(
+    program: Any,
+    examples: Sequence[Any],
+    *,
+    metrics: Mapping[str, Callable[..., Any]],
+    runs: int = 1,
+    timeout_s: float = 120.0,
+    num_threads: int = 1,
+    progress: bool = False,
+    description: str = "evaluating",
+) -> Evaluation:
+    """Run ``program`` on every example ``runs`` times and score it with ``metrics``.
+
+    Parameters
+    ----------
+    program : callable
+        A DSPy module (or any callable) taking the example's inputs as keywords.
+    examples : sequence of dspy.Example
+        Examples with inputs marked (``example.inputs()``); ``task_id`` names rows.
+    metrics : mapping of str to callable
+        ``name -> metric(example, prediction)``; the first is the primary metric. A metric
+        may return a number, a bool or a ``dspy.Prediction`` with ``score``.
+    runs : int, default 1
+        Repetitions. Run ``r > 0`` uses ``lm.copy(rollout_id=r)`` so that DSPy's cache does
+        not hand back run 0's answers (with temperature 0 the LM may answer the same anyway).
+    timeout_s : float, default 120
+        Wall-clock limit per example for the program call and its scoring. A timed-out
+        example scores 0 on every metric, is marked ``timed_out`` and the run goes on.
+    num_threads : int, default 1
+        Examples evaluated at once.
+    progress : bool, default False
+        Show a rich progress bar.
+    description : str
+        Label of the progress bar.
+
+    Returns
+    -------
+    Evaluation
+
+    Raises
+    ------
+    ValueError
+        For an empty ``metrics`` or a non-positive ``runs``, ``timeout_s`` or ``num_threads``.
+    BudgetExceeded
+        When the run's budget stops an LM call; ``exc.partial`` holds the
+        :class:`Evaluation` of the examples that finished (``complete=False``).
+
+    Notes
+    -----
+    A program or metric that raises scores 0 with the error kept in ``ExampleResult.error``.
+    Latency is the wall time of the program call in ms; usage comes from DSPy's usage
+    tracker (one :class:`~lift_metrics.optimizers._budget.UsageRecorder` per example).
+    Statistics over examples use :func:`lift_metrics.stats.summarize` (population std).
+
+    Examples
+    --------
+    >>> import dspy
+    >>> class Echo(dspy.Module):
+    ...     def forward(self, prompt):
+    ...         return dspy.Prediction(answer=prompt.upper())
+    >>> data = [dspy.Example(prompt="a", answer="A", task_id="t1").with_inputs("prompt"),
+    ...         dspy.Example(prompt="b", answer="x", task_id="t2").with_inputs("prompt")]
+    >>> exact = lambda ex, pred: float(ex.answer == pred.answer)
+    >>> ev = evaluate_program(Echo(), data, metrics={"exact": exact})
+    >>> ev.scores, ev.mean_score
+    ([1.0, 0.0], 0.5)
+    """
+    if not metrics:
+        raise ValueError("metrics must name at least one metric, got an empty mapping")
+    runs = check_int("runs", runs, minimum=1)
+    timeout_s = check_positive("timeout_s", timeout_s)
+    num_threads = check_int("num_threads", num_threads, minimum=1)
+    names = tuple(metrics)
+    started = time.perf_counter()
+    all_runs: list[tuple[ExampleResult, ...]] = []
+    with _progress(progress, description, len(examples) * runs) as advance:
+        for run in range(runs):
+            try:
+                results = _one_run(program, examples, metrics, run, timeout_s, num_threads, advance)
+            except BudgetExceeded as exc:
+                partial_run: list[ExampleResult] = exc.partial or []
+                done = [*all_runs, tuple(partial_run)] if partial_run else all_runs
+                exc.partial = _assemble(
+                    names, done, timeout_s, time.perf_counter() - started, str(exc)
+                )
+                raise
+            all_runs.append(tuple(results))
+    return _assemble(names, all_runs, timeout_s, time.perf_counter() - started, None)
+
+
+class _progress:  # noqa: N801 - used like a function
+    def __init__(self, enabled: bool, description: str, total: int) -> None:
+        self.enabled = enabled
+        self.description = description
+        self.total = total
+        self._bar: Any = None
+
+    def __enter__(self) -> Callable[[], None]:
+        if not self.enabled:
+            return lambda: None
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        self._bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            transient=False,
+        )
+        self._bar.start()
+        task = self._bar.add_task(self.description, total=self.total)
+        return lambda: self._bar.advance(task)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+def _run_lm_context(run: int) -> Any:
+    import contextlib
+
+    from dspy.dsp.utils.settings import settings
+
+    lm = settings.lm
+    if run == 0 or lm is None or not hasattr(lm, "copy"):
+        return contextlib.nullcontext()
+    return settings.context(lm=lm.copy(rollout_id=run))
+
+
+def _one_run(
+    program: Any,
+    examples: Sequence[Any],
+    metrics: Mapping[str, Callable[..., Any]],
+    run: int,
+    timeout_s: float,
+    num_threads: int,
+    advance: Callable[[], None],
+) -> list[ExampleResult]:
+    results: dict[int, ExampleResult] = {}
+    pending = list(range(len(examples)))
+    active: list[_Job] = []
+    with _run_lm_context(run):
+        try:
+            while pending or active:
+                while pending and len(active) < num_threads:
+                    index = pending.pop(0)
+                    active.append(_Job(index, _task(program, examples[index], metrics)))
+                time.sleep(_POLL_S) if active else None
+                for job in list(active):
+                    if job.done.is_set():
+                        active.remove(job)
+                        if isinstance(job.failure, BudgetExceeded):
+                            raise job.failure
+                        if job.failure is not None and not isinstance(job.failure, Exception):
+                            raise job.failure  # KeyboardInterrupt, SystemExit
+                        results[job.index] = _finish(job, examples, metrics, run)
+                        advance()
+                    elif time.perf_counter() - job.started > timeout_s:
+                        active.remove(job)  # abandoned: its thread finishes in the background
+                        results[job.index] = _timed_out(job.index, examples, metrics, run)
+                        advance()
+        except BudgetExceeded as exc:
+            exc.partial = [results[i] for i in sorted(results)]
+            raise
+    return [results[i] for i in range(len(examples))]
+
+
+def _task(program: Any, example: Any, metrics: Mapping[str, Callable[..., Any]]) -> Any:
+    def work() -> tuple[Any, float, Any, dict[str, float], str | None]:
+        from dspy.dsp.utils.settings import settings
+
+        recorder = UsageRecorder(parent=settings.usage_tracker)
+        with settings.context(usage_tracker=recorder):
+            begin = time.perf_counter()
+            error: str | None = None
+            try:
+                prediction = program(**example.inputs())
+            except Exception as exc:
+                prediction, error = None, _one_line(exc)
+            latency_ms = (time.perf_counter() - begin) * 1000.0
+        scores: dict[str, float] = {}
+        for name, metric in metrics.items():
+            if prediction is None:
+                scores[name] = 0.0
+                continue
+            try:
+                scores[name] = _score_value(metric(example, prediction))
+            except Exception as exc:
+                scores[name] = 0.0
+                error = error or f"metric {name}: {_one_line(exc)}"
+        return prediction, latency_ms, recorder.totals(), scores, error
+
+    return work
+
+
+def _task_id(example: Any, index: int) -> str:
+    value = example.get("task_id") if hasattr(example, "get") else None
+    return str(value) if value is not None else f"#{index}"
+
+
+def _finish(
+    job: _Job, examples: Sequence[Any], metrics: Mapping[str, Any], run: int
+) -> ExampleResult:
+    if job.failure is not None:  # an Exception escaped the task itself
+        return _failed(job.index, examples, metrics, run, _one_line(job.failure), False)
+    prediction, latency_ms, usage, scores, error = job.result
+    return ExampleResult(
+        index=job.index,
+        task_id=_task_id(examples[job.index], job.index),
+        run=run,
+        scores=scores,
+        timed_out=False,
+        error=error,
+        latency_ms=latency_ms,
+        lm_calls=usage.lm_calls,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        total_tokens=usage.total_tokens,
+        cost_usd=usage.cost_usd,
+        outputs={} if prediction is None else _outputs(prediction),
+    )
+
+
+def _failed(
+    index: int,
+    examples: Sequence[Any],
+    metrics: Mapping[str, Any],
+    run: int,
+    error: str,
+    timed_out: bool,
+    latency_ms: float = 0.0,
+) -> ExampleResult:
+    return ExampleResult(
+        index=index,
+        task_id=_task_id(examples[index], index),
+        run=run,
+        scores=dict.fromkeys(metrics, 0.0),
+        timed_out=timed_out,
+        error=error,
+        latency_ms=latency_ms,
+        lm_calls=0,
+        prompt_tokens=0,
+        completion_tokens=0,
+        total_tokens=0,
+        cost_usd=0.0,
+    )
+
+
+def _timed_out(
+    index: int, examples: Sequence[Any], metrics: Mapping[str, Any], run: int
+) -> ExampleResult:
+    return ExampleResult(
+        index=index,
+        task_id=_task_id(examples[index], index),
+        run=run,
+        scores=dict.fromkeys(metrics, 0.0),
+        timed_out=True,
+        error="timed out",
+        latency_ms=math.inf,
+        lm_calls=0,
+        prompt_tokens=0,
+        completion_tokens=0,
+        total_tokens=0,
+        cost_usd=0.0,
+    )
+
+
+def _assemble(
+    names: tuple[str, ...],
+    runs: list[tuple[ExampleResult, ...]],
+    timeout_s: float,
+    wall_time_s: float,
+    stop_reason: str | None,
+) -> Evaluation:
+    from lift_metrics.stats import summarize
+
+    by_index: dict[int, list[ExampleResult]] = {}
+    for run in runs:
+        for result in run:
+            by_index.setdefault(result.index, []).append(result)
+    summaries = []
+    for index in sorted(by_index):
+        rows = by_index[index]
+        means: dict[str, float] = {}
+        stds: dict[str, float] = {}
+        for name in names:
+            stats = summarize([r.scores[name] for r in rows])
+            means[name], stds[name] = stats.mean, stats.std_dev
+        finite = [r.latency_ms for r in rows if math.isfinite(r.latency_ms)]
+        summaries.append(
+            ExampleSummary(
+                index=index,
+                task_id=rows[0].task_id,
+                mean_scores=means,
+                std_scores=stds,
+                timed_out_runs=sum(r.timed_out for r in rows),
+                mean_latency_ms=summarize(finite).mean if finite else math.inf,
+                total_tokens=sum(r.total_tokens for r in rows),
+                cost_usd=sum(r.cost_usd for r in rows),
+            )
+        )
+    statistics = (
+        {name: summarize([s.mean_scores[name] for s in summaries]) for name in names}
+        if summaries
+        else {}
+    )
+    return Evaluation(
+        metric_names=names,
+        runs=tuple(runs),
+        examples=tuple(summaries),
+        statistics=statistics,
+        timeout_s=timeout_s,
+        wall_time_s=wall_time_s,
+        complete=stop_reason is None,
+        stop_reason=stop_reason,
+    )
+
+
+def save_evaluation(
+    evaluation: Evaluation,
+    folder: str | Path,
+    *,
+    stem: str = "evaluation",
+    provenance: Mapping[str, Any] | None = None,
+    title: str = "Evaluation",
+) -> list[Path]:
+    """Write an evaluation atomically: ``{stem}_run{r}.json`` per run, ``{stem}.json``
+    (the aggregate, with ``provenance``) and ``{stem}.md``; return the paths written.
+
+    Examples
+    --------
+    >>> import tempfile, dspy
+    >>> ev = evaluate_program(lambda prompt: dspy.Prediction(a=prompt),
+    ...                       [dspy.Example(prompt="x").with_inputs("prompt")],
+    ...                       metrics={"one": lambda ex, pred: 1.0})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     [p.name for p in save_evaluation(ev, tmp, stem="base")]
+    ['base_run1.json', 'base.json', 'base.md']
+    """
+    target = Path(folder)
+    written = []
+    for run in range(len(evaluation.runs)):
+        written.append(
+            atomic_write_json(target / f"{stem}_run{run + 1}.json", evaluation.run_dict(run))
+        )
+    aggregate = {**evaluation.to_dict(), "provenance": dict(provenance or {})}
+    written.append(atomic_write_json(target / f"{stem}.json", aggregate))
+    written.append(atomic_write_text(target / f"{stem}.md", evaluation.to_markdown(title=title)))
+    return written

@@ -1,0 +1,29 @@
+"""Running untrusted code against tests: safe and fast.
+
+``Sandbox`` keeps warm fork-server workers (inside bwrap when it can start: user, PID, network,
+IPC and mount namespaces, read-only root, private /tmp, cleared environment) and forks a fresh
+child per execution under rlimits and a seccomp filter. Input/output cases are judged in the
+trusted parent from a bounded JSON encoding of the returned value, with exact types.
+
+>>> from lift_metrics.sandbox import execute_code
+>>> execute_code("def add(a, b):\\n    return a + b\\n", {"a": 2, "b": 3}).value
+5
+"""
+
+from __future__ import annotations
+
+from lift_metrics.sandbox._default import execute_code, get_default_sandbox
+from lift_metrics.sandbox._isolation import SandboxIsolationWarning, SandboxUnavailableError
+from lift_metrics.sandbox._pool import Sandbox
+from lift_metrics.sandbox._results import ExecutionOutput, ExecutionResult, TestOutcome
+
+__all__ = [
+    "ExecutionOutput",
+    "ExecutionResult",
+    "Sandbox",
+    "SandboxIsolationWarning",
+    "SandboxUnavailableError",
+    "TestOutcome",
+    "execute_code",
+    "get_default_sandbox",
+]

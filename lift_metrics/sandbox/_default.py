@@ -1,0 +1,129 @@
+"""The process-wide default sandbox and :func:`execute_code` (seed h10) built on it."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from typing import Any
+
+from lift_metrics.sandbox._pool import Sandbox, _check_cases
+from lift_metrics.sandbox._results import ExecutionOutput
+from lift_metrics.sandbox._worker import DecodeError, Unsupported, decode_value
+
+_default: Sandbox | None = None
+_default_lock = threading.Lock()
+
+
+def _close_default() -> None:
+    global _default
+    with _default_lock:
+        box, _default = _default, None
+    if box is not None:
+        box.close()
+
+
+atexit.register(_close_default)
+
+
+def get_default_sandbox() -> Sandbox:
+    """Return the process-wide sandbox, creating it on first use (closed at interpreter exit).
+
+    It is ``Sandbox()`` with the defaults: 2 workers, 5 s, 512 MiB, isolation "auto". If it
+    was closed, the next call creates a new one. Thread-safe.
+
+    Returns
+    -------
+    Sandbox
+        The shared sandbox.
+
+    Examples
+    --------
+    >>> get_default_sandbox() is get_default_sandbox()
+    True
+    """
+    global _default
+    with _default_lock:
+        # a forked child gets its own: the parent's workers are not its to use
+        if _default is None or _default.closed or _default._owner_pid != os.getpid():
+            _default = Sandbox()
+        return _default
+
+
+def execute_code(
+    code: str,
+    inputs: dict[str, Any],
+    *,
+    entry_point: str | None = None,
+    timeout_s: float | None = None,
+    sandbox: Sandbox | None = None,
+) -> ExecutionOutput:
+    """Call the entry point of ``code`` with ``inputs`` in the sandbox and return its value.
+
+    This is seed h10's ``execute_code(code, inputs)``, run in a fresh isolated process.
+
+    Parameters
+    ----------
+    code : str
+        Python source defining the function. Untrusted.
+    inputs : dict
+        Keyword arguments for the call (plain data).
+    entry_point : str, optional
+        Function to call; None: the only top-level function of ``code``.
+    timeout_s : float, optional
+        Wall-clock limit; defaults to the sandbox's (5 s for the default sandbox).
+    sandbox : Sandbox, optional
+        Where to run; defaults to :func:`get_default_sandbox`.
+
+    Returns
+    -------
+    ExecutionOutput
+        ``.ok``, ``.value`` (the returned value rebuilt from plain data), ``.error``,
+        ``.status`` and ``.elapsed_ms``. It never raises because of the code under test.
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``code`` not a str, ``inputs`` not a dict of plain data with identifier keys,
+        ``entry_point`` not an identifier, ``timeout_s`` not > 0.
+
+    Notes
+    -----
+    The seed compares ``execute_code(code, inputs) == expected``; here write
+    ``out.ok and out.value == expected``, or better use :meth:`Sandbox.run_tests`, which
+    compares with exact types in the trusted parent. Only plain data comes back (None, bool,
+    int, float, str, bytes, list, tuple, dict, set, frozenset); any other return type gives
+    ``ok=False``.
+
+    Examples
+    --------
+    >>> out = execute_code("def double(x):\\n    return [x, x]\\n", {"x": 21})
+    >>> out.ok, out.value
+    (True, [21, 21])
+    >>> execute_code("def f():\\n    return 1 / 0\\n", {}).error
+    'ZeroDivisionError: division by zero'
+    """
+    if not isinstance(inputs, dict):
+        raise TypeError(f"inputs must be a dict of keyword arguments, got {type(inputs).__name__}")
+    try:
+        _check_cases([(inputs, None)])
+    except (TypeError, ValueError) as exc:
+        detail = str(exc)
+        for old in ("tests[0][0] (the inputs)", "tests[0][0]", "tests[0]"):
+            detail = detail.replace(old, "inputs")
+        raise type(exc)(detail) from None
+    box = get_default_sandbox() if sandbox is None else sandbox
+    result, trees = box._run(code, [(inputs, None)], entry_point=entry_point, timeout_s=timeout_s)
+    outcome = result.outcomes[0]
+    tree = trees[0]
+    if tree is not None and result.status in ("passed", "failed"):
+        try:
+            value = decode_value(tree)
+        except DecodeError:
+            value = Unsupported("?", "malformed")
+        if isinstance(value, Unsupported):
+            error = f"returned {value!r}, which is not plain data"
+            return ExecutionOutput(False, None, error, "failed", result.elapsed_ms)
+        return ExecutionOutput(True, value, None, "passed", result.elapsed_ms)
+    error = outcome.error or result.reason
+    return ExecutionOutput(False, None, error, result.status, result.elapsed_ms)

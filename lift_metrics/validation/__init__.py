@@ -1,0 +1,80 @@
+"""Agreement of a metric with hand-labelled examples, and calibration of its weights.
+
+A metric is only worth optimizing if it agrees with people (seed h10, "Validation
+Requirements": Pearson > 0.8). This package measures that agreement for any callable:
+
+- :func:`validate_metric` / :func:`validate_scores`: Pearson with a confidence interval,
+  Spearman, Kendall tau-b, a calibration line and two verdicts (point estimate and interval
+  lower bound against a target) in a :class:`ValidationResult`;
+- :func:`load_labels`: labelled items from JSON Lines or CSV with a field mapping, several
+  raters per item; :func:`krippendorff_alpha` for the raters' agreement;
+- :class:`IRPairScorer`, :class:`CodePairScorer`, :class:`EndToEndScorer`: the package's
+  metrics applied to labelled items (``datasets/labels/``);
+- :func:`calibrate_weights`, :func:`save_weights`, :func:`load_weights`: fit component weights
+  on the calibration split with k-fold cross-validation and keep them in a file;
+- :func:`plot_validation`, :func:`format_table`, :func:`markdown_report`: what
+  ``lift-metrics validate`` writes.
+
+Importing this package loads numpy only; scipy, krippendorff and matplotlib load on use.
+"""
+
+from __future__ import annotations
+
+from lift_metrics.validation._adapters import (
+    BUILTIN_METRICS,
+    CodePairScorer,
+    EndToEndScorer,
+    IRPairScorer,
+    builtin_scorer,
+    import_metric,
+)
+from lift_metrics.validation._agreement import krippendorff_alpha
+from lift_metrics.validation._calibrate import (
+    CalibrationResult,
+    calibrate_weights,
+    load_weights,
+    save_weights,
+)
+from lift_metrics.validation._labels import (
+    SHIPPED_LABELS,
+    LabelFileError,
+    LabelledItem,
+    load_labels,
+    shipped_labels_path,
+)
+from lift_metrics.validation._plot import plot_validation
+from lift_metrics.validation._report import format_table, markdown_report
+from lift_metrics.validation._validate import (
+    ConstantInputWarning,
+    ValidationResult,
+    score_value,
+    validate_metric,
+    validate_scores,
+)
+
+__all__ = [
+    "BUILTIN_METRICS",
+    "CalibrationResult",
+    "CodePairScorer",
+    "ConstantInputWarning",
+    "EndToEndScorer",
+    "IRPairScorer",
+    "LabelFileError",
+    "LabelledItem",
+    "SHIPPED_LABELS",
+    "ValidationResult",
+    "builtin_scorer",
+    "calibrate_weights",
+    "format_table",
+    "import_metric",
+    "krippendorff_alpha",
+    "load_labels",
+    "load_weights",
+    "markdown_report",
+    "plot_validation",
+    "save_weights",
+    "score_value",
+    "shipped_labels_path",
+    "validate_metric",
+    "validate_scores",
+]

@@ -1,0 +1,336 @@
+"""Callables that score labelled items with the package's metrics, and metric look-up by name."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from lift_metrics._checks import normalize_weights
+
+BUILTIN_METRICS: tuple[str, ...] = ("ir_quality", "code_quality", "end_to_end")
+
+
+def _tests_of(value: Any) -> list[tuple[dict[str, Any], Any]] | str:
+    """Data-file tests ``[{"inputs": {...}, "expected": v}, ...]`` -> ``[(kwargs, v), ...]``."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, Sequence):
+        raise TypeError(f"tests must be a list of cases or a check script, got {type(value)}")
+    cases: list[tuple[dict[str, Any], Any]] = []
+    for index, case in enumerate(value):
+        if isinstance(case, Mapping) and "inputs" in case and "expected" in case:
+            cases.append((dict(case["inputs"]), case["expected"]))
+        elif isinstance(case, Sequence) and not isinstance(case, str) and len(case) == 2:
+            cases.append((dict(case[0]), case[1]))
+        else:
+            raise ValueError(
+                f"tests[{index}] must be {{'inputs': ..., 'expected': ...}} or an "
+                f"(inputs, expected) pair, got {case!r:.80}"
+            )
+    return cases
+
+
+def _field(item: Any, key: str, scorer: str) -> Any:
+    if not isinstance(item, Mapping):
+        raise TypeError(f"{scorer} scores mapping items, got {type(item).__name__}")
+    if key not in item:
+        raise ValueError(f"{scorer}: the item has no field {key!r} (it has {sorted(item)})")
+    return item[key]
+
+
+class IRPairScorer:
+    """Score an IR pair ``{"predicted": IR-JSON, "expected": IR-JSON}`` with ``ir_quality``.
+
+    Calls ``ir_quality(IR.model_validate(predicted), IR.model_validate(expected),
+    weights=..., embedder=...)``; the item keys are those of ``datasets/labels/ir_pairs.jsonl``.
+
+    Parameters
+    ----------
+    weights : mapping, optional
+        ``intent``/``signature``/``structure``/``constraints``; default seed h10's.
+    embedder : Embedder, optional
+        Default the bundled all-MiniLM-L6-v2.
+
+    Examples
+    --------
+    >>> ir = {"intent": {"description": "Add a and b."}, "signature": {"name": "add"}}
+    >>> scorer = IRPairScorer(weights={"intent": 0, "signature": 1, "structure": 1,
+    ...                                "constraints": 1})
+    >>> scorer({"predicted": ir, "expected": ir})
+    1.0
+    """
+
+    name = "ir_quality"
+    __name__ = "ir_quality"
+
+    def __init__(self, *, weights: Mapping[str, float] | None = None, embedder: Any = None) -> None:
+        from lift_metrics.ir import DEFAULT_IR_WEIGHTS
+
+        self.weights = normalize_weights("weights", weights, DEFAULT_IR_WEIGHTS)
+        self.embedder = embedder
+        self.components: tuple[str, ...] = tuple(DEFAULT_IR_WEIGHTS)
+        self.default_weights: dict[str, float] = dict(DEFAULT_IR_WEIGHTS)
+
+    def __repr__(self) -> str:
+        return f"IRPairScorer(weights={self.weights})"
+
+    def _pair(self, item: Any) -> tuple[Any, Any]:
+        from lift_metrics.ir import IR
+
+        predicted = _field(item, "predicted", "ir_quality")
+        expected = _field(item, "expected", "ir_quality")
+        as_ir = IR.model_validate_json if isinstance(predicted, str) else IR.model_validate
+        as_expected = IR.model_validate_json if isinstance(expected, str) else IR.model_validate
+        return as_ir(predicted), as_expected(expected)
+
+    def breakdown(self, item: Any) -> Any:
+        """The :class:`~lift_metrics.ir.IRQualityBreakdown` of one item."""
+        from lift_metrics.ir import ir_quality_breakdown
+
+        predicted, expected = self._pair(item)
+        return ir_quality_breakdown(
+            predicted, expected, weights=self.weights, embedder=self.embedder
+        )
+
+    def __call__(self, item: Any) -> float:
+        return float(self.breakdown(item).score)
+
+    def group(self, item: Any) -> str | None:
+        """The expected function's name (pairs built on one function share a fold)."""
+        expected = item.get("expected") if isinstance(item, Mapping) else None
+        if isinstance(expected, Mapping):
+            signature = expected.get("signature")
+            if isinstance(signature, Mapping):
+                return str(signature.get("name"))
+        return None
+
+    def prefetch(self, items: Sequence[Any]) -> None:
+        """Embed every intent in one batch (fills the embedder's cache); best effort."""
+        if self.weights.get("intent", 0) <= 0:
+            return
+        from lift_metrics.similarity import resolve_embedder
+
+        texts: list[str] = []
+        for item in items:
+            try:
+                predicted, expected = self._pair(item)
+            except Exception:  # a bad item is reported when it is scored
+                continue
+            texts += [predicted.intent.description, expected.intent.description]
+        if texts:
+            self.embedder = resolve_embedder(self.embedder)
+            self.embedder.embed(list(dict.fromkeys(texts)))
+
+
+class CodePairScorer:
+    """Score a code pair with ``code_quality`` (item keys of ``code_pairs.jsonl``).
+
+    Calls ``code_quality(item["predicted_code"], item["expected_code"], tests,
+    entry_point=item.get("entry_point"), ...)`` where ``tests`` are the item's
+    ``[{"inputs": {...}, "expected": v}]`` cases as ``(kwargs, v)`` pairs (or a check script).
+
+    Parameters
+    ----------
+    weights : mapping, optional
+        ``syntax``/``tests``/``semantic``/``style`` (optionally ``structural``); default
+        seed 002's.
+    embedder, sandbox, timeout_s
+        Passed to :func:`lift_metrics.code.code_quality_breakdown`.
+    """
+
+    name = "code_quality"
+    __name__ = "code_quality"
+
+    def __init__(
+        self,
+        *,
+        weights: Mapping[str, float] | None = None,
+        embedder: Any = None,
+        sandbox: Any = None,
+        timeout_s: float | None = None,
+    ) -> None:
+        from lift_metrics.code import DEFAULT_CODE_QUALITY_WEIGHTS
+
+        defaults = dict(DEFAULT_CODE_QUALITY_WEIGHTS)
+        if isinstance(weights, Mapping) and "structural" in weights:
+            defaults["structural"] = 0.0
+        self.weights = normalize_weights("weights", weights, defaults)
+        self.embedder = embedder
+        self.sandbox = sandbox
+        self.timeout_s = timeout_s
+        self.components: tuple[str, ...] = tuple(DEFAULT_CODE_QUALITY_WEIGHTS)
+        self.default_weights: dict[str, float] = dict(DEFAULT_CODE_QUALITY_WEIGHTS)
+
+    def __repr__(self) -> str:
+        return f"CodePairScorer(weights={self.weights})"
+
+    def breakdown(self, item: Any) -> Any:
+        """The :class:`~lift_metrics.code.CodeQualityBreakdown` of one item."""
+        from lift_metrics.code import code_quality_breakdown
+
+        entry_point = item.get("entry_point") if isinstance(item, Mapping) else None
+        return code_quality_breakdown(
+            _field(item, "predicted_code", "code_quality"),
+            _field(item, "expected_code", "code_quality"),
+            _tests_of(item.get("tests")),
+            weights=self.weights,
+            embedder=self.embedder,
+            sandbox=self.sandbox,
+            entry_point=entry_point or None,
+            timeout_s=self.timeout_s,
+        )
+
+    def __call__(self, item: Any) -> float:
+        return float(self.breakdown(item).score)
+
+    def group(self, item: Any) -> str | None:
+        """The entry point (pairs built on one function share a fold)."""
+        value = item.get("entry_point") if isinstance(item, Mapping) else None
+        return None if value is None else str(value)
+
+    def prefetch(self, items: Sequence[Any]) -> None:
+        """Embed every predicted and expected snippet in one batch; best effort."""
+        if self.weights.get("semantic", 0) <= 0:
+            return
+        from lift_metrics.similarity import resolve_embedder
+
+        texts = [
+            text
+            for item in items
+            if isinstance(item, Mapping)
+            for text in (item.get("predicted_code"), item.get("expected_code"))
+            if isinstance(text, str)
+        ]
+        if texts:
+            self.embedder = resolve_embedder(self.embedder)
+            self.embedder.embed(list(dict.fromkeys(texts)))
+
+
+class EndToEndScorer:
+    """Score an end-to-end item with ``end_to_end``.
+
+    Item keys: ``predicted_ir``, ``expected_ir`` (IR JSON objects or text),
+    ``predicted_code``, ``expected_code``, ``tests``, optional ``entry_point`` and
+    ``latency_ms`` (absent: latency is left out and the other weights rescaled). No labelled
+    end-to-end data ships with the package: pass your own file.
+
+    Parameters
+    ----------
+    weights : mapping, optional
+        ``ir``/``code``/``latency``; default 0.4/0.5/0.1.
+    ir_weights, code_weights : mapping, optional
+    embedder, sandbox, timeout_s
+    """
+
+    name = "end_to_end"
+    __name__ = "end_to_end"
+
+    def __init__(
+        self,
+        *,
+        weights: Mapping[str, float] | None = None,
+        ir_weights: Mapping[str, float] | None = None,
+        code_weights: Mapping[str, float] | None = None,
+        embedder: Any = None,
+        sandbox: Any = None,
+        timeout_s: float | None = None,
+    ) -> None:
+        from lift_metrics.end_to_end import DEFAULT_E2E_WEIGHTS
+
+        self.weights = normalize_weights("weights", weights, DEFAULT_E2E_WEIGHTS)
+        self.ir_weights = ir_weights
+        self.code_weights = code_weights
+        self.embedder = embedder
+        self.sandbox = sandbox
+        self.timeout_s = timeout_s
+        self.components: tuple[str, ...] = tuple(DEFAULT_E2E_WEIGHTS)
+        self.default_weights: dict[str, float] = dict(DEFAULT_E2E_WEIGHTS)
+
+    def __repr__(self) -> str:
+        return f"EndToEndScorer(weights={self.weights})"
+
+    def breakdown(self, item: Any) -> Any:
+        """The :class:`~lift_metrics.end_to_end.EndToEndBreakdown` of one item."""
+        from lift_metrics.end_to_end import end_to_end_breakdown
+
+        latency = item.get("latency_ms") if isinstance(item, Mapping) else None
+        return end_to_end_breakdown(
+            predicted_ir=_field(item, "predicted_ir", "end_to_end"),
+            expected_ir=_field(item, "expected_ir", "end_to_end"),
+            predicted_code=_field(item, "predicted_code", "end_to_end"),
+            expected_code=_field(item, "expected_code", "end_to_end"),
+            tests=_tests_of(item.get("tests")),
+            latency_ms=None if latency in (None, "") else float(latency),
+            weights=self.weights,
+            ir_weights=self.ir_weights,
+            code_weights=self.code_weights,
+            embedder=self.embedder,
+            sandbox=self.sandbox,
+            entry_point=item.get("entry_point") or None,
+            timeout_s=self.timeout_s,
+        )
+
+    def __call__(self, item: Any) -> float:
+        return float(self.breakdown(item).score)
+
+    def group(self, item: Any) -> str | None:
+        """The entry point, when given."""
+        value = item.get("entry_point") if isinstance(item, Mapping) else None
+        return None if value is None else str(value)
+
+    def prefetch(self, items: Sequence[Any]) -> None:
+        """Nothing to batch ahead (kept for a uniform interface)."""
+
+
+def builtin_scorer(
+    name: str, *, weights: Mapping[str, float] | None = None
+) -> IRPairScorer | CodePairScorer | EndToEndScorer:
+    """The item scorer for ``"ir_quality"``, ``"code_quality"`` or ``"end_to_end"``.
+
+    Examples
+    --------
+    >>> builtin_scorer("code_quality").weights["tests"]
+    0.4
+    """
+    if name == "ir_quality":
+        return IRPairScorer(weights=weights)
+    if name == "code_quality":
+        return CodePairScorer(weights=weights)
+    if name == "end_to_end":
+        return EndToEndScorer(weights=weights)
+    raise ValueError(f"metric must be one of {BUILTIN_METRICS}, got {name!r}")
+
+
+def import_metric(spec: str) -> Callable[..., Any]:
+    """Import a metric named ``"package.module:attribute"`` (dotted attributes allowed).
+
+    Raises
+    ------
+    ValueError
+        If ``spec`` has no ``:`` or names no callable.
+    ImportError
+        If the module cannot be imported.
+
+    Examples
+    --------
+    >>> import_metric("lift_metrics.ir:ir_quality").__name__
+    'ir_quality'
+    """
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise ValueError(
+            f"a metric import path must look like 'package.module:attribute', got {spec!r}"
+        )
+    module = importlib.import_module(module_name)
+    value: Any = module
+    for part in attribute.split("."):
+        try:
+            value = getattr(value, part)
+        except AttributeError:
+            raise ValueError(f"{module_name!r} has no attribute {attribute!r}") from None
+    if not callable(value):
+        raise ValueError(f"{spec!r} is not callable (got {type(value).__name__})")
+    return value

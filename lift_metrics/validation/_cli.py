@@ -1,0 +1,386 @@
+"""``lift-metrics validate``: agreement of metrics with hand-labelled data, as a CI gate."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lift_metrics.validation._adapters import BUILTIN_METRICS, builtin_scorer, import_metric
+from lift_metrics.validation._calibrate import (
+    CalibrationResult,
+    calibrate_weights,
+    load_weights,
+    save_weights,
+    weights_file_metric,
+)
+from lift_metrics.validation._labels import (
+    SHIPPED_LABELS,
+    LabelledItem,
+    load_labels,
+    shipped_labels_path,
+)
+from lift_metrics.validation._validate import ValidationResult, validate_metric
+
+_DEFAULT_METRICS = ("ir_quality", "code_quality")
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``validate`` command."""
+    parser = subparsers.add_parser(
+        "validate",
+        help="how well metrics agree with hand-labelled data (Pearson with CI); a CI gate",
+        description=(
+            "Score labelled items with each metric and report Pearson's r with its confidence "
+            "interval, Spearman, Kendall tau-b, the calibration line and, with several rating "
+            "fields, Krippendorff's alpha among raters. Writes a Markdown report, a JSON file "
+            "and one scatter plot per metric to --out. METRIC is ir_quality, code_quality, "
+            "end_to_end or an import path 'package.module:attribute' (default: ir_quality and "
+            "code_quality on the shipped labels). Exit code 1 when a metric misses its "
+            "target, 2 on bad input."
+        ),
+    )
+    parser.add_argument("metrics", nargs="*", metavar="METRIC", help="metric(s) to validate")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="labelled data (.jsonl or .csv); default the shipped labels of the metric",
+    )
+    parser.add_argument(
+        "--split",
+        choices=("heldout", "calibration", "all"),
+        default=None,
+        help="which items to report on (default heldout when the data has splits, else all)",
+    )
+    parser.add_argument("--target", type=float, default=0.8, help="Pearson target (default 0.8)")
+    parser.add_argument(
+        "--confidence-level", type=float, default=0.95, help="interval level (default 0.95)"
+    )
+    parser.add_argument(
+        "--require-ci",
+        action="store_true",
+        help="fail unless the interval's lower bound reaches the target (stricter gate)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("validation-report"),
+        metavar="DIR",
+        help="directory for validation.md, validation.json and the PNG plots",
+    )
+    parser.add_argument(
+        "--weights",
+        type=Path,
+        action="append",
+        default=None,
+        metavar="FILE",
+        help="weights file (.json/.toml, as written by --calibrate) for the metric it names",
+    )
+    parser.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="also fit the weights on the calibration split, report them on --split, and "
+        "save them to DIR/weights_METRIC.json (built-in metrics only)",
+    )
+    parser.add_argument(
+        "--objective",
+        choices=("pearson", "squared_error"),
+        default="pearson",
+        help="what --calibrate optimises",
+    )
+    parser.add_argument("--folds", type=int, default=5, help="cross-validation folds")
+    parser.add_argument(
+        "--score-field", default="human_score", help="field with the label (default human_score)"
+    )
+    parser.add_argument(
+        "--field",
+        action="append",
+        default=None,
+        metavar="KEY=COLUMN",
+        help="map a data field to an item key (repeatable); default: all fields as they are",
+    )
+    parser.add_argument(
+        "--json-field",
+        action="append",
+        default=None,
+        metavar="COLUMN",
+        help="CSV column whose cells hold JSON (repeatable)",
+    )
+    parser.add_argument(
+        "--call",
+        choices=("item", "kwargs", "dspy"),
+        default=None,
+        help="how an import-path metric is called: metric(item), metric(**item) or "
+        "metric(example, prediction) (default item)",
+    )
+    parser.add_argument(
+        "--prediction-field",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="with --call dspy: item field belonging to the prediction (repeatable)",
+    )
+    parser.add_argument("--threads", type=int, default=1, help="score items in N threads")
+    parser.set_defaults(handler=_run)
+
+
+def _field_map(entries: Sequence[str] | None) -> dict[str, str] | None:
+    if not entries:
+        return None
+    mapping: dict[str, str] = {}
+    for entry in entries:
+        key, sep, column = entry.partition("=")
+        if not sep or not key or not column:
+            raise ValueError(f"--field must look like KEY=COLUMN, got {entry!r}")
+        mapping[key] = column
+    return mapping
+
+
+def _weights_by_metric(files: Sequence[Path] | None, metrics: Sequence[str]) -> dict[str, Any]:
+    chosen: dict[str, Any] = {}
+    for file in files or ():
+        named = weights_file_metric(file)
+        if named is None:
+            if len(metrics) != 1:
+                raise ValueError(
+                    f'{file} names no metric; add metric = "NAME" or validate one metric'
+                )
+            named = metrics[0]
+        if named not in metrics:
+            raise ValueError(f"{file} holds weights for {named!r}, which is not being validated")
+        chosen[named] = load_weights(file, metric=named)
+    return chosen
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or "metric"
+
+
+def _load(args: argparse.Namespace, data: Path) -> tuple[list[LabelledItem], str]:
+    items = load_labels(
+        data,
+        score_field=args.score_field,
+        fields=_field_map(args.field),
+        json_fields=tuple(args.json_field or ()),
+    )
+    split = args.split
+    if split is None:
+        split = "heldout" if any(item.split for item in items) else "all"
+    if split != "all":
+        without = [item for item in items if item.split is None]
+        if without:
+            raise ValueError(
+                f"{data}:{without[0].line}: item {without[0].id!r} has no split; use --split all"
+            )
+        items = [item for item in items if item.split == split]
+        if not items:
+            raise ValueError(f"{data}: no items in split {split!r}")
+    return items, split
+
+
+def _categories(items: Sequence[LabelledItem]) -> dict[str, str]:
+    """Item id -> its ``category`` field, where the items have one."""
+    found: dict[str, str] = {}
+    for item in items:
+        value = item.item.get("category") if isinstance(item.item, dict) else None
+        if isinstance(value, str):
+            found[item.id] = value
+    return found
+
+
+def _components(scorer: Any, items: Sequence[LabelledItem]) -> dict[str, list[float]]:
+    full = type(scorer)(embedder=scorer.embedder)  # default weights: every component computed
+    full.prefetch([item.item for item in items])
+    columns: dict[str, list[float]] = {name: [] for name in scorer.components}
+    for item in items:
+        components = full.breakdown(item.item).components
+        for name in columns:
+            columns[name].append(float(components[name]))
+    return columns
+
+
+def _calibrate(
+    args: argparse.Namespace, spec: str, data: Path, reported: list[LabelledItem]
+) -> tuple[CalibrationResult, ValidationResult, Path]:
+    scorer = builtin_scorer(spec)
+    every = load_labels(
+        data,
+        score_field=args.score_field,
+        fields=_field_map(args.field),
+        json_fields=tuple(args.json_field or ()),
+    )
+    fit_items = [item for item in every if item.split == "calibration"]
+    if len(fit_items) < 2 * args.folds:
+        raise ValueError(
+            f"--calibrate needs at least {2 * args.folds} items with split 'calibration' "
+            f"in {data}, got {len(fit_items)}"
+        )
+    if any(item.split == "calibration" for item in reported):
+        print(
+            "warning: the reported split includes calibration items; the fitted weights' "
+            "figure on it is not an out-of-sample estimate",
+            file=sys.stderr,
+        )
+    fit = calibrate_weights(
+        _components(scorer, fit_items),
+        [item.label for item in fit_items],
+        objective=args.objective,
+        folds=args.folds,
+        groups=[scorer.group(item.item) or item.id for item in fit_items],
+        default_weights=scorer.default_weights,
+        metric=spec,
+    )
+    fitted = builtin_scorer(spec, weights=fit.weights)
+    fitted.prefetch([item.item for item in reported])
+    result = validate_metric(
+        fitted,
+        reported,
+        target=args.target,
+        confidence_level=args.confidence_level,
+        name=f"{spec} (calibrated)",
+        errors="missing",
+        num_threads=args.threads,
+    )
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = save_weights(
+        args.out / f"weights_{spec}.json",
+        fit.weights,
+        metric=spec,
+        metadata={
+            **fit.to_dict(),
+            "fitted_on": f"{data.name} split=calibration",
+            "reported_split_pearson": result.pearson,
+        },
+    )
+    return fit, result, path
+
+
+def _run(args: argparse.Namespace) -> int:
+    from lift_metrics._io import atomic_write_json, atomic_write_text, to_jsonable
+    from lift_metrics.validation._plot import plot_validation
+    from lift_metrics.validation._report import format_table, markdown_report
+
+    started = time.perf_counter()
+    metrics = list(args.metrics or _DEFAULT_METRICS)
+    if args.folds < 2:
+        raise ValueError(f"--folds must be >= 2, got {args.folds}")
+    if args.threads < 1:
+        raise ValueError(f"--threads must be >= 1, got {args.threads}")
+    for spec in metrics:
+        if spec not in BUILTIN_METRICS and ":" not in spec:
+            raise ValueError(
+                f"METRIC must be one of {BUILTIN_METRICS} or 'package.module:attribute', "
+                f"got {spec!r}"
+            )
+    if args.calibrate and any(spec not in BUILTIN_METRICS for spec in metrics):
+        raise ValueError("--calibrate works for the built-in metrics only")
+    weights = _weights_by_metric(args.weights, metrics)
+
+    results: list[ValidationResult] = []
+    sources: dict[str, str] = {}
+    plots: dict[str, str] = {}
+    calibrations: dict[str, tuple[CalibrationResult, ValidationResult | None]] = {}
+    categories: dict[str, dict[str, str]] = {}
+    saved: list[Path] = []
+    split_shown = None
+    for spec in metrics:
+        if args.data is not None:
+            data = args.data
+        elif spec in SHIPPED_LABELS:
+            data = shipped_labels_path(spec)
+        else:
+            raise ValueError(f"no labelled data ships for {spec!r}: pass --data FILE")
+        items, split_shown = _load(args, data)
+        if spec in BUILTIN_METRICS:
+            if args.call not in (None, "item"):
+                raise ValueError("--call applies to import-path metrics only")
+            scorer = builtin_scorer(spec, weights=weights.get(spec))
+            scorer.prefetch([item.item for item in items])
+            result = validate_metric(
+                scorer,
+                items,
+                target=args.target,
+                confidence_level=args.confidence_level,
+                name=spec,
+                errors="missing",
+                num_threads=args.threads,
+            )
+        else:
+            if spec in weights:
+                raise ValueError("--weights applies to the built-in metrics only")
+            if os.getcwd() not in sys.path:
+                sys.path.insert(0, os.getcwd())
+            metric = import_metric(spec)
+            result = validate_metric(
+                metric,
+                items,
+                target=args.target,
+                confidence_level=args.confidence_level,
+                call=args.call or "item",
+                prediction_fields=tuple(args.prediction_field or ()),
+                name=spec,
+                errors="missing",
+                num_threads=args.threads,
+            )
+        results.append(result)
+        sources[result.metric] = str(data)
+        categories[result.metric] = _categories(items)
+        if args.calibrate:
+            fit, fitted_result, path = _calibrate(args, spec, data, items)
+            calibrations[result.metric] = (fit, fitted_result)
+            saved.append(path)
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    for result in results:
+        png = args.out / f"{_slug(result.metric)}.png"
+        plot_validation(result, png)
+        plots[result.metric] = png.name
+    report = markdown_report(
+        results,
+        sources=sources,
+        split=split_shown,
+        plots=plots,
+        calibrations=calibrations,
+        categories={name: found for name, found in categories.items() if found},
+    )
+    atomic_write_text(args.out / "validation.md", report)
+    atomic_write_json(
+        args.out / "validation.json",
+        to_jsonable(
+            {
+                "split": split_shown,
+                "results": [r.to_dict() for r in results],
+                "calibration": {
+                    name: {"fit": fit.to_dict(), "reported": None if fr is None else fr.to_dict()}
+                    for name, (fit, fr) in calibrations.items()
+                },
+            }
+        ),
+    )
+    print(format_table(results))
+    for name, (fit, on_split) in calibrations.items():
+        shown = ", ".join(f"{k}={v:.3f}" for k, v in fit.weights.items())
+        reported = "-" if on_split is None else f"{on_split.pearson:.3f}"
+        print(
+            f"{name}: calibrated on {fit.n} calibration items: {shown}; Pearson in-sample "
+            f"{fit.in_sample_pearson:.3f}, {fit.folds}-fold CV {fit.cv_pearson:.3f}, "
+            f"on {split_shown} {reported} (default weights on {split_shown}: "
+            f"{next(r.pearson for r in results if r.metric == name):.3f})"
+        )
+    for path in saved:
+        print(f"weights written to {path}")
+    elapsed = time.perf_counter() - started
+    print(f"report: {args.out / 'validation.md'} ({elapsed:.1f} s)")
+    failed = [r for r in results if not (r.passed_ci if args.require_ci else r.passed)]
+    if failed:
+        names = ", ".join(r.metric for r in failed)
+        print(f"below target {args.target:g}: {names}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,136 @@
+"""Test doubles for the code_quality family: a tiny deterministic embedder and fake sandboxes.
+
+``HashEmbedder`` and ``FakeSandbox`` are for unit tests of the metrics' own logic only; the
+tests using the ``real_sandbox`` fixture or marked ``slow`` use the real sandbox and model.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+class HashEmbedder:
+    """Deterministic bag-of-tokens embedder: token counts hashed (crc32) into 64 buckets."""
+
+    dim = 64
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            self.calls.append(list(texts))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in re.findall(r"\w+", text.lower()):
+                out[row, zlib.crc32(token.encode()) % self.dim] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
+
+
+@dataclass(frozen=True)
+class FakeOutcome:
+    index: int
+    passed: bool
+    inputs: dict[str, Any] | None
+    expected: Any
+    actual_repr: str | None
+    error: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "passed": self.passed, "error": self.error}
+
+
+@dataclass(frozen=True)
+class FakeResult:
+    status: str
+    outcomes: tuple[FakeOutcome, ...]
+    elapsed_ms: float
+    reason: str
+    stderr: str
+
+    @property
+    def passed_count(self) -> int:
+        return sum(outcome.passed for outcome in self.outcomes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "outcomes": [o.to_dict() for o in self.outcomes]}
+
+
+class FakeSandbox:
+    """Runs TRUSTED test code in-process (exec), exact-type comparison; records each call."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any, str | None, float | None]] = []
+        self._lock = threading.Lock()
+
+    def run_tests(
+        self,
+        code: str,
+        tests: Any,
+        *,
+        entry_point: str | None = None,
+        timeout_s: float | None = None,
+    ) -> FakeResult:
+        with self._lock:
+            self.calls.append((code, tests, entry_point, timeout_s))
+        namespace: dict[str, Any] = {}
+        exec(compile(code, "<fake>", "exec"), namespace)
+        functions = [
+            value
+            for key, value in namespace.items()
+            if callable(value) and getattr(value, "__module__", None) is None and key != "check"
+        ]
+        if isinstance(tests, str):
+            exec(compile(tests, "<fake-check>", "exec"), namespace)
+            candidate = namespace[entry_point] if entry_point else functions[0]
+            try:
+                namespace["check"](candidate)
+            except Exception as exc:
+                outcome = FakeOutcome(0, False, None, None, None, repr(exc))
+                return FakeResult("failed", (outcome,), 0.1, "check failed", "")
+            return FakeResult(
+                "passed", (FakeOutcome(0, True, None, None, None, None),), 0.1, "", ""
+            )
+        if entry_point is not None and entry_point not in namespace:
+            outcomes = tuple(
+                FakeOutcome(i, False, inputs, expected, None, "no entry point")
+                for i, (inputs, expected) in enumerate(tests)
+            )
+            return FakeResult("error", outcomes, 0.1, f"no function named {entry_point!r}", "")
+        function = namespace[entry_point] if entry_point else functions[0]
+        outcomes_list = []
+        for index, (inputs, expected) in enumerate(tests):
+            try:
+                actual = function(**inputs)
+            except Exception as exc:
+                outcomes_list.append(FakeOutcome(index, False, inputs, expected, None, repr(exc)))
+                continue
+            passed = type(actual) is type(expected) and actual == expected
+            outcomes_list.append(FakeOutcome(index, passed, inputs, expected, repr(actual), None))
+        outcomes = tuple(outcomes_list)
+        status = "passed" if all(o.passed for o in outcomes) else "failed"
+        reason = "" if status == "passed" else "some tests failed"
+        return FakeResult(status, outcomes, 0.1, reason, "")
+
+
+class ExplodingSandbox:
+    """A sandbox that must never be used (code that does not parse starts no process)."""
+
+    def run_tests(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the sandbox must not be called here")
+
+
+class ExplodingEmbedder:
+    """An embedder that must never be used."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        raise AssertionError("the embedder must not be called here")

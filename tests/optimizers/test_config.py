@@ -1,0 +1,228 @@
+"""Run configuration validation: unknown keys, DSPy arguments, the DESIGN.md traps, bad input.
+
+Every rejected config must fail in ``RunConfig.from_mapping`` / ``preflight`` (no LM is built
+or called) with one line that names what to change.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lift_metrics._paths import configs_dir
+from lift_metrics.optimizers._budget import Budget
+from lift_metrics.optimizers._config import RunConfig, load_config, preflight
+
+BASE: dict[str, Any] = {
+    "name": "t",
+    "seed": 3,
+    "optimizer": {"name": "mipro", "init": {}, "compile": {}},
+    "lm": {"model": "local"},
+}
+
+
+def config(**changes: Any) -> dict[str, Any]:
+    data = copy.deepcopy(BASE)
+    for key, value in changes.items():
+        data[key] = value
+    return data
+
+
+def optimizer(name: str, init: dict[str, Any] | None = None, comp: dict[str, Any] | None = None):
+    return config(optimizer={"name": name, "init": init or {}, "compile": comp or {}})
+
+
+def rejects(data: dict[str, Any], *fragments: str) -> str:
+    with pytest.raises(ValueError) as info:
+        RunConfig.from_mapping(data)
+    message = str(info.value)
+    assert "\n" not in message, message
+    for fragment in fragments:
+        assert fragment in message, message
+    return message
+
+
+@pytest.mark.parametrize("name", ["quick", "mipro", "copro", "gepa"])
+def test_shipped_configs_validate_and_pass_preflight(name: str) -> None:
+    cfg = load_config(configs_dir() / f"{name}.toml")
+    preflight(cfg)  # the shipped dataset has the splits and sizes the configs ask for
+    assert cfg.name == name
+    assert cfg.optimizer.name == ("mipro" if name == "quick" else name)
+    assert not cfg.budget.is_unlimited  # every shipped run is capped
+
+
+def test_values_pass_through_and_none_strings_become_none() -> None:
+    cfg = RunConfig.from_mapping(
+        optimizer("mipro", {"auto": "none", "num_candidates": 3}, {"num_trials": 4})
+    )
+    assert cfg.optimizer.init_args == {"auto": None, "num_candidates": 3}
+    assert cfg.optimizer.compile_args == {"num_trials": 4}
+    assert cfg.optimizer.class_name == "MIPROv2"
+
+
+def test_config_hash_is_stable_and_changes_with_content() -> None:
+    a = RunConfig.from_mapping(config())
+    b = RunConfig.from_mapping(config())
+    c = RunConfig.from_mapping(config(seed=4))
+    assert a.config_hash == b.config_hash != c.config_hash
+    assert json.loads(json.dumps(a.to_dict()))["seed"] == 3
+
+
+def test_unknown_optimizer() -> None:
+    rejects(optimizer("bootstrap"), "unknown optimizer 'bootstrap'", "mipro, copro, gepa")
+
+
+def test_unknown_top_level_key() -> None:
+    rejects(config(epochs=3), "unknown key 'epochs'", "allowed keys")
+
+
+def test_unknown_mipro_argument_lists_the_accepted_ones() -> None:
+    rejects(optimizer("mipro", {"num_trails": 3}), "does not accept 'num_trails'", "auto")
+
+
+def test_argument_in_the_wrong_table_says_where_it_belongs() -> None:
+    rejects(
+        optimizer("mipro", {"num_trials": 3, "auto": "none"}),
+        "'num_trials'",
+        "[optimizer.compile]",
+    )
+
+
+def test_copro_swallows_unknown_kwargs_but_the_config_does_not() -> None:
+    # dspy.COPRO(**_kwargs) would silently ignore this typo
+    rejects(optimizer("copro", {"bredth": 4}), "COPRO.__init__ does not accept 'bredth'")
+
+
+def test_copro_eval_kwargs_keys_must_fit_both_evaluate_signatures() -> None:
+    rejects(
+        optimizer("copro", comp={"eval_kwargs": {"failure_score": 0.0}}),
+        "eval_kwargs key 'failure_score'",
+        "num_threads",
+    )
+    ok = RunConfig.from_mapping(optimizer("copro", comp={"eval_kwargs": {"num_threads": 2}}))
+    assert ok.optimizer.compile_args["eval_kwargs"] == {"num_threads": 2}
+
+
+def test_copro_breadth_must_exceed_one() -> None:
+    rejects(optimizer("copro", {"breadth": 1}), "breadth must be greater than 1")
+
+
+def test_mipro_auto_with_num_trials_is_rejected() -> None:
+    rejects(
+        optimizer("mipro", {"auto": "light"}, {"num_trials": 5}),
+        "auto='light'",
+        'auto = "none"',
+    )
+
+
+def test_mipro_default_auto_with_num_candidates_is_rejected() -> None:
+    # MIPROv2's auto defaults to "light"
+    rejects(optimizer("mipro", {"num_candidates": 5}), "num_candidates")
+
+
+def test_mipro_auto_none_needs_both_counts() -> None:
+    rejects(optimizer("mipro", {"auto": "none", "num_candidates": 3}), "num_trials")
+
+
+def test_mipro_seed_zero_is_rejected_everywhere() -> None:
+    rejects(optimizer("mipro", {"seed": 0}), "seed = 0 is ignored")
+    rejects(optimizer("mipro", comp={"seed": 0}), "seed = 0 is ignored")
+    rejects(config(seed=0), "seed = 0 would be ignored")
+    # other optimizers take seed 0 as it is
+    assert RunConfig.from_mapping({**optimizer("copro"), "seed": 0}).seed == 0
+
+
+def test_mipro_minibatch_larger_than_valset_is_caught_before_any_lm_call() -> None:
+    cfg = RunConfig.from_mapping(
+        {
+            **optimizer("mipro", {"auto": "none", "num_candidates": 2}, {"num_trials": 2}),
+            "dataset": {"val_limit": 10},
+        }
+    )
+    with pytest.raises(ValueError, match="minibatch_size 35 exceeds the 10 validation"):
+        preflight(cfg)
+    fixed = RunConfig.from_mapping(
+        {
+            **optimizer(
+                "mipro",
+                {"auto": "none", "num_candidates": 2},
+                {"num_trials": 2, "minibatch": False},
+            ),
+            "dataset": {"val_limit": 10},
+        }
+    )
+    preflight(fixed)
+
+
+def test_gepa_needs_exactly_one_budget() -> None:
+    rejects(optimizer("gepa"), "exactly one of auto, max_full_evals, max_metric_calls")
+    rejects(
+        optimizer("gepa", {"auto": "light", "max_metric_calls": 10}),
+        "got auto, max_metric_calls",
+    )
+    assert RunConfig.from_mapping(optimizer("gepa", {"max_full_evals": 2}))
+
+
+def test_runner_owned_arguments_are_rejected_with_their_source() -> None:
+    rejects(optimizer("mipro", {"metric": "x"}), "metric", "[metric]")
+    rejects(optimizer("gepa", {"reflection_lm": "openai/x", "auto": "light"}), "[prompt_lm]")
+    rejects(optimizer("mipro", comp={"requires_permission_to_run": True}), "remove it")
+
+
+def test_argument_types_are_checked() -> None:
+    rejects(optimizer("copro", {"breadth": "ten"}), "breadth must be", "int")
+    rejects(optimizer("mipro", {"auto": "extreme"}), "'heavy'", "'extreme'")
+    rejects(optimizer("gepa", {"auto": "light", "use_merge": "yes"}), "use_merge must be bool")
+
+
+def test_metric_validation() -> None:
+    rejects(config(metric={"name": "bleu"}), "unknown metric 'bleu'")
+    rejects(config(metric={"name": "ir_quality", "target_ms": 5}), "does not accept 'target_ms'")
+    rejects(config(metric={"threshold": 1.5}), "threshold")
+    ok = RunConfig.from_mapping(config(metric={"name": "end_to_end", "threshold": 0.7}))
+    assert ok.metric.options == {"threshold": 0.7}
+
+
+def test_dataset_budget_and_evaluation_validation() -> None:
+    rejects(config(dataset={"test": "train"}), "also used for optimizing")
+    rejects(config(dataset={"train_limit": 0}), "train_limit must be a positive integer")
+    rejects(config(dataset={"split": "x"}), "unknown key 'split' in [dataset]")
+    rejects(config(budget={"max_calls": 3}), "unknown key 'max_calls' in [budget]")
+    rejects(config(budget={"max_lm_calls": 0}), "[budget]", "max_lm_calls")
+    rejects(config(evaluation={"runs": 0}), "[evaluation]", "runs")
+    cfg = RunConfig.from_mapping(config(budget={"max_tokens": 5000, "max_cost_usd": 0.5}))
+    assert cfg.budget == Budget(max_tokens=5000, max_cost_usd=0.5)
+
+
+def test_api_key_in_a_config_is_refused() -> None:
+    rejects(config(lm={"model": "openai/gpt-4o-mini", "api_key": "sk-x"}), "environment")
+
+
+def test_missing_config_and_dataset_files(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="config file not found"):
+        load_config(tmp_path / "none.toml")
+    cfg = RunConfig.from_mapping(config(dataset={"path": str(tmp_path / "missing.jsonl")}))
+    with pytest.raises(FileNotFoundError, match=r"missing\.jsonl"):
+        preflight(cfg)
+
+
+def test_bad_toml_names_the_file(tmp_path: Path) -> None:
+    file = tmp_path / "bad.toml"
+    file.write_text("name = [unclosed\n")
+    with pytest.raises(ValueError, match=r"bad\.toml: not valid TOML"):
+        load_config(file)
+
+
+def test_unreachable_lm_server_is_caught_before_work() -> None:
+    cfg = RunConfig.from_mapping(
+        config(lm={"model": "openai/m", "api_base": "http://127.0.0.1:9/v1"})
+    )
+    with pytest.raises(
+        ValueError, match=re.escape("cannot reach the LM server at http://127.0.0.1:9/v1")
+    ):
+        preflight(cfg)

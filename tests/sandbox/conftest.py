@@ -1,0 +1,192 @@
+"""Sandboxes for the tests (one per isolation mode, shared per module) and leak probes.
+
+A "leak" is anything of an execution that outlives it: a process under a fork server (the
+server is a child subreaper, so every orphan of an execution ends up under it), a file in a
+worker's private temp dir, an open descriptor or a thread in this (the parent) process.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from lift_metrics.sandbox import Sandbox
+from lift_metrics.sandbox._isolation import bwrap_binary
+
+MODES = ("bwrap", "process")
+
+
+def _stat(pid: int) -> tuple[int, str] | None:
+    """Return (ppid, cmdline) of ``pid``, or None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            cmdline = fh.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return int(fields[1]), cmdline
+
+
+def process_table() -> dict[int, tuple[int, str]]:
+    """Return {pid: (ppid, cmdline)} of every process, read from /proc (no psutil)."""
+    table = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit() and (entry := _stat(int(name))) is not None:
+            table[int(name)] = entry
+    return table
+
+
+def descendants(root: int, table: dict[int, tuple[int, str]]) -> set[int]:
+    """Return every pid below ``root`` in ``table``."""
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found: set[int] = set()
+    stack = [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            if child not in found:
+                found.add(child)
+                stack.append(child)
+    return found
+
+
+def server_pids(table: dict[int, tuple[int, str]]) -> set[int]:
+    """Return the fork servers under this process (the bootstrap is on their command line)."""
+    mine = descendants(os.getpid(), table)
+    servers = {
+        pid
+        for pid in mine
+        if "lift_sandbox_worker" in table[pid][1] and "bwrap" not in table[pid][1].split()[0]
+    }
+    # a forked execution has the same command line as its server: keep the top-most ones
+    return {pid for pid in servers if table[pid][0] not in servers}
+
+
+def _waiting_for_a_request(pid: int) -> bool:
+    """Whether ``pid`` is blocked in read(2) (x86_64: 0, aarch64: 63): a pre-forked child."""
+    try:
+        with open(f"/proc/{pid}/syscall") as fh:
+            return fh.read().split()[0] in ("0", "63")
+    except (OSError, IndexError):
+        return False
+
+
+def execution_leftovers(settle_s: float = 2.0) -> list[str]:
+    """Return a description of every process left under a fork server.
+
+    Each server keeps exactly one child forked in advance for the next execution, blocked
+    reading its request; that one is expected, anything else is a leftover. The spare is
+    forked right after a response, so the probe gives it ``settle_s`` to reach its read.
+    """
+    deadline = time.monotonic() + settle_s
+    while (left := _leftovers_now()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return left
+
+
+def _leftovers_now() -> list[str]:
+    table = process_table()
+    left = []
+    for server in server_pids(table):
+        below = descendants(server, table)
+        spare = [pid for pid in below if table[pid][0] == server and _waiting_for_a_request(pid)]
+        for pid in below - set(spare[:1]):
+            left.append(f"{pid}: {table[pid][1][:80]}")
+    return left
+
+
+def private_tmp_entries() -> list[str]:
+    """Return what the fork servers' private temp dirs contain, apart from the empty working
+    directory ("run") already made for the next, pre-forked execution."""
+    table = process_table()
+    entries = []
+    for server in server_pids(table):
+        cwd = os.readlink(f"/proc/{server}/cwd")
+        # bwrap: /proc/PID/root is the server's own mount namespace with its private /tmp;
+        # process mode: the private dir is the server's working directory
+        root = f"/proc/{server}/root/tmp" if cwd == "/tmp" else cwd
+        for name in os.listdir(root):
+            path = os.path.join(root, name)
+            if name == "run" and os.path.isdir(path):
+                entries += [f"{server}:run/{inner}" for inner in os.listdir(path)]
+            else:
+                entries.append(f"{server}:{name}")
+    return entries
+
+
+@dataclass
+class Snapshot:
+    fds: int
+    threads: int
+    temp_roots: set[str]
+
+
+def snapshot(box: Sandbox) -> Snapshot:
+    """Descriptors and threads of this process; the process-mode temp roots of ``box``."""
+    roots = {w.tmp_root for w in box._slots if w is not None and w.tmp_root is not None}
+    return Snapshot(
+        fds=len(os.listdir("/proc/self/fd")),
+        threads=len(os.listdir("/proc/self/task")),
+        temp_roots=roots,
+    )
+
+
+def bwrap_works() -> bool:
+    if bwrap_binary() is None:
+        return False
+    try:
+        Sandbox(workers=1, isolation="bwrap").close()
+    except Exception:
+        return False
+    return True
+
+
+_BWRAP = bwrap_works()
+
+
+@pytest.fixture(scope="module", params=MODES)
+def box(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
+    """A 2-worker sandbox in each isolation mode (bwrap is skipped where it cannot run)."""
+    if request.param == "bwrap" and not _BWRAP:
+        pytest.skip("bwrap cannot start on this machine; the process fallback is tested")
+    sandbox = Sandbox(workers=2, timeout_s=5.0, isolation=request.param)
+    yield sandbox
+    sandbox.close()
+
+
+@pytest.fixture(params=MODES)
+def isolation_mode(request: pytest.FixtureRequest) -> str:
+    """Each isolation mode by name, for tests that build their own sandbox."""
+    if request.param == "bwrap" and not _BWRAP:
+        pytest.skip("bwrap cannot start on this machine; the process fallback is tested")
+    mode: str = request.param
+    return mode
+
+
+@pytest.fixture
+def leftovers() -> Callable[[], list[str]]:
+    """The probe for processes left under fork servers (see :func:`execution_leftovers`)."""
+    return execution_leftovers
+
+
+@pytest.fixture
+def no_leaks(box: Sandbox) -> Iterator[None]:
+    """Fail the test if anything of its executions outlives them."""
+    before = snapshot(box)
+    yield
+    for _ in range(box.workers):  # touch every worker: a killed one is restarted here
+        assert box.run_tests("def f():\n    return 1\n", [({}, 1)]).status == "passed"
+    assert execution_leftovers() == []
+    assert private_tmp_entries() == []
+    after = snapshot(box)
+    assert after.fds == before.fds, "open descriptors changed"
+    assert after.threads == before.threads, "threads of the parent changed"
+    for root in before.temp_roots - after.temp_roots:  # a restarted worker's old temp root
+        assert not os.path.exists(root), f"{root} outlived its worker"

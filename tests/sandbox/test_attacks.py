@@ -1,0 +1,474 @@
+"""The attack suite: every hostile behaviour listed in DESIGN.md "Sandbox requirements".
+
+Each attack runs under both isolation modes (``box`` is parametrized over bwrap and the
+process fallback). Each must be scored as a failure with the right status, the parent must
+survive, and afterwards no process, temp file, open descriptor or thread of the sandbox may
+remain (the ``no_leaks`` fixture checks /proc and the workers' private temp dirs, then runs a
+passing execution on every worker to show the sandbox still works).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from lift_metrics.sandbox import Sandbox, _pool
+from lift_metrics.sandbox._worker import pack_frame
+
+pytestmark = pytest.mark.usefixtures("no_leaks")
+
+SHORT_S = 0.5  # deadline for the attacks that never finish
+
+
+def runs_as_own_user(box: Sandbox) -> bool:
+    """Process isolation without a uid change: the code has the test runner's permissions."""
+    worker = box._slots[0]
+    return box.isolation == "process" and (worker is None or worker.drop_uid is None)
+
+
+def run(box: Sandbox, code: str, expected: object = 1, **kwargs: object) -> object:
+    return box.run_tests(textwrap.dedent(code), [({}, expected)], **kwargs)  # type: ignore[arg-type]
+
+
+def _failed(result: object, status: str) -> None:
+    assert result.status == status, result  # type: ignore[attr-defined]
+    assert result.passed_count == 0  # type: ignore[attr-defined]
+    assert result.reason  # type: ignore[attr-defined]
+
+
+# -- endless work ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "def f():\n    while True:\n        pass\n",
+        # inside one C call: no bytecode boundary where a Python-level timer could fire
+        "def f():\n    return sum(range(10**12))\n",
+        "import re\ndef f():\n    return bool(re.match(r'(a+)+$', 'a' * 40 + 'b'))\n",
+    ],
+    ids=["python-loop", "c-call", "regex"],
+)
+def test_infinite_loops_time_out(box: Sandbox, code: str) -> None:
+    result = run(box, code, timeout_s=SHORT_S)
+    _failed(result, "timeout")
+    assert result.elapsed_ms < SHORT_S * 1000 + 2000  # type: ignore[attr-defined]
+
+
+def test_catching_the_timeout_does_not_help(box: Sandbox) -> None:
+    code = """
+    import signal
+    def f():
+        for sig in (signal.SIGTERM, signal.SIGXCPU, signal.SIGALRM, signal.SIGINT):
+            signal.signal(sig, signal.SIG_IGN)
+        while True:
+            try:
+                while True:
+                    pass
+            except BaseException:
+                pass
+    """
+    _failed(run(box, code, timeout_s=SHORT_S), "timeout")
+
+
+def test_timeout_covers_all_cases_and_keeps_earlier_results(box: Sandbox) -> None:
+    code = "def f(n):\n    while n == 2:\n        pass\n    return n\n"
+    result = box.run_tests(code, [({"n": 0}, 0), ({"n": 1}, 1), ({"n": 2}, 2)], timeout_s=SHORT_S)
+    assert result.status == "timeout"
+    assert [o.passed for o in result.outcomes] == [True, True, False]
+    assert "test 2 was running" in result.reason
+
+
+# -- leaving early, forging the verdict --------------------------------------------------------
+
+
+def test_sys_exit_inside_the_function_fails_the_case(box: Sandbox) -> None:
+    result = run(box, "import sys\ndef f():\n    sys.exit(0)\n")
+    _failed(result, "failed")
+    assert result.outcomes[0].error == "SystemExit: 0"  # type: ignore[attr-defined]
+
+
+def test_sys_exit_while_loading_is_an_error(box: Sandbox) -> None:
+    _failed(run(box, "import sys\nsys.exit(0)\ndef f():\n    return 1\n"), "error")
+
+
+@pytest.mark.parametrize("where", ["module", "function"])
+def test_os_exit_zero_is_not_success(box: Sandbox, where: str) -> None:
+    code = (
+        "import os\nos._exit(0)\ndef f():\n    return 1\n"
+        if where == "module"
+        else "import os\ndef f():\n    os._exit(0)\n"
+    )
+    _failed(run(box, code), "crashed")
+
+
+def test_os_exit_zero_does_not_pass_an_assertion_script(box: Sandbox) -> None:
+    code = "import os\ndef f():\n    os._exit(0)\n"
+    script = "def check(candidate):\n    assert candidate() == 1\n"
+    result = box.run_tests(code, script)
+    assert result.status == "crashed" and not result.outcomes[0].passed
+
+
+def test_forged_result_frames_are_rejected(box: Sandbox) -> None:
+    # The attacker knows the frame format but not the per-execution nonce; it writes a
+    # claim on every descriptor, then leaves before the harness reports the real value.
+    forged = {"k": "case", "i": 0, "v": ["i", "1"], "n": "0" * 32}
+    code = f"""
+    import os
+    FRAMES = {pack_frame({"k": "load", "n": "0" * 32}) + pack_frame(forged)!r}
+    def f():
+        for fd in range(3, 64):
+            try:
+                os.write(fd, FRAMES + {pack_frame({"k": "done", "n": "0" * 32})!r})
+            except OSError:
+                pass
+        os._exit(0)
+    """
+    result = run(box, code)
+    _failed(result, "failed")
+    assert "tampered" in result.reason  # type: ignore[attr-defined]
+
+
+def test_forged_frames_then_a_wrong_answer_still_fail(box: Sandbox) -> None:
+    code = """
+    import os
+    def f():
+        os.write(3, b"\\x00\\x00\\x00\\x10" + b'{"k":"done"}    ')
+        return 2
+    """
+    _failed(run(box, code), "failed")
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "class Any:\n    def __eq__(self, other):\n        return True\n"
+        "    __hash__ = object.__hash__\ndef f():\n    return Any()\n",
+        "class Int(int):\n    def __eq__(self, other):\n        return True\n"
+        "    __hash__ = int.__hash__\ndef f():\n    return Int(7)\n",
+        "class L(list):\n    def __eq__(self, other):\n        return True\n"
+        "def f():\n    return L()\n",
+    ],
+    ids=["object", "int-subclass", "list-subclass"],
+)
+def test_objects_equal_to_everything_do_not_pass(box: Sandbox, code: str) -> None:
+    result = run(box, code, expected=1)
+    _failed(result, "failed")
+    assert "not plain data" in (result.outcomes[0].actual_repr or "")  # type: ignore[attr-defined]
+
+
+def test_patching_builtins_and_the_encoder_does_not_pass(box: Sandbox) -> None:
+    code = """
+    import builtins, json
+    builtins.isinstance = lambda *a: True
+    builtins.type = lambda *a: int
+    json.dumps = lambda *a, **k: '{"k": "case", "i": 0, "v": ["i", "1"]}'
+    def f():
+        return 2
+    """
+    _failed(run(box, code, expected=1), "failed")
+
+
+def test_the_assertion_script_can_be_forged_but_io_cases_cannot(box: Sandbox) -> None:
+    # Documented limitation: check(candidate) runs in the candidate's interpreter.
+    code = "class Any:\n    def __eq__(self, o):\n        return True\ndef f():\n    return Any()\n"
+    script = "def check(candidate):\n    assert candidate() == 1\n"
+    assert box.run_tests(code, script).status == "passed"
+    assert box.run_tests(code, [({}, 1)]).status == "failed"
+
+
+# -- resources -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "def f():\n    return len(bytearray(10**10))\n",
+        "def f():\n    blocks = []\n    while True:\n        blocks.append(bytearray(10**7))\n",
+        "x = [0] * (10**10)\ndef f():\n    return 1\n",
+    ],
+    ids=["one-block", "growing", "at-import"],
+)
+def test_memory_bombs_hit_the_limit(box: Sandbox, code: str) -> None:
+    _failed(run(box, code), "memory")
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import os\ndef f():\n    while True:\n        os.fork()\n",
+        "import subprocess\ndef f():\n    subprocess.Popen(['sleep', '100'])\n    return 1\n",
+        "import os\ndef f():\n    if os.fork() == 0:\n        os.setsid()\n"
+        "        import time\n        time.sleep(100)\n    return 1\n",
+        "import multiprocessing, time\ndef f():\n"
+        "    p = multiprocessing.Process(target=time.sleep, args=(100,))\n"
+        "    p.daemon = False\n    p.start()\n    return 1\n",
+    ],
+    ids=["fork-bomb", "subprocess", "setsid-orphan", "multiprocessing"],
+)
+def test_no_process_can_be_started_or_orphaned(box: Sandbox, code: str) -> None:
+    assert box.seccomp, "seccomp is available on this machine"
+    result = run(box, code)
+    _failed(result, "failed")
+    assert "PermissionError" in (result.outcomes[0].error or "")  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "process"])
+def test_without_seccomp_the_sweep_still_removes_escaped_processes(
+    monkeypatch: pytest.MonkeyPatch, mode: str, leftovers: Callable[[], list[str]]
+) -> None:
+    # Defense in depth: with process creation allowed, orphans, setsid escapees and a
+    # double-forked daemon are still killed by the server after the execution.
+    monkeypatch.setattr(_pool, "_USE_SECCOMP", False)
+    try:
+        sandbox = Sandbox(workers=1, isolation=mode)  # type: ignore[arg-type]
+    except RuntimeError:
+        pytest.skip("bwrap cannot start on this machine")
+    code = """
+    import os, time
+    def f():
+        for _ in range(3):
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    time.sleep(100)
+                os._exit(0)
+        if os.fork() == 0:
+            time.sleep(100)
+        return 1
+    """
+    with sandbox:
+        assert not sandbox.seccomp
+        result = run(sandbox, code)
+        assert result.status == "passed", result  # type: ignore[attr-defined]
+        assert leftovers() == []
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import os, signal\ndef f():\n    os.kill(os.getppid(), signal.SIGKILL)\n    return 1\n",
+        "import os, signal\ndef f():\n    os.killpg(os.getpgid(os.getppid()), signal.SIGKILL)\n"
+        "    return 1\n",
+        "import os, signal\ndef f():\n    os.kill(-1, signal.SIGKILL)\n    return 1\n",
+        "import os, signal\ndef f():\n    os.kill(1, signal.SIGKILL)\n    return 1\n",
+    ],
+    ids=["kill-parent", "killpg-parent", "kill-everything", "kill-init"],
+)
+def test_killing_other_processes_is_refused(box: Sandbox, code: str) -> None:
+    result = run(box, code)
+    _failed(result, "failed")
+    assert "PermissionError" in (result.outcomes[0].error or "")  # type: ignore[attr-defined]
+
+
+def test_killing_its_own_group_is_a_crash(box: Sandbox) -> None:
+    result = run(box, "import os, signal\ndef f():\n    os.killpg(0, signal.SIGKILL)\n")
+    _failed(result, "crashed")
+    assert "SIGKILL" in result.reason  # type: ignore[attr-defined]
+
+
+def test_a_killed_worker_is_restarted(box: Sandbox) -> None:
+    victim = box._slots[0]
+    assert victim is not None
+    os.killpg(victim.proc.pid, 9)  # as if the code had found a way to kill its server
+    victim.proc.wait()
+    results = [run(box, "def f():\n    return 1\n") for _ in range(box.workers)]
+    assert [r.status for r in results] == ["passed"] * box.workers  # type: ignore[attr-defined]
+
+
+# -- output ---------------------------------------------------------------------------------------
+
+
+def test_unbounded_stdout_times_out(box: Sandbox) -> None:
+    _failed(
+        run(box, "def f():\n    while True:\n        print('x' * 1000)\n", timeout_s=SHORT_S),
+        "timeout",
+    )
+
+
+def test_unbounded_stderr_is_truncated(box: Sandbox) -> None:
+    code = "import sys\ndef f():\n    while True:\n        sys.stderr.write('y' * 10000)\n"
+    result = run(box, code, timeout_s=SHORT_S)
+    _failed(result, "timeout")
+    assert len(result.stderr) < 9000  # type: ignore[attr-defined]
+    assert "more bytes of stderr dropped" in result.stderr  # type: ignore[attr-defined]
+
+
+def test_a_huge_return_value_is_bounded(box: Sandbox) -> None:
+    result = run(box, "def f():\n    return 'x' * 10**7\n", expected="x")
+    _failed(result, "failed")
+    assert "cannot be sent back" in (result.outcomes[0].error or "")  # type: ignore[attr-defined]
+
+
+def test_raw_writes_to_fd_1_and_2_do_not_disturb_the_protocol(
+    box: Sandbox, capfd: pytest.CaptureFixture[str]
+) -> None:
+    code = (
+        "import os\ndef f(r):\n"
+        "    os.write(1, b'\\x00' * 100000)\n    os.write(2, b'\\xff' * 100)\n    return r\n"
+    )
+    result = box.run_tests(code, [({"r": 1}, 1), ({"r": 2}, 3)])
+    assert result.status == "failed"
+    assert [o.passed for o in result.outcomes] == [True, False]
+    out, _err = capfd.readouterr()
+    assert "\x00" not in out  # nothing reached this process's stdout
+
+
+# -- filesystem, network, environment -----------------------------------------------------------
+
+
+def test_writes_and_deletes_outside_the_temp_dir_fail(box: Sandbox, tmp_path: Path) -> None:
+    if runs_as_own_user(box):
+        pytest.skip(
+            "process isolation without a uid change (not root, or uid 65534 cannot read the "
+            "interpreter) keeps the runner's file permissions; bwrap mode covers this attack"
+        )
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    created = tmp_path / "created.txt"
+    code = f"""
+    import os
+    def f():
+        done = []
+        for action in (lambda: os.remove({str(victim)!r}),
+                       lambda: open({str(created)!r}, "w").write("x"),
+                       lambda: open("/etc/lift-sandbox-probe", "w").write("x"),
+                       lambda: os.rmdir({str(tmp_path)!r})):
+            try:
+                action()
+                done.append(True)
+            except OSError:
+                done.append(False)
+        return done
+    """
+    result = run(box, code, expected=[False, False, False, False])
+    assert result.status == "passed", result
+    assert victim.read_text() == "keep me"
+    assert not created.exists()
+    assert not os.path.exists("/etc/lift-sandbox-probe")
+
+
+def test_home_directories_are_hidden_under_bwrap(box: Sandbox) -> None:
+    if box.isolation != "bwrap":
+        pytest.skip("process isolation does not hide directories (no mount namespace)")
+    home = os.path.expanduser("~")
+    secrets = [
+        os.path.join(home, name)
+        for name in sorted(os.listdir(home))
+        if not sys.prefix.startswith(os.path.join(home, name))
+        and not sys.base_prefix.startswith(os.path.join(home, name))
+    ]
+    if not secrets:
+        pytest.skip(f"{home} holds nothing but the interpreter")
+    code = f"import os\ndef f():\n    return [os.path.exists(p) for p in {secrets!r}]\n"
+    assert run(box, code, expected=[False] * len(secrets)).status == "passed"
+
+
+def test_files_do_not_survive_into_the_next_execution(box: Sandbox) -> None:
+    # the working directory is emptied after every execution; under bwrap all of /tmp is
+    # private to the worker and emptied too (process mode shares the real /tmp: not probed)
+    other = "/tmp/lift-sandbox-note" if box.isolation == "bwrap" else "note2.txt"
+    write = (
+        f"def f():\n    open('note.txt', 'w').write('x')\n    open({other!r}, 'w')\n    return 1\n"
+    )
+    read = (
+        f"import os\ndef f():\n    return os.path.exists('note.txt') or os.path.exists({other!r})\n"
+    )
+    for _ in range(box.workers):  # reach every worker
+        run(box, write)
+    for _ in range(box.workers):
+        assert run(box, read, expected=False).status == "passed"
+
+
+def test_network_access_fails(box: Sandbox) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        server.setblocking(False)
+        port = server.getsockname()[1]
+        code = f"""
+        import socket
+        def f():
+            socket.create_connection(("127.0.0.1", {port}), timeout=1).sendall(b"leak")
+            return 1
+        """
+        result = run(box, code)
+        _failed(result, "failed")
+        with pytest.raises(BlockingIOError):
+            server.accept()  # nobody connected
+
+
+def test_environment_secrets_are_not_visible(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LIFT_SANDBOX_TEST_SECRET", "hunter2")
+    for mode in ("bwrap", "process"):
+        try:
+            sandbox = Sandbox(workers=1, isolation=mode)  # type: ignore[arg-type]
+        except RuntimeError:
+            continue  # bwrap unavailable: the process mode below still runs
+        with sandbox:
+            code = "import os\ndef f():\n    return os.environ.get('LIFT_SANDBOX_TEST_SECRET')\n"
+            result = sandbox.run_tests(code, [({}, "hunter2")])
+            assert result.status == "failed"
+            assert result.outcomes[0].actual_repr == "None"
+            scan = (
+                "import glob\ndef f():\n    found = False\n"
+                "    for path in glob.glob('/proc/*/environ'):\n"
+                "        try:\n            found |= b'hunter2' in open(path, 'rb').read()\n"
+                "        except OSError:\n            pass\n    return found\n"
+            )
+            if runs_as_own_user(sandbox):
+                continue  # as the runner's own user, /proc/PID/environ of the parent is readable
+            assert sandbox.run_tests(scan, [({}, False)]).status == "passed"
+
+
+# -- threads, recursion, stdin -------------------------------------------------------------------
+
+
+def test_stray_non_daemon_threads_do_not_hold_the_execution(box: Sandbox) -> None:
+    code = """
+    import threading, time
+    def f(r):
+        threading.Thread(target=time.sleep, args=(100,), daemon=False).start()
+        return r
+    """
+    result = box.run_tests(textwrap.dedent(code), [({"r": 1}, 1), ({"r": 2}, 3)])
+    assert result.status == "failed"
+    assert [o.passed for o in result.outcomes] == [True, False]
+    assert result.elapsed_ms < 3000
+
+
+def test_deep_recursion_fails(box: Sandbox) -> None:
+    result = run(box, "def f(n=0):\n    return f(n + 1)\n")
+    _failed(result, "failed")
+    assert "RecursionError" in (result.outcomes[0].error or "")  # type: ignore[attr-defined]
+
+
+def test_unbounded_recursion_past_the_c_stack_crashes_cleanly(box: Sandbox) -> None:
+    # recursion through a C call (map) uses the C stack: the process dies with SIGSEGV
+    code = (
+        "import sys\nsys.setrecursionlimit(10**8)\ndef f(n=0):\n    return list(map(f, [n + 1]))\n"
+    )
+    result = run(box, code, timeout_s=3.0)
+    _failed(result, "crashed")
+    assert "SIGSEGV" in result.reason  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "def f():\n    return input()\n",
+        "import sys\ndef f():\n    return sys.stdin.read() + 'x'\n",
+        "import os\ndef f():\n    return os.read(0, 10) + b'x'\n",
+    ],
+    ids=["input", "sys.stdin", "fd0"],
+)
+def test_reading_stdin_does_not_block(box: Sandbox, code: str) -> None:
+    result = run(box, code, expected="typed text", timeout_s=3.0)
+    _failed(result, "failed")
+    assert result.elapsed_ms < 2000  # type: ignore[attr-defined]

@@ -1,0 +1,146 @@
+"""The value codec and the seccomp program, without starting a sandbox."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lift_metrics.sandbox._worker import (
+    DecodeError,
+    EncodeError,
+    Unsupported,
+    _seccomp_program,
+    canonical,
+    decode_value,
+    encode_value,
+    pack_frame,
+    unpack_frames,
+)
+
+scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text() | st.binary()
+hashables = st.recursive(
+    scalars, lambda inner: st.tuples(inner) | st.frozensets(inner, max_size=3), max_leaves=8
+)
+values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.tuples(inner, inner)
+        | st.dictionaries(hashables, inner, max_size=3)
+        | st.sets(hashables, max_size=3)
+        | st.frozensets(hashables, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def typed_equal(a: Any, b: Any) -> bool:
+    """Independent reference: equal value and equal type all the way down, NaN == NaN."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return (math.isnan(a) and math.isnan(b)) or a == b
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(typed_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, set | frozenset | dict):  # equal as multisets (NaNs may repeat)
+        xs = list(a.items()) if isinstance(a, dict) else list(a)
+        ys = list(b.items()) if isinstance(b, dict) else list(b)
+        return all(
+            sum(typed_equal(x, z) for z in xs) == sum(typed_equal(x, z) for z in ys)
+            for x in xs + ys
+        )
+    return bool(a == b)
+
+
+@given(values)
+def test_round_trip_through_json_keeps_value_and_type(value: Any) -> None:
+    tree = json.loads(json.dumps(encode_value(value)))
+    assert typed_equal(decode_value(tree), value)
+    assert canonical(tree) == canonical(encode_value(value))
+
+
+@given(values, values)
+def test_canonical_equality_is_typed_equality(a: Any, b: Any) -> None:
+    same = canonical(encode_value(a)) == canonical(encode_value(b))
+    assert same == typed_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"), [(1, 1.0), (1, True), (0, False), ({1}, frozenset({1})), ({1: 2}, {True: 2})]
+)
+def test_types_that_python_calls_equal_stay_apart(a: Any, b: Any) -> None:
+    assert a == b
+    assert canonical(encode_value(a)) != canonical(encode_value(b))
+
+
+def test_unsupported_values_never_compare_equal() -> None:
+    class Liar:
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = object.__hash__
+
+    tree = encode_value(Liar())
+    assert tree[0] == "?" and tree[1].endswith("Liar")
+    assert canonical(tree) != canonical(tree)
+    assert isinstance(decode_value(tree), Unsupported)
+
+
+def test_encoding_is_bounded() -> None:
+    with pytest.raises(EncodeError, match="larger than 100 bytes"):
+        encode_value("x" * 200, max_bytes=100)
+    nested: list[Any] = []
+    for _ in range(100):
+        nested = [nested]
+    with pytest.raises(EncodeError, match="nested deeper"):
+        encode_value(nested)
+    with pytest.raises(EncodeError, match="too many digits"):
+        encode_value(10**5000)
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    with pytest.raises(EncodeError):
+        encode_value(cyclic)
+
+
+@pytest.mark.parametrize(
+    "tree",
+    [
+        [],
+        ["i", "12x"],
+        ["i", 12],
+        ["b", 2],
+        ["S", [["l", []]]],  # unhashable set element
+        ["d", [[["l", []], ["N"]]]],  # unhashable key
+        ["y", "zz"],
+        ["Q", 1],
+        ["l", "not a list"],
+        ["f", [1]],
+        "i",
+    ],
+)
+def test_malformed_trees_are_rejected(tree: Any) -> None:
+    with pytest.raises(DecodeError):
+        decode_value(tree)
+
+
+def test_frames_round_trip_and_detect_garbage() -> None:
+    blob = pack_frame({"k": "load"}) + pack_frame({"k": "done"})
+    assert unpack_frames(blob) == ([{"k": "load"}, {"k": "done"}], True)
+    assert unpack_frames(blob[:-1]) == ([{"k": "load"}], False)
+    assert unpack_frames(b"\x00\x00\x00\x02{]")[1] is False
+
+
+def test_seccomp_program_jumps_stay_inside_the_program() -> None:
+    for machine in ("x86_64", "aarch64"):
+        program = _seccomp_program(machine, 1234)
+        assert program is not None
+        for index, (code, jt, jf, _k) in enumerate(program):
+            if code & 0x07 == 0x05:  # BPF_JMP
+                assert index + 1 + max(jt, jf) < len(program)
+        assert program[-1] == (0x06, 0, 0, 0x7FFF0000)  # ends with RET ALLOW
+    assert _seccomp_program("sparc", 1) is None

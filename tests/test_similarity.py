@@ -1,0 +1,246 @@
+"""lift_metrics.similarity: cosine helpers, sequence similarity, the embedder and its cache."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from lift_metrics.similarity import (
+    Embedder,
+    SentenceTransformerEmbedder,
+    cosine_similarity,
+    get_default_embedder,
+    pairwise_cosine_similarity,
+    resolve_embedder,
+    sequence_similarity,
+    text_similarity,
+)
+
+
+class CountingEncoder:
+    """Stands in for the model inside SentenceTransformerEmbedder._encode: one-hot by length."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[str]] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        with self.lock:
+            self.batches.append(list(texts))
+        out = np.zeros((len(texts), 8), dtype=np.float32)
+        for row, text in enumerate(texts):
+            out[row, len(text) % 8] = 1.0
+        return out
+
+
+@pytest.fixture
+def counting_embedder(monkeypatch) -> tuple[SentenceTransformerEmbedder, CountingEncoder]:
+    embedder = SentenceTransformerEmbedder(cache_size=3)
+    encoder = CountingEncoder()
+    monkeypatch.setattr(embedder, "_encode", encoder)
+    return embedder, encoder
+
+
+# --- cosine ------------------------------------------------------------------------------------
+
+
+def test_cosine_similarity_known_values() -> None:
+    assert cosine_similarity([1, 0], [0, 1]) == 0.0
+    assert cosine_similarity([1, 2, 3], [2, 4, 6]) == pytest.approx(1.0)
+    assert cosine_similarity([1, 0], [-1, 0]) == 0.0  # clipped, DESIGN.md seed decisions
+    assert cosine_similarity([0, 0], [0, 0]) == 1.0
+    assert cosine_similarity([0, 0], [1, 0]) == 0.0
+
+
+def test_cosine_similarity_rejects_bad_shapes_and_nan() -> None:
+    with pytest.raises(ValueError, match="same length"):
+        cosine_similarity([1, 2], [1, 2, 3])
+    with pytest.raises(ValueError, match="finite"):
+        cosine_similarity([1, float("nan")], [1, 2])
+
+
+_vectors = arrays(np.float64, 5, elements=st.floats(-100, 100, allow_nan=False))
+
+
+@given(_vectors, _vectors)
+def test_cosine_matches_the_textbook_formula_clipped(u: np.ndarray, v: np.ndarray) -> None:
+    nu, nv = float(np.sqrt(np.sum(u * u))), float(np.sqrt(np.sum(v * v)))
+    if nu == 0 or nv == 0:
+        expected = 1.0 if nu == nv else 0.0
+    else:
+        expected = min(1.0, max(0.0, float(np.sum(u * v)) / (nu * nv)))
+    assert cosine_similarity(u, v) == pytest.approx(expected, abs=1e-9)
+    pairwise = pairwise_cosine_similarity(u[None, :], v[None, :])
+    assert pairwise[0] == pytest.approx(expected, abs=1e-9)
+
+
+# --- sequence similarity ----------------------------------------------------------------------
+
+
+def _levenshtein(a: list[str], b: list[str]) -> int:
+    """Textbook dynamic programme (independent reference)."""
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        current = [i]
+        for j, y in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        previous = current
+    return previous[-1]
+
+
+@given(
+    st.lists(st.sampled_from("ABCD"), max_size=12), st.lists(st.sampled_from("ABCD"), max_size=12)
+)
+def test_sequence_similarity_is_normalised_levenshtein(a: list[str], b: list[str]) -> None:
+    longest = max(len(a), len(b))
+    expected = 1.0 if longest == 0 else 1 - _levenshtein(a, b) / longest
+    assert sequence_similarity(a, b) == pytest.approx(expected)
+
+
+def test_sequence_similarity_edge_cases() -> None:
+    assert sequence_similarity([], []) == 1.0
+    assert sequence_similarity([], ["Read"]) == 0.0
+    assert sequence_similarity(("x", 1), ("x", 1)) == 1.0
+    with pytest.raises(TypeError, match=r"^a must be a sequence"):
+        sequence_similarity({1, 2}, [1])  # type: ignore[arg-type]
+
+
+# --- the embedder's cache (model replaced by a counting function) -----------------------------
+
+
+def test_repeated_texts_are_embedded_once(counting_embedder) -> None:
+    embedder, encoder = counting_embedder
+    first = embedder.embed(["ref", "a", "ref"])
+    assert encoder.batches == [["ref", "a"]]  # de-duplicated within the call
+    np.testing.assert_array_equal(first[0], first[2])
+    embedder.embed(["ref", "bb"])
+    assert encoder.batches[-1] == ["bb"]  # "ref" came from the cache
+    assert (embedder.hits, embedder.misses) == (1, 3)
+
+
+def test_cache_is_lru_bounded(counting_embedder) -> None:
+    embedder, encoder = counting_embedder  # cache_size=3
+    embedder.embed(["a", "b", "c"])
+    embedder.embed(["a"])  # touch a: b is now least recently used
+    embedder.embed(["d"])  # evicts b
+    assert embedder.cache_len() == 3
+    embedder.embed(["a", "c", "d"])
+    assert encoder.batches[-1] == ["d"]  # nothing new was computed for a, c, d
+    embedder.embed(["b"])
+    assert encoder.batches[-1] == ["b"]  # b had been evicted
+    embedder.cache_clear()
+    assert embedder.cache_len() == 0 and embedder.hits == 0
+
+
+def test_long_texts_are_cached_by_digest(counting_embedder) -> None:
+    embedder, encoder = counting_embedder
+    long_a = "x" * 5000 + "a"
+    long_b = "x" * 5000 + "b"
+    embedder.embed([long_a, long_b])
+    embedder.embed([long_a])
+    assert encoder.batches == [[long_a, long_b]]  # distinct keys, second call cached
+    assert all(len(key) < 100 for key in embedder._cache)  # the text itself is not stored
+
+
+def test_cache_size_zero_disables_caching(monkeypatch) -> None:
+    embedder = SentenceTransformerEmbedder(cache_size=0)
+    encoder = CountingEncoder()
+    monkeypatch.setattr(embedder, "_encode", encoder)
+    embedder.embed(["x"])
+    embedder.embed(["x"])
+    assert encoder.batches == [["x"], ["x"]]
+
+
+def test_cached_rows_cannot_be_corrupted_by_callers(counting_embedder) -> None:
+    embedder, _ = counting_embedder
+    rows = embedder.embed(["abc"])
+    rows[0, :] = 42.0  # the returned array is the caller's own copy
+    assert embedder.embed(["abc"])[0].max() == 1.0
+
+
+def test_embed_from_many_threads_computes_each_text_once_per_miss(counting_embedder) -> None:
+    embedder, encoder = counting_embedder
+    embedder.cache_size = 100
+    texts = [f"text-{i % 10}" for i in range(200)]
+    with ThreadPoolExecutor(8) as pool:
+        rows = list(pool.map(lambda t: embedder.embed([t])[0], texts))
+    computed = [text for batch in encoder.batches for text in batch]
+    assert set(computed) == set(texts)
+    # a text may be computed by two threads that missed at the same moment, but not 20 times
+    assert len(computed) <= 10 * 8
+    for text, row in zip(texts, rows, strict=True):
+        assert row[len(text) % 8] == 1.0
+
+
+def test_embedder_validates_arguments() -> None:
+    with pytest.raises(ValueError, match="batch_size must be >= 1"):
+        SentenceTransformerEmbedder(batch_size=0)
+    with pytest.raises(TypeError, match="model must be"):
+        SentenceTransformerEmbedder(model="")
+    embedder = SentenceTransformerEmbedder()
+    with pytest.raises(TypeError, match="texts must be a sequence"):
+        embedder.embed("just one string")
+    with pytest.raises(TypeError, match=r"texts\[1\] must be a str"):
+        embedder.embed(["ok", 3])  # type: ignore[list-item]
+
+
+def test_text_similarity_validates_and_short_circuits() -> None:
+    class Never:
+        def embed(self, texts):
+            raise AssertionError("not needed for identical texts")
+
+    assert text_similarity("same", "same", embedder=Never()) == 1.0
+    with pytest.raises(TypeError, match=r"^a must be a str"):
+        text_similarity(None, "x")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="embedder must have an embed"):
+        resolve_embedder(42)
+
+
+def test_text_similarity_rejects_a_misbehaving_embedder() -> None:
+    class OneRow:
+        def embed(self, texts):
+            return np.ones((1, 3), dtype=np.float32)
+
+    with pytest.raises(ValueError, match="expected \\(2, dim\\)"):
+        text_similarity("a", "b", embedder=OneRow())
+
+
+def test_default_embedder_is_shared_and_lazy() -> None:
+    embedder = get_default_embedder()
+    assert embedder is get_default_embedder()
+    assert isinstance(embedder, Embedder)
+    assert embedder.model_name == "all-MiniLM-L6-v2" and embedder.device == "cpu"
+
+
+# --- the real bundled model (a few seconds: torch import + model load) ------------------------
+
+
+@pytest.mark.slow
+def test_real_model_embeddings_are_normalised() -> None:
+    embedder = get_default_embedder()
+    rows = embedder.embed(["def add(a, b): return a + b", "The cat sat on the mat.", ""])
+    assert rows.shape == (3, 384) and rows.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(rows[:2], axis=1), 1.0, rtol=1e-5)
+    assert embedder.dimension == 384
+
+
+@pytest.mark.slow
+def test_real_model_ranks_paraphrases_above_unrelated_text() -> None:
+    close = text_similarity("How do I reverse a list in Python?", "Reverse a Python list")
+    far = text_similarity("How do I reverse a list in Python?", "The weather is sunny today")
+    assert 0.0 <= far < close <= 1.0
+    assert close > 0.6
+
+
+@pytest.mark.slow
+def test_real_model_batching_matches_one_by_one() -> None:
+    texts = [f"def f{i}(x):\n    return x * {i}\n" for i in range(5)]
+    batched = SentenceTransformerEmbedder(batch_size=2, cache_size=0).embed(texts)
+    single = np.stack([get_default_embedder().embed([t])[0] for t in texts])
+    np.testing.assert_allclose(batched, single, atol=1e-5)

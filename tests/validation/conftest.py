@@ -1,0 +1,35 @@
+"""Fixtures for the validation tests: the ``validate`` command registered, small label files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+import lift_metrics.cli as cli
+
+VALIDATE_MODULE = "lift_metrics.validation._cli"
+
+
+@pytest.fixture
+def cli_main(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+    """``lift_metrics.cli.main`` with the ``validate`` command registered.
+
+    The lead adds the module to ``cli._COMMAND_MODULES``; until then the fixture adds it.
+    """
+    if VALIDATE_MODULE not in cli._COMMAND_MODULES:
+        monkeypatch.setattr(cli, "_COMMAND_MODULES", (*cli._COMMAND_MODULES, VALIDATE_MODULE))
+    yield cli.main
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def write_jsonl() -> Callable[[Path, list[dict[str, object]]], Path]:
+    """``write_jsonl(path, rows)`` writes one JSON object a line and returns the path."""
+    return _write_jsonl
