@@ -21,6 +21,20 @@ _COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
+_EXAMPLES = """\
+examples (all offline, on the data shipped in datasets/):
+  lift-metrics report                              grades and uplift per tier
+  lift-metrics ab datasets/examples/ab_runs.jsonl  A/B decision with bootstrap intervals
+  lift-metrics compare --baseline datasets/examples/baseline_report.json \\
+                       --current datasets/examples/current_report.json --fail-on-regression
+  lift-metrics analyze lift_metrics/stats           static code metrics of a folder
+  lift-metrics validate ir_quality code_quality    metric vs hand labels (exit 1 below 0.8)
+  lift-metrics optimize optimizers/quick.toml      optimize the reference pipeline (local LM)
+
+exit codes: 0 success, 1 a gate failed (regression, metric below target), 2 bad input
+"""
+
+
 class CommandError(Exception):
     """A problem with the command's input; printed as one line, exit code 2."""
 
@@ -33,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
             "Metrics, statistics and validation for optimizing DSPy programs. "
             "Run 'lift-metrics COMMAND --help' for the options of one command."
         ),
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=_version())
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
