@@ -567,7 +567,8 @@ MAX_RESULT_BYTES = 8 * 1024 * 1024
 MAX_STDERR_BYTES = 8 * 1024
 
 
-def _clean_dir(path: str) -> None:
+def _clean_dir(path: str, keep: frozenset[str] = frozenset()) -> None:
+    """Empty ``path``, leaving the entries named in ``keep`` (read-only bind mounts) alone."""
     import shutil
 
     def on_error(func: Any, target: str, _exc: Any) -> None:
@@ -583,6 +584,8 @@ def _clean_dir(path: str) -> None:
     except OSError:
         return
     for name in names:
+        if name in keep:
+            continue
         target = os.path.join(path, name)
         if os.path.isdir(target) and not os.path.islink(target):
             shutil.rmtree(target, onerror=on_error)
@@ -669,7 +672,7 @@ def _discard(child: tuple[int, int, int, int, int], cfg: dict[str, Any]) -> None
         with contextlib.suppress(OSError):
             os.close(fd)
     _sweep(pid)
-    _clean_dir(cfg["tmp_root"])
+    _clean_dir(cfg["tmp_root"], cfg["keep"])
 
 
 def _run_one(
@@ -769,8 +772,8 @@ def _run_one(
         os.close(fd)
     with contextlib.suppress(OSError):
         os.rmdir(os.path.join(tmp_root, "run"))  # the usual case: the child left nothing
-    if os.listdir(tmp_root):
-        _clean_dir(tmp_root)
+    if set(os.listdir(tmp_root)) - cfg["keep"]:
+        _clean_dir(tmp_root, cfg["keep"])
     if cfg.get("clean_shm") and os.listdir("/dev/shm"):
         _clean_dir("/dev/shm")
     header = {
@@ -821,6 +824,10 @@ def serve(cfg: dict[str, Any]) -> None:
     import typing  # noqa: F401
 
     cfg["seccomp"] = _SECCOMP[0] is not None
+    # What the temp root holds before any candidate ran: under bwrap, the mount points of
+    # read-only binds (a virtualenv living under /tmp). Cleaning must skip them: they cannot
+    # be deleted, and walking a whole virtualenv after every execution would be slow.
+    cfg["keep"] = frozenset(os.listdir(cfg["tmp_root"]))
     import gc
 
     gc.collect()

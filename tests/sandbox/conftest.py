@@ -114,6 +114,8 @@ def private_tmp_entries() -> list[str]:
         root = f"/proc/{server}/root/tmp" if cwd == "/tmp" else cwd
         for name in os.listdir(root):
             path = os.path.join(root, name)
+            if os.path.ismount(path):  # a read-only bind (a virtualenv under /tmp), not a leak
+                continue
             if name == "run" and os.path.isdir(path):
                 entries += [f"{server}:run/{inner}" for inner in os.listdir(path)]
             else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -144,3 +145,18 @@ def test_seccomp_program_jumps_stay_inside_the_program() -> None:
                 assert index + 1 + max(jt, jf) < len(program)
         assert program[-1] == (0x06, 0, 0, 0x7FFF0000)  # ends with RET ALLOW
     assert _seccomp_program("sparc", 1) is None
+
+
+def test_cleaning_the_temp_root_spares_the_mount_points_it_started_with(tmp_path: Path) -> None:
+    # under bwrap, a virtualenv living under /tmp is bound read-only into the private /tmp;
+    # the server records such entries at start and must neither delete nor walk them
+    from lift_metrics.sandbox._worker import _clean_dir
+
+    (tmp_path / "venv" / "lib").mkdir(parents=True)
+    (tmp_path / "venv" / "lib" / "site.py").write_text("x = 1\n")
+    (tmp_path / "left_by_candidate").mkdir()
+    (tmp_path / "left_by_candidate" / "f").write_text("data")
+    (tmp_path / "file.txt").write_text("data")
+    _clean_dir(str(tmp_path), frozenset({"venv"}))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["venv"]
+    assert (tmp_path / "venv" / "lib" / "site.py").read_text() == "x = 1\n"
