@@ -7,10 +7,15 @@ comment), so the prediction's embedding is computed every time while the referen
 from the cache, as in an optimizer run that scores many candidates against one reference.
 The parts are timed separately too (embedding one new text; one sandbox execution).
 
-Run: ``.venv/bin/python benchmarks/bench_code_quality.py [--calls 200]``
+Run: ``.venv/bin/python benchmarks/bench_code_quality.py [--calls 200] [--backend torch]``
 
-The embedder sets ``OMP_WAIT_POLICY=PASSIVE`` unless the environment sets it: on a busy
-machine spinning OpenMP threads made one embedding 5-10x slower. On a quiet machine compare
+The embedder is ``SentenceTransformerEmbedder(backend="auto")`` as in ``get_default_embedder``:
+ONNX Runtime for the bundled model (exported once into ``~/.cache/lift-metrics``, so the first
+run takes a few seconds more); ``--backend torch`` measures sentence-transformers on torch.
+
+The embedder keeps idle compute threads from spinning (torch: ``OMP_WAIT_POLICY=PASSIVE``
+unless the environment sets it; ONNX Runtime: no spinning unless ``OMP_WAIT_POLICY=ACTIVE``):
+on a busy machine spinning threads made one embedding 5-10x slower. On a quiet machine compare
 with ``OMP_WAIT_POLICY=ACTIVE .venv/bin/python benchmarks/bench_code_quality.py``.
 """
 
@@ -60,27 +65,39 @@ def _summary(name: str, samples_ms: list[float]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=200, help="measured code_quality calls")
+    parser.add_argument(
+        "--backend",
+        choices=("auto", "onnx", "torch"),
+        default="auto",
+        help="embedding backend (auto: ONNX Runtime where it applies, as by default)",
+    )
     args = parser.parse_args()
 
     from lift_metrics.code import code_quality_breakdown
     from lift_metrics.sandbox import get_default_sandbox
-    from lift_metrics.similarity import get_default_embedder
+    from lift_metrics.similarity import SentenceTransformerEmbedder
 
-    embedder = get_default_embedder()
+    embedder = SentenceTransformerEmbedder(backend=args.backend)
     sandbox = get_default_sandbox()
     start = time.perf_counter()
     embedder.embed([REFERENCE])  # loads the model and caches the reference
     import os
 
-    import torch
-
     print(f"model load + first embedding: {time.perf_counter() - start:.2f} s")
+    if embedder.active_backend == "torch":
+        import torch
+
+        threads = f"torch threads {torch.get_num_threads()}"
+    else:
+        from lift_metrics.similarity import _onnx_threads
+
+        threads = f"onnxruntime threads {_onnx_threads()}"
     print(
-        f"torch threads {torch.get_num_threads()}, "
+        f"backend {embedder.active_backend}, {threads}, "
         f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}"
     )
     for i in range(20):  # warm the sandbox workers and torch
-        code_quality_breakdown(PREDICTED + f"# warm-up {i}\n", REFERENCE, TESTS)
+        code_quality_breakdown(PREDICTED + f"# warm-up {i}\n", REFERENCE, TESTS, embedder=embedder)
 
     embed_ms = []
     for i in range(args.calls):
@@ -96,7 +113,9 @@ def main() -> int:
     total_ms = []
     for i in range(args.calls):
         t0 = time.perf_counter()
-        breakdown = code_quality_breakdown(PREDICTED + f"# call {i}\n", REFERENCE, TESTS)
+        breakdown = code_quality_breakdown(
+            PREDICTED + f"# call {i}\n", REFERENCE, TESTS, embedder=embedder
+        )
         total_ms.append((time.perf_counter() - t0) * 1000)
         assert breakdown.components["tests"] == 1.0, breakdown.reasons
     no_model = {"syntax": 0.2, "tests": 0.4, "semantic": 0.0, "style": 0.1, "structural": 0.3}
@@ -106,7 +125,7 @@ def main() -> int:
         code_quality_breakdown(PREDICTED + f"# call {i}\n", REFERENCE, TESTS, weights=no_model)
         structural_ms.append((time.perf_counter() - t0) * 1000)
     misses_before = embedder.misses
-    code_quality_breakdown(PREDICTED + "# one more\n", REFERENCE, TESTS)
+    code_quality_breakdown(PREDICTED + "# one more\n", REFERENCE, TESTS, embedder=embedder)
     assert embedder.misses == misses_before + 1, "the reference should come from the cache"
 
     print(_summary("embed one new text", embed_ms))

@@ -12,7 +12,9 @@ Three evaluations are timed: a first one (the metric's result cache is empty: ev
 part runs its tests in the sandbox), one with the result cache disabled, and a repeated one
 (the same outputs scored again, as in optimizer runs, where DSPy's LM cache makes outputs
 repeat; the metric then skips the parts it has already scored). The bar is checked on the
-repeated evaluation; the cold figures are printed next to it.
+first (cold) evaluation, the case the issue describes; the warm figure is printed for
+information. With a DummyLM program that answers in well under a millisecond, the cold
+evaluation cannot meet the bar: one sandbox execution alone takes about 2 ms.
 
 The DummyLM answers in microseconds, so this is a worst case for the metric's share: with a
 real LM every example takes seconds and the share shrinks accordingly. Two figures are printed:
@@ -134,9 +136,13 @@ def main() -> int:
     share = _report(
         "repeated evaluation (warm result cache)", timed, wall, wall_constant, args.threads, score
     )
-    verdict = "PASS" if share < BAR else "FAIL"
-    print(f"bar: metric share < {BAR:.0%} on the repeated evaluation -> {share:.1%}: {verdict}")
-    return 0 if share < BAR else 1
+    cold = shares["first evaluation (cold result cache)"]
+    verdict = "PASS" if cold < BAR else "FAIL"
+    print(
+        f"bar: metric share < {BAR:.0%} on the first evaluation -> {cold:.1%}: {verdict} "
+        f"(repeated evaluation, warm cache: {share:.1%})"
+    )
+    return 0 if cold < BAR else 1
 
 
 def _report(

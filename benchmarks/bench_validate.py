@@ -6,6 +6,9 @@
    Pearson >= 0.8, reported with the 95% interval.
 3. What calibration gives: weights fitted on the calibration split only (5-fold CV, folds
    grouped by function), reported in-sample, cross-validated and on the heldout split.
+4. The shipped calibrated profiles (``datasets/labels/calibrated_*.json``: fitted weights and
+   a similarity floor, opt-in) on the heldout split, next to the seed default
+   (``lift-metrics validate --shipped-profile``).
 
 Labels are never changed; the heldout split is never fitted on.
 
@@ -65,15 +68,7 @@ def main() -> None:
             f"{elapsed:.1f} s; bar {BAR_SECONDS:.0f} s: "
             f"{'PASS' if elapsed < BAR_SECONDS else 'FAIL'} (exit code {code})"
         )
-        for result in data["results"]:  # type: ignore[attr-defined]
-            low, high = result["pearson_ci"]
-            verdict = "PASS" if result["pearson"] >= BAR_PEARSON else "FAIL"
-            print(
-                f"{result['metric']:>12} seed weights, heldout n={result['n']}: Pearson "
-                f"{result['pearson']:.3f} [95% CI {low:.3f}, {high:.3f}], Spearman "
-                f"{result['spearman']:.3f}, Kendall {result['kendall']:.3f}; bar "
-                f"{BAR_PEARSON}: {verdict}"
-            )
+        _print_results(data, " seed weights")
         elapsed, code, data = _validate(Path(tmp) / "calibrated", "--calibrate")
         print(f"with --calibrate: {elapsed:.1f} s")
         for name, entry in data["calibration"].items():  # type: ignore[attr-defined]
@@ -87,6 +82,21 @@ def main() -> None:
                 f"{fit['cv_pearson']:.3f}, heldout {reported['pearson']:.3f} "
                 f"[95% CI {low:.3f}, {high:.3f}]"
             )
+        elapsed, code, data = _validate(Path(tmp) / "profile", "--shipped-profile")
+        print(f"with --shipped-profile: {elapsed:.1f} s (exit code {code})")
+        _print_results(data, "")
+
+
+def _print_results(data: dict[str, object], label: str) -> None:
+    for result in data["results"]:  # type: ignore[attr-defined]
+        low, high = result["pearson_ci"]
+        verdict = "PASS" if result["pearson"] >= BAR_PEARSON else "FAIL"
+        print(
+            f"{result['metric']:>30}{label}, heldout n={result['n']}: Pearson "
+            f"{result['pearson']:.3f} [95% CI {low:.3f}, {high:.3f}], Spearman "
+            f"{result['spearman']:.3f}, Kendall {result['kendall']:.3f}; bar "
+            f"{BAR_PEARSON}: {verdict}"
+        )
 
 
 if __name__ == "__main__":

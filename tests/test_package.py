@@ -12,7 +12,15 @@ import pytest
 import lift_metrics
 from lift_metrics.cli import build_parser, main
 
-HEAVY_MODULES = ("torch", "sentence_transformers", "dspy", "litellm", "transformers")
+HEAVY_MODULES = (
+    "torch",
+    "sentence_transformers",
+    "dspy",
+    "litellm",
+    "transformers",
+    "onnxruntime",
+    "onnx",
+)
 
 PUBLIC_PACKAGES = (
     "lift_metrics",

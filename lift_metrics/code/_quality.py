@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from lift_metrics._checks import normalize_weights
 from lift_metrics.code._features import CodeFeatures, check_code, code_features
+from lift_metrics.code._semantic import check_similarity_floor, rescale_similarity
 from lift_metrics.code._style import style_parts
 from lift_metrics.code._tests import (
     ExecutedTests,
@@ -126,7 +127,7 @@ def _run_concurrently(
     *,
     overlap: bool,
 ) -> tuple[ExecutedTests | None, float | None]:
-    """Run the tests and the embedding; the sandbox waits in a thread while torch computes."""
+    """Run the tests and the embedding; the sandbox waits in a thread while the model computes."""
     if execute is not None and similarity is not None and overlap:
         pending = _background().submit(execute)
         try:
@@ -174,6 +175,7 @@ def code_quality_breakdown(
     sandbox: SandboxLike | None = None,
     entry_point: str | None = None,
     timeout_s: float | None = None,
+    similarity_floor: float = 0.0,
 ) -> CodeQualityBreakdown:
     """Score generated code like :func:`code_quality` and say why.
 
@@ -204,6 +206,7 @@ def code_quality_breakdown(
     weight = _weights(weights)
     entry = check_entry_point(entry_point)
     timeout = check_timeout(timeout_s)
+    floor = check_similarity_floor(similarity_floor)
     if weight["semantic"] > 0:
         embedder = resolve_embedder(embedder)
     if sandbox is not None or (
@@ -224,7 +227,7 @@ def code_quality_breakdown(
         )
 
     def similarity() -> float:
-        return text_similarity(predicted, expected, embedder=embedder)
+        return rescale_similarity(text_similarity(predicted, expected, embedder=embedder), floor)
 
     executed, semantic = _run_concurrently(
         execute if weight["tests"] > 0 else None,
@@ -272,6 +275,7 @@ def code_quality(
     sandbox: SandboxLike | None = None,
     entry_point: str | None = None,
     timeout_s: float | None = None,
+    similarity_floor: float = 0.0,
 ) -> float:
     """Quality of generated code against a reference and tests, in [0, 1] (seed 002).
 
@@ -298,6 +302,11 @@ def code_quality(
         Function the I/O cases call; ``None`` means the only top-level function.
     timeout_s : float or None, default None
         Per-execution time limit; ``None`` means the sandbox's own.
+    similarity_floor : float, default 0.0
+        Opt-in rescaling of ``semantic``: ``max(0, (cos - floor) / (1 - floor))``
+        (:func:`~lift_metrics.code.semantic_similarity`). 0, the default, is seed 002's
+        metric; the calibrated profile ``datasets/labels/calibrated_code_quality.json``
+        pairs a floor with fitted weights (:func:`lift_metrics.validation.load_profile`).
 
     Returns
     -------
@@ -345,4 +354,5 @@ def code_quality(
         sandbox=sandbox,
         entry_point=entry_point,
         timeout_s=timeout_s,
+        similarity_floor=similarity_floor,
     ).score

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import TypeAdapter
 
 from lift_metrics._checks import normalize_weights
+from lift_metrics.code._semantic import check_similarity_floor, rescale_similarity
 from lift_metrics.ir._model import (
     IMPURE_EFFECTS,
     IR,
@@ -140,7 +141,13 @@ def constraint_satisfied(predicted: IR, constraint: Constraint | Mapping[str, An
     raise TypeError(f"constraint must be an IR constraint, got {type(constraint).__name__}")
 
 
-def intent_match(predicted: IRLike, expected: IRLike, *, embedder: Embedder | None = None) -> float:
+def intent_match(
+    predicted: IRLike,
+    expected: IRLike,
+    *,
+    embedder: Embedder | None = None,
+    similarity_floor: float = 0.0,
+) -> float:
     """Cosine similarity of the two intent descriptions' embeddings, clipped to [0, 1].
 
     Parameters
@@ -152,19 +159,30 @@ def intent_match(predicted: IRLike, expected: IRLike, *, embedder: Embedder | No
         process-wide bundled all-MiniLM-L6-v2
         (:func:`lift_metrics.similarity.get_default_embedder`), whose embedding cache is
         shared with ``semantic_similarity``.
+    similarity_floor : float, default 0.0
+        Opt-in rescaling ``max(0, (cos - floor) / (1 - floor))``
+        (:func:`lift_metrics.code._semantic.rescale_similarity`): intents of nearby but
+        different tasks no longer score most of the points. 0 keeps the plain cosine (seed h10).
 
     Returns
     -------
     float
         In [0, 1]; negative cosine scores 0.
 
+    Raises
+    ------
+    ValueError
+        If ``similarity_floor`` is outside [0, 1).
+
     Notes
     -----
     Delegates to :func:`lift_metrics.similarity.text_similarity` (one implementation of the
     cosine). Loading the default model imports torch on first use.
     """
+    floor = check_similarity_floor(similarity_floor)
     p, e = _as_ir("predicted", predicted), _as_ir("expected", expected)
-    return float(text_similarity(p.intent.description, e.intent.description, embedder=embedder))
+    cosine = text_similarity(p.intent.description, e.intent.description, embedder=embedder)
+    return rescale_similarity(float(cosine), floor)
 
 
 def _signature_parts(p: IR, e: IR) -> tuple[float, float, float, list[str]]:
@@ -354,6 +372,7 @@ def ir_quality_breakdown(
     *,
     weights: Mapping[str, float] | None = None,
     embedder: Embedder | None = None,
+    similarity_floor: float = 0.0,
 ) -> IRQualityBreakdown:
     """Compute :func:`ir_quality` and keep each sub-metric and the reasons for lost points.
 
@@ -366,6 +385,10 @@ def ir_quality_breakdown(
         sum to 1. Default 0.3 / 0.3 / 0.2 / 0.2 (seed h10).
     embedder : Embedder, optional
         Passed to :func:`intent_match`.
+    similarity_floor : float, default 0.0
+        Passed to :func:`intent_match` (opt-in; 0 is the seed's metric). The calibrated
+        profile ``datasets/labels/calibrated_ir_quality.json`` pairs a floor with fitted
+        weights; load it with :func:`lift_metrics.validation.load_profile`.
 
     Returns
     -------
@@ -394,7 +417,12 @@ def ir_quality_breakdown(
     w = normalize_weights("weights", weights, DEFAULT_IR_WEIGHTS)
     p, e = _as_ir("predicted", predicted), _as_ir("expected", expected)
     reasons: list[str] = []
-    intent = intent_match(p, e, embedder=embedder) if w["intent"] > 0 else float("nan")
+    floor = check_similarity_floor(similarity_floor)
+    intent = (
+        intent_match(p, e, embedder=embedder, similarity_floor=floor)
+        if w["intent"] > 0
+        else float("nan")
+    )
     if w["intent"] > 0 and intent < 1.0:
         reasons.append(
             f"intent: similarity {intent:.2f} between {p.intent.description!r} "
@@ -435,6 +463,7 @@ def ir_quality(
     *,
     weights: Mapping[str, float] | None = None,
     embedder: Embedder | None = None,
+    similarity_floor: float = 0.0,
 ) -> float:
     """Weighted IR quality in [0, 1] (seed h10, section 1).
 
@@ -447,6 +476,8 @@ def ir_quality(
         0.3 / 0.3 / 0.2 / 0.2. Rescaled to sum to 1.
     embedder : Embedder, optional
         For :func:`intent_match`; default the bundled all-MiniLM-L6-v2.
+    similarity_floor : float, default 0.0
+        For :func:`intent_match`: opt-in rescaling of the intent cosine (0: seed h10).
 
     Returns
     -------
@@ -467,4 +498,6 @@ def ir_quality(
     >>> ir_quality(ir, ir, weights={"intent": 0, "signature": 1, "structure": 1, "constraints": 1})
     1.0
     """
-    return ir_quality_breakdown(predicted, expected, weights=weights, embedder=embedder).score
+    return ir_quality_breakdown(
+        predicted, expected, weights=weights, embedder=embedder, similarity_floor=similarity_floor
+    ).score

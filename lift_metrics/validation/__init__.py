@@ -12,6 +12,9 @@ Requirements": Pearson > 0.8). This package measures that agreement for any call
   metrics applied to labelled items (``datasets/labels/``);
 - :func:`calibrate_weights`, :func:`save_weights`, :func:`load_weights`: fit component weights
   on the calibration split with k-fold cross-validation and keep them in a file;
+- :func:`load_profile`, :func:`shipped_profile_path`, :func:`unrelated_similarity_floor`: the
+  opt-in calibrated profiles (weights + a floor for the embedding similarity) shipped in
+  ``datasets/labels/``; the seed's weights without a floor stay the metrics' default;
 - :func:`plot_validation`, :func:`format_table`, :func:`markdown_report`: what
   ``lift-metrics validate`` writes.
 
@@ -30,10 +33,15 @@ from lift_metrics.validation._adapters import (
 )
 from lift_metrics.validation._agreement import krippendorff_alpha
 from lift_metrics.validation._calibrate import (
+    SHIPPED_PROFILES,
+    CalibrationProfile,
     CalibrationResult,
     calibrate_weights,
+    load_profile,
     load_weights,
     save_weights,
+    shipped_profile_path,
+    unrelated_similarity_floor,
 )
 from lift_metrics.validation._labels import (
     SHIPPED_LABELS,
@@ -54,6 +62,7 @@ from lift_metrics.validation._validate import (
 
 __all__ = [
     "BUILTIN_METRICS",
+    "CalibrationProfile",
     "CalibrationResult",
     "CodePairScorer",
     "ConstantInputWarning",
@@ -62,6 +71,7 @@ __all__ = [
     "LabelFileError",
     "LabelledItem",
     "SHIPPED_LABELS",
+    "SHIPPED_PROFILES",
     "ValidationResult",
     "builtin_scorer",
     "calibrate_weights",
@@ -69,12 +79,15 @@ __all__ = [
     "import_metric",
     "krippendorff_alpha",
     "load_labels",
+    "load_profile",
     "load_weights",
     "markdown_report",
     "plot_validation",
     "save_weights",
     "score_value",
     "shipped_labels_path",
+    "shipped_profile_path",
+    "unrelated_similarity_floor",
     "validate_metric",
     "validate_scores",
 ]

@@ -53,6 +53,9 @@ class IRPairScorer:
         ``intent``/``signature``/``structure``/``constraints``; default seed h10's.
     embedder : Embedder, optional
         Default the bundled all-MiniLM-L6-v2.
+    similarity_floor : float, default 0.0
+        Passed to ``ir_quality`` (opt-in rescaling of the intent cosine; 0 is the seed's
+        metric). :func:`~lift_metrics.validation.load_profile` reads one with its weights.
 
     Examples
     --------
@@ -65,17 +68,27 @@ class IRPairScorer:
 
     name = "ir_quality"
     __name__ = "ir_quality"
+    similarity_component = "intent"
 
-    def __init__(self, *, weights: Mapping[str, float] | None = None, embedder: Any = None) -> None:
+    def __init__(
+        self,
+        *,
+        weights: Mapping[str, float] | None = None,
+        embedder: Any = None,
+        similarity_floor: float = 0.0,
+    ) -> None:
+        from lift_metrics.code._semantic import check_similarity_floor
         from lift_metrics.ir import DEFAULT_IR_WEIGHTS
 
         self.weights = normalize_weights("weights", weights, DEFAULT_IR_WEIGHTS)
         self.embedder = embedder
+        self.similarity_floor = check_similarity_floor(similarity_floor)
         self.components: tuple[str, ...] = tuple(DEFAULT_IR_WEIGHTS)
         self.default_weights: dict[str, float] = dict(DEFAULT_IR_WEIGHTS)
 
     def __repr__(self) -> str:
-        return f"IRPairScorer(weights={self.weights})"
+        floor = f", similarity_floor={self.similarity_floor:g}" if self.similarity_floor else ""
+        return f"IRPairScorer(weights={self.weights}{floor})"
 
     def _pair(self, item: Any) -> tuple[Any, Any]:
         from lift_metrics.ir import IR
@@ -92,7 +105,11 @@ class IRPairScorer:
 
         predicted, expected = self._pair(item)
         return ir_quality_breakdown(
-            predicted, expected, weights=self.weights, embedder=self.embedder
+            predicted,
+            expected,
+            weights=self.weights,
+            embedder=self.embedder,
+            similarity_floor=self.similarity_floor,
         )
 
     def __call__(self, item: Any) -> float:
@@ -139,10 +156,14 @@ class CodePairScorer:
         seed 002's.
     embedder, sandbox, timeout_s
         Passed to :func:`lift_metrics.code.code_quality_breakdown`.
+    similarity_floor : float, default 0.0
+        Passed to ``code_quality`` (opt-in rescaling of the ``semantic`` cosine; 0 is the
+        seed's metric).
     """
 
     name = "code_quality"
     __name__ = "code_quality"
+    similarity_component = "semantic"
 
     def __init__(
         self,
@@ -151,8 +172,10 @@ class CodePairScorer:
         embedder: Any = None,
         sandbox: Any = None,
         timeout_s: float | None = None,
+        similarity_floor: float = 0.0,
     ) -> None:
         from lift_metrics.code import DEFAULT_CODE_QUALITY_WEIGHTS
+        from lift_metrics.code._semantic import check_similarity_floor
 
         defaults = dict(DEFAULT_CODE_QUALITY_WEIGHTS)
         if isinstance(weights, Mapping) and "structural" in weights:
@@ -161,11 +184,13 @@ class CodePairScorer:
         self.embedder = embedder
         self.sandbox = sandbox
         self.timeout_s = timeout_s
+        self.similarity_floor = check_similarity_floor(similarity_floor)
         self.components: tuple[str, ...] = tuple(DEFAULT_CODE_QUALITY_WEIGHTS)
         self.default_weights: dict[str, float] = dict(DEFAULT_CODE_QUALITY_WEIGHTS)
 
     def __repr__(self) -> str:
-        return f"CodePairScorer(weights={self.weights})"
+        floor = f", similarity_floor={self.similarity_floor:g}" if self.similarity_floor else ""
+        return f"CodePairScorer(weights={self.weights}{floor})"
 
     def breakdown(self, item: Any) -> Any:
         """The :class:`~lift_metrics.code.CodeQualityBreakdown` of one item."""
@@ -181,6 +206,7 @@ class CodePairScorer:
             sandbox=self.sandbox,
             entry_point=entry_point or None,
             timeout_s=self.timeout_s,
+            similarity_floor=self.similarity_floor,
         )
 
     def __call__(self, item: Any) -> float:
@@ -286,20 +312,27 @@ class EndToEndScorer:
 
 
 def builtin_scorer(
-    name: str, *, weights: Mapping[str, float] | None = None
+    name: str, *, weights: Mapping[str, float] | None = None, similarity_floor: float = 0.0
 ) -> IRPairScorer | CodePairScorer | EndToEndScorer:
     """The item scorer for ``"ir_quality"``, ``"code_quality"`` or ``"end_to_end"``.
+
+    ``similarity_floor`` (opt-in, default 0: the seed's metric) applies to ``ir_quality`` and
+    ``code_quality``; ``end_to_end`` takes none.
 
     Examples
     --------
     >>> builtin_scorer("code_quality").weights["tests"]
     0.4
+    >>> builtin_scorer("ir_quality", similarity_floor=0.44).similarity_floor
+    0.44
     """
     if name == "ir_quality":
-        return IRPairScorer(weights=weights)
+        return IRPairScorer(weights=weights, similarity_floor=similarity_floor)
     if name == "code_quality":
-        return CodePairScorer(weights=weights)
+        return CodePairScorer(weights=weights, similarity_floor=similarity_floor)
     if name == "end_to_end":
+        if similarity_floor:
+            raise ValueError("similarity_floor applies to ir_quality and code_quality only")
         return EndToEndScorer(weights=weights)
     raise ValueError(f"metric must be one of {BUILTIN_METRICS}, got {name!r}")
 

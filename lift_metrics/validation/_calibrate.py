@@ -274,11 +274,13 @@ def save_weights(
     *,
     metric: str,
     metadata: Mapping[str, Any] | None = None,
+    similarity_floor: float | None = None,
 ) -> Path:
     """Write weights to a ``.json`` or ``.toml`` file that :func:`load_weights` reads.
 
-    The file holds ``metric``, ``weights`` and, under ``calibration``, the metadata given
-    (e.g. :meth:`CalibrationResult.to_dict`). Written atomically.
+    The file holds ``metric``, ``weights``, optionally ``similarity_floor`` (read by
+    :func:`load_profile`) and, under ``calibration``, the metadata given (e.g.
+    :meth:`CalibrationResult.to_dict`). Written atomically.
 
     Examples
     --------
@@ -295,6 +297,10 @@ def save_weights(
         "metric": str(metric),
         "weights": {str(k): check_non_negative(f"weights[{k!r}]", v) for k, v in weights.items()},
     }
+    if similarity_floor is not None:
+        from lift_metrics.code._semantic import check_similarity_floor
+
+        document["similarity_floor"] = check_similarity_floor(similarity_floor)
     if metadata:
         document["calibration"] = to_jsonable(dict(metadata))
     suffix = target.suffix.lower()
@@ -373,3 +379,152 @@ def weights_file_metric(path: str | os.PathLike[str]) -> str | None:
         raise ValueError(f"{source}: {exc}") from None
     named = document.get("metric") if isinstance(document, dict) else None
     return None if named is None else str(named)
+
+
+SHIPPED_PROFILES: Mapping[str, str] = {
+    "ir_quality": "calibrated_ir_quality.json",
+    "code_quality": "calibrated_code_quality.json",
+}
+"""Metric name -> calibrated profile in ``datasets/labels/`` (fitted on the calibration split)."""
+
+
+@dataclass(frozen=True, repr=False)
+class CalibrationProfile:
+    """Weights plus the similarity floor to use with them: an opt-in variant of a metric.
+
+    Attributes
+    ----------
+    metric : str or None
+        The metric the profile is for (``ir_quality``, ``code_quality``), when the file says.
+    weights : dict of str to float
+        Pass as ``weights=`` to the metric.
+    similarity_floor : float
+        Pass as ``similarity_floor=`` (``ir_quality``/``intent_match``,
+        ``code_quality``/``semantic_similarity``); 0.0 when the file has none.
+    """
+
+    metric: str | None
+    weights: dict[str, float]
+    similarity_floor: float = 0.0
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v:.3f}" for k, v in self.weights.items())
+        return (
+            f"CalibrationProfile(metric={self.metric!r}, weights={{{shown}}}, "
+            f"similarity_floor={self.similarity_floor:g})"
+        )
+
+    def metric_options(self) -> dict[str, Any]:
+        """Keyword arguments for the metric: ``ir_quality(p, e, **profile.metric_options())``."""
+        return {"weights": dict(self.weights), "similarity_floor": self.similarity_floor}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form."""
+        return {
+            "metric": self.metric,
+            "weights": dict(self.weights),
+            "similarity_floor": self.similarity_floor,
+        }
+
+
+def load_profile(path: str | os.PathLike[str], *, metric: str | None = None) -> CalibrationProfile:
+    """Read a weights file with its optional ``similarity_floor`` (see :func:`save_weights`).
+
+    Parameters
+    ----------
+    path : path-like
+        ``.json`` or ``.toml``; the shipped profiles are :func:`shipped_profile_path`.
+    metric : str, optional
+        When given, the file's ``metric`` must match it.
+
+    Returns
+    -------
+    CalibrationProfile
+
+    Raises
+    ------
+    FileNotFoundError, ValueError
+        As :func:`load_weights`; also a ``similarity_floor`` outside [0, 1).
+
+    Examples
+    --------
+    >>> profile = load_profile(shipped_profile_path("ir_quality"), metric="ir_quality")
+    >>> sorted(profile.weights), 0 < profile.similarity_floor < 1
+    (['constraints', 'intent', 'signature', 'structure'], True)
+    """
+    from lift_metrics.code._semantic import check_similarity_floor
+
+    weights = load_weights(path, metric=metric)
+    source = Path(path)
+    text = source.read_text(encoding="utf-8")
+    document = json.loads(text) if source.suffix.lower() == ".json" else tomllib.loads(text)
+    floor = document.get("similarity_floor", 0.0) if isinstance(document, dict) else 0.0
+    named = document.get("metric") if isinstance(document, dict) else None
+    return CalibrationProfile(
+        metric=metric if named is None else str(named),
+        weights=weights,
+        similarity_floor=check_similarity_floor(floor),
+    )
+
+
+def shipped_profile_path(metric: str) -> Path:
+    """Path of the calibrated profile shipped for ``ir_quality`` or ``code_quality``.
+
+    Examples
+    --------
+    >>> shipped_profile_path("code_quality").name
+    'calibrated_code_quality.json'
+    """
+    from lift_metrics._paths import datasets_dir
+
+    if metric not in SHIPPED_PROFILES:
+        raise ValueError(
+            f"metric must be one of {sorted(SHIPPED_PROFILES)} for a shipped profile, "
+            f"got {metric!r}"
+        )
+    return datasets_dir() / "labels" / SHIPPED_PROFILES[metric]
+
+
+def unrelated_similarity_floor(
+    texts: Sequence[str], *, quantile: float = 0.95, embedder: Any = None
+) -> float:
+    """A similarity floor from the cosine between texts that describe different things.
+
+    Parameters
+    ----------
+    texts : sequence of str
+        At least 3 distinct texts, each about a different function (e.g. the references of
+        the calibration split, one per function). Labels are not used.
+    quantile : float, default 0.95
+        Which quantile of the pairwise cosines (clipped to [0, 1]) to return.
+    embedder : Embedder, optional
+        Default the bundled all-MiniLM-L6-v2.
+
+    Returns
+    -------
+    float
+        The quantile, rounded to 2 decimals: the cosine that unrelated texts reach.
+
+    Raises
+    ------
+    ValueError
+        Fewer than 3 distinct texts, or ``quantile`` outside [0, 1].
+
+    Examples
+    --------
+    >>> class Axes:  # a toy embedder: text i -> unit vector along axis i
+    ...     def embed(self, texts):
+    ...         return np.eye(len(texts))
+    >>> unrelated_similarity_floor(["a", "b", "c"], embedder=Axes())
+    0.0
+    """
+    from lift_metrics._checks import check_unit_interval
+    from lift_metrics.similarity import resolve_embedder
+
+    q = check_unit_interval("quantile", quantile)
+    distinct = list(dict.fromkeys(str(t) for t in texts))
+    if len(distinct) < 3:
+        raise ValueError(f"texts must hold at least 3 distinct texts, got {len(distinct)}")
+    rows = np.asarray(resolve_embedder(embedder).embed(distinct), dtype=float)
+    cosines = np.clip(rows @ rows.T, 0.0, 1.0)[np.triu_indices(len(distinct), 1)]
+    return round(float(np.quantile(cosines, q)), 2)

@@ -11,12 +11,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lift_metrics.validation._adapters import BUILTIN_METRICS, builtin_scorer, import_metric
+from lift_metrics.validation._adapters import (
+    BUILTIN_METRICS,
+    EndToEndScorer,
+    builtin_scorer,
+    import_metric,
+)
 from lift_metrics.validation._calibrate import (
+    SHIPPED_PROFILES,
+    CalibrationProfile,
     CalibrationResult,
     calibrate_weights,
-    load_weights,
+    load_profile,
     save_weights,
+    shipped_profile_path,
+    unrelated_similarity_floor,
     weights_file_metric,
 )
 from lift_metrics.validation._labels import (
@@ -81,7 +90,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="append",
         default=None,
         metavar="FILE",
-        help="weights file (.json/.toml, as written by --calibrate) for the metric it names",
+        help="weights file (.json/.toml, as written by --calibrate) for the metric it names; "
+        "a similarity_floor in the file is used too",
+    )
+    parser.add_argument(
+        "--shipped-profile",
+        action="store_true",
+        help="also report each built-in metric with its calibrated profile shipped in "
+        "datasets/labels/ (fitted weights + similarity floor, fitted on the calibration split "
+        "only), next to the seed's default",
+    )
+    parser.add_argument(
+        "--similarity-floor",
+        default=None,
+        metavar="FLOOR|auto",
+        help="with --calibrate: rescale the embedding similarity (intent / semantic) as "
+        "max(0, (cos - FLOOR) / (1 - FLOOR)) before fitting and save FLOOR with the weights; "
+        "'auto' sets FLOOR to the 95th percentile of the cosine between the calibration "
+        "split's references of different functions (labels not used)",
     )
     parser.add_argument(
         "--calibrate",
@@ -143,8 +169,10 @@ def _field_map(entries: Sequence[str] | None) -> dict[str, str] | None:
     return mapping
 
 
-def _weights_by_metric(files: Sequence[Path] | None, metrics: Sequence[str]) -> dict[str, Any]:
-    chosen: dict[str, Any] = {}
+def _weights_by_metric(
+    files: Sequence[Path] | None, metrics: Sequence[str]
+) -> dict[str, CalibrationProfile]:
+    chosen: dict[str, CalibrationProfile] = {}
     for file in files or ():
         named = weights_file_metric(file)
         if named is None:
@@ -155,8 +183,29 @@ def _weights_by_metric(files: Sequence[Path] | None, metrics: Sequence[str]) -> 
             named = metrics[0]
         if named not in metrics:
             raise ValueError(f"{file} holds weights for {named!r}, which is not being validated")
-        chosen[named] = load_weights(file, metric=named)
+        chosen[named] = load_profile(file, metric=named)
     return chosen
+
+
+def _floor_option(value: str | None) -> float | str | None:
+    if value is None or value == "auto":
+        return value
+    try:
+        floor = float(value)
+    except ValueError:
+        raise ValueError(
+            f"--similarity-floor must be a number in [0, 1) or 'auto', got {value!r}"
+        ) from None
+    if not 0.0 <= floor < 1.0:
+        raise ValueError(f"--similarity-floor must be in [0, 1), got {value!r}")
+    return floor
+
+
+def _reference_texts(scorer: Any, items: Sequence[LabelledItem]) -> list[str]:
+    """The reference text the similarity component embeds, one per item (for 'auto')."""
+    if scorer.similarity_component == "intent":
+        return [scorer._pair(item.item)[1].intent.description for item in items]
+    return [str(item.item["expected_code"]) for item in items]
 
 
 def _slug(name: str) -> str:
@@ -228,8 +277,23 @@ def _calibrate(
             "figure on it is not an out-of-sample estimate",
             file=sys.stderr,
         )
+    columns = _components(scorer, fit_items)
+    floor: float | None = None
+    if args.similarity_floor is not None:
+        from lift_metrics.code._semantic import rescale_similarity
+
+        option = _floor_option(args.similarity_floor)
+        floor = (
+            unrelated_similarity_floor(_reference_texts(scorer, fit_items))
+            if option == "auto"
+            else float(option)  # type: ignore[arg-type]
+        )
+        if isinstance(scorer, EndToEndScorer):
+            raise ValueError("--similarity-floor applies to ir_quality and code_quality only")
+        key = scorer.similarity_component
+        columns[key] = [rescale_similarity(v, floor) for v in columns[key]]
     fit = calibrate_weights(
-        _components(scorer, fit_items),
+        columns,
         [item.label for item in fit_items],
         objective=args.objective,
         folds=args.folds,
@@ -237,7 +301,7 @@ def _calibrate(
         default_weights=scorer.default_weights,
         metric=spec,
     )
-    fitted = builtin_scorer(spec, weights=fit.weights)
+    fitted = builtin_scorer(spec, weights=fit.weights, similarity_floor=floor or 0.0)
     fitted.prefetch([item.item for item in reported])
     result = validate_metric(
         fitted,
@@ -253,6 +317,7 @@ def _calibrate(
         args.out / f"weights_{spec}.json",
         fit.weights,
         metric=spec,
+        similarity_floor=floor,
         metadata={
             **fit.to_dict(),
             "fitted_on": f"{data.name} split=calibration",
@@ -281,6 +346,12 @@ def _run(args: argparse.Namespace) -> int:
             )
     if args.calibrate and any(spec not in BUILTIN_METRICS for spec in metrics):
         raise ValueError("--calibrate works for the built-in metrics only")
+    if args.similarity_floor is not None:
+        if not args.calibrate:
+            raise ValueError("--similarity-floor applies with --calibrate only")
+        if "end_to_end" in metrics:
+            raise ValueError("--similarity-floor applies to ir_quality and code_quality only")
+        _floor_option(args.similarity_floor)
     weights = _weights_by_metric(args.weights, metrics)
 
     results: list[ValidationResult] = []
@@ -301,7 +372,12 @@ def _run(args: argparse.Namespace) -> int:
         if spec in BUILTIN_METRICS:
             if args.call not in (None, "item"):
                 raise ValueError("--call applies to import-path metrics only")
-            scorer = builtin_scorer(spec, weights=weights.get(spec))
+            profile = weights.get(spec)
+            scorer = builtin_scorer(
+                spec,
+                weights=None if profile is None else profile.weights,
+                similarity_floor=0.0 if profile is None else profile.similarity_floor,
+            )
             scorer.prefetch([item.item for item in items])
             result = validate_metric(
                 scorer,
@@ -332,6 +408,26 @@ def _run(args: argparse.Namespace) -> int:
         results.append(result)
         sources[result.metric] = str(data)
         categories[result.metric] = _categories(items)
+        if args.shipped_profile and spec in SHIPPED_PROFILES:
+            shipped = load_profile(shipped_profile_path(spec), metric=spec)
+            profiled = builtin_scorer(
+                spec, weights=shipped.weights, similarity_floor=shipped.similarity_floor
+            )
+            profiled.prefetch([item.item for item in items])
+            name = f"{spec} (shipped profile)"
+            results.append(
+                validate_metric(
+                    profiled,
+                    items,
+                    target=args.target,
+                    confidence_level=args.confidence_level,
+                    name=name,
+                    errors="missing",
+                    num_threads=args.threads,
+                )
+            )
+            sources[name] = str(data)
+            categories[name] = categories[result.metric]
         if args.calibrate:
             fit, fitted_result, path = _calibrate(args, spec, data, items)
             calibrations[result.metric] = (fit, fitted_result)
