@@ -123,6 +123,7 @@ def _log_comb_ratio(a: _IntArray, n: _IntArray, k: _IntArray) -> _FloatArray:
 
 
 def _finish(result: _FloatArray, shape: tuple[int, ...], scalar: bool) -> float | _FloatArray:
+    result += 0.0  # -expm1(0) is -0.0: print a probability of zero as 0.0, not -0.0
     if scalar:
         return float(result[0])
     return result.reshape(shape)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from math import comb
 
@@ -105,3 +106,10 @@ def test_large_distinct_triples_are_exact() -> None:
         float(exact_pass_at_k(int(a), int(b), int(d))) for a, b, d in zip(n, c, k, strict=True)
     ]
     assert np.allclose(got, expected, rtol=1e-12, atol=0.0)
+
+
+def test_zero_probability_is_positive_zero() -> None:
+    # -expm1(0.0) is -0.0, which prints as "-0."; a probability of zero must be +0.0
+    assert math.copysign(1.0, pass_at_k(n=10, c=0, k=5)) == 1.0
+    values = pass_at_k(np.array([10, 10]), np.array([0, 3]), 5)
+    assert math.copysign(1.0, float(values[0])) == 1.0
