@@ -15,6 +15,8 @@ Each mode runs ``--repeats`` times and the median is printed, for 1 and 2 llama.
 ``--cores`` CPUs the process is pinned to that many, so "2 cores" means 2 cores.
 
 Run: ``.venv/bin/python benchmarks/bench_local_lm.py [--cores 2] [--threads 1 2]``
+(about 3-4 minutes on an idle 2-core machine); ``--quick``: 1 thread, 3 prompts, 1 repeat
+(under a minute).
 """
 
 from __future__ import annotations
@@ -70,7 +72,9 @@ def _pin(cores: int) -> str:
     return f"{len(cpus)} CPUs available"
 
 
-def _run(engine: LocalEngine, *, constrained: bool, max_tokens: int) -> dict[str, float]:
+def _run(
+    engine: LocalEngine, *, constrained: bool, max_tokens: int, prompts: tuple[str, ...] = PROMPTS
+) -> dict[str, float]:
     from dspy.lm15 import Config, Message, Request
 
     response_format = (
@@ -81,7 +85,7 @@ def _run(engine: LocalEngine, *, constrained: bool, max_tokens: int) -> dict[str
     tokens = 0
     decode_ms = 0.0
     wall = 0.0
-    for prompt in PROMPTS:
+    for prompt in prompts:
         request = Request(
             model=engine.model_name,
             messages=(Message.user(prompt),),
@@ -106,12 +110,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument(
+        "--quick", action="store_true", help="1 thread, 3 prompts, 1 repeat (under a minute)"
+    )
     args = parser.parse_args(argv)
+    prompts = PROMPTS
+    if args.quick:
+        args.threads, args.repeats, prompts = [1], 1, PROMPTS[:3]
     pinning = _pin(args.cores)
     print(f"cores: {args.cores} ({pinning}); load average (1 min): {os.getloadavg()[0]:.2f}")
     print("(figures are noisy when the load exceeds the cores: llama.cpp then waits for CPU)")
     print(
-        f"{len(PROMPTS)} prompts x {args.repeats} repeats (median), "
+        f"{len(prompts)} prompts x {args.repeats} repeats (median), "
         f"max_tokens={args.max_tokens}, greedy, no cache"
     )
     header = f"{'threads':>7} {'mode':<12} {'tokens':>7} {'end-to-end tok/s':>17}"
@@ -122,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         figures = {}
         for label, constrained in (("free text", False), ("JSON schema", True)):
             runs = [
-                _run(engine, constrained=constrained, max_tokens=args.max_tokens)
+                _run(engine, constrained=constrained, max_tokens=args.max_tokens, prompts=prompts)
                 for _ in range(args.repeats)
             ]
             figures[label] = {key: statistics.median(run[key] for run in runs) for key in runs[0]}

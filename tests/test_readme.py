@@ -17,8 +17,7 @@ def _python_blocks() -> list[str]:
 def test_readme_has_exactly_two_setup_commands() -> None:
     bash_blocks = re.findall(r"```bash\n(.*?)```", README.read_text(), flags=re.DOTALL)
     assert [b.strip() for b in bash_blocks] == [
-        "bash scripts/bootstrap.sh && .venv/bin/lift-metrics report "
-        "datasets/examples/tier_runs.jsonl",
+        "bash scripts/bootstrap.sh && .venv/bin/lift-metrics optimize optimizers/quick.toml",
         "bash scripts/bootstrap.sh && bash scripts/test.sh",
     ]
     ci = (README.parent / ".ci" / "run").read_text()

@@ -7,6 +7,7 @@ Importing it stays light: dspy and xllamacpp load when a pipeline or an LM is cr
 run_optimizer       a run configuration (TOML) in, an OptimizationResult out
 evaluate_program    score a program over examples with metrics, timeouts and repeated runs
 LiftPipeline        the reference dspy.Module: natural-language prompt -> IR -> Python code
+log_run_to_mlflow   log a finished run (config, trials, evaluations, comparison) to MLflow
 
 local_lm            a ``dspy.LM`` backed by a GGUF model running in-process (llama.cpp)
 LocalEngine         the DSPy engine behind it, for ``dspy.LM(model, engine=...)``
@@ -47,8 +48,10 @@ _LAZY: dict[str, str] = {
     "MetricDelta": "lift_metrics.optimizers._runner",
     "OptimizationResult": "lift_metrics.optimizers._runner",
     "RunConfig": "lift_metrics.optimizers._config",
+    "TrackedRun": "lift_metrics.optimizers._tracking",
     "evaluate_program": "lift_metrics.optimizers._evaluate",
     "load_config": "lift_metrics.optimizers._config",
+    "log_run_to_mlflow": "lift_metrics.optimizers._tracking",
     "run_optimizer": "lift_metrics.optimizers._runner",
     "save_evaluation": "lift_metrics.optimizers._evaluate",
 }
@@ -59,6 +62,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from lift_metrics.optimizers._evaluate import Evaluation, evaluate_program, save_evaluation
     from lift_metrics.optimizers._pipeline import LiftPipeline
     from lift_metrics.optimizers._runner import MetricDelta, OptimizationResult, run_optimizer
+    from lift_metrics.optimizers._tracking import TrackedRun, log_run_to_mlflow
 
 
 def __getattr__(name: str) -> Any:
@@ -81,6 +85,7 @@ __all__ = [
     "OptimizationResult",
     "RunConfig",
     "SPLITS",
+    "TrackedRun",
     "default_model_path",
     "default_n_threads",
     "default_tasks_path",
@@ -89,6 +94,7 @@ __all__ = [
     "load_config",
     "load_tasks",
     "local_lm",
+    "log_run_to_mlflow",
     "resolve_lm",
     "run_optimizer",
     "save_evaluation",

@@ -35,6 +35,15 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="validate the config, the data and the LM server, then stop (no LM call)",
     )
     optimize.add_argument("--quiet", action="store_true", help="no progress bars or table")
+    optimize.add_argument(
+        "--mlflow",
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="URI",
+        help="log the run to MLflow: a tracking URI, or none for a SQLite store under "
+        "OUTPUT_DIR/mlflow (needs pip install 'lift-metrics[tracking]')",
+    )
     optimize.set_defaults(handler=_optimize)
 
     evaluate = subparsers.add_parser(
@@ -78,11 +87,18 @@ def _optimize(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     if args.output_dir:
         config = config.replace(output_dir=Path(args.output_dir))
+    if args.mlflow:
+        from lift_metrics.optimizers._tracking import require_mlflow
+
+        try:
+            require_mlflow()
+        except ImportError as exc:
+            raise ValueError(str(exc)) from exc
     if args.check:
         preflight(config)
         print(f"{args.config}: OK ({config!r})")
         return 0
-    result = run_optimizer(config, progress=not args.quiet)
+    result = run_optimizer(config, progress=not args.quiet, mlflow=args.mlflow)
     if args.quiet:
         print(repr(result))
     return 0
@@ -141,6 +157,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         output_dir=output_dir,
         seed=config.seed,
         progress=not args.quiet,
+        config_hash=config.config_hash if args.config else None,
     )
     return 0
 
@@ -157,8 +174,18 @@ def evaluate_split(
     output_dir: Path,
     seed: int,
     progress: bool,
+    config_hash: str | None = None,
 ) -> Any:
-    """Evaluate the pipeline (optionally loaded from ``program_path``) and save the results."""
+    """Evaluate the pipeline (optionally loaded from ``program_path``) and save the results.
+
+    The provenance holds ``config_hash`` (of the ``--config`` file, when one was given) and
+    ``settings_hash``: SHA-256 of the effective settings (LM, metric, evaluation, split,
+    limit, program and dataset hashes), so that two evaluations with equal hashes ran the same
+    configuration on the same data.
+    """
+    import hashlib
+    import json
+
     from dspy.adapters import JSONAdapter
     from dspy.dsp.utils.settings import settings
 
@@ -174,6 +201,7 @@ def evaluate_split(
         _lm_description,
         _versions,
         evaluation_metrics,
+        to_jsonable_safe,
     )
     from lift_metrics.optimizers._tasks import default_tasks_path, load_tasks
 
@@ -203,8 +231,11 @@ def evaluate_split(
         "metric": metric_spec.to_dict(),
         "evaluation": evaluation.to_dict(),
         "seed": seed,
-        "versions": _versions(),
     }
+    settings_text = json.dumps(to_jsonable_safe(provenance), sort_keys=True, default=str)
+    provenance["config_hash"] = config_hash
+    provenance["settings_hash"] = hashlib.sha256(settings_text.encode("utf-8")).hexdigest()
+    provenance["versions"] = _versions()
     meter = UsageMeter()
     with (
         _lm_cache(output_dir / "cache"),

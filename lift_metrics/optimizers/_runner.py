@@ -336,7 +336,8 @@ _RUN_OUTPUTS = (
 
 def _clear_previous(out: Path, config_hash: str) -> None:
     """Remove the outputs of an earlier run in ``out`` so that a run stopped early never sits
-    next to stale files of another run. The LM cache stays (it is what makes a rerun cheap);
+    next to stale files of another run, and the hidden temporary files that a killed process
+    left before their atomic rename. The LM cache stays (it is what makes a rerun cheap);
     GEPA's state folder stays only when the config is unchanged (GEPA resumes from it)."""
     import shutil
 
@@ -355,6 +356,11 @@ def _clear_previous(out: Path, config_hash: str) -> None:
             shutil.rmtree(path)
         elif path.exists():
             path.unlink()
+    # temporary files of atomic writes that a killed process (SIGKILL) never renamed
+    for pattern in ("config.json", *_RUN_OUTPUTS):
+        for leftover in out.glob(f".{Path(pattern).stem}.*"):
+            if leftover.is_file():
+                leftover.unlink()
 
 
 def _trials(optimizer_name: str, optimizer: Any, program: Any) -> dict[str, Any]:
@@ -386,36 +392,33 @@ def _trials(optimizer_name: str, optimizer: Any, program: Any) -> dict[str, Any]
 def _deltas(
     baseline: Evaluation, optimized: Evaluation, *, n_resamples: int, level: float, seed: int
 ) -> tuple[MetricDelta, ...]:
-    import numpy as np
+    """Per-metric paired deltas (optimized - baseline) over the test examples both evaluated,
+    from :func:`lift_metrics.stats.paired_bootstrap` (one seed for every metric: the same
+    resampled rows)."""
+    from lift_metrics.stats import paired_bootstrap
 
-    from lift_metrics.stats._ab import bootstrap_means, sign_flip_p_values
-
-    names = list(baseline.metric_names)
     base = {e.index: e for e in baseline.examples}
     pairs = [(base[e.index], e) for e in optimized.examples if e.index in base]
     if not pairs:
         return ()
-    data = np.array(
-        [[o.mean_scores[m] - b.mean_scores[m] for m in names] for b, o in pairs], dtype=float
-    )
-    rng = np.random.default_rng(seed)
-    means = bootstrap_means(data, n_resamples, rng)
-    p_values = sign_flip_p_values(data, n_resamples, rng)
-    alpha = 1.0 - level
-    lows, highs = np.quantile(means, [alpha / 2, 1 - alpha / 2], axis=0)
     out = []
-    for j, name in enumerate(names):
-        column = data[:, j]
-        constant = bool(np.all(column == column[0]))
+    for name in baseline.metric_names:
+        result = paired_bootstrap(
+            [b.mean_scores[name] for b, _ in pairs],
+            [o.mean_scores[name] for _, o in pairs],
+            n_resamples=n_resamples,
+            confidence_level=level,
+            seed=seed,
+        )
         out.append(
             MetricDelta(
                 metric=name,
-                baseline_mean=float(np.mean([b.mean_scores[name] for b, _ in pairs])),
-                optimized_mean=float(np.mean([o.mean_scores[name] for _, o in pairs])),
-                mean_delta=float(column.mean()),
-                ci_low=float(column[0]) if constant else float(lows[j]),
-                ci_high=float(column[0]) if constant else float(highs[j]),
-                p_value=1.0 if constant and column[0] == 0 else float(p_values[j]),
+                baseline_mean=result.mean_a,
+                optimized_mean=result.mean_b,
+                mean_delta=result.mean_delta,
+                ci_low=result.interval.low,
+                ci_high=result.interval.high,
+                p_value=result.p_value,
                 confidence_level=level,
             )
         )
@@ -561,6 +564,7 @@ def run_optimizer(
     lm: Any = None,
     prompt_lm: Any = None,
     progress: bool = True,
+    mlflow: bool | str = False,
 ) -> OptimizationResult:
     """Optimize the reference pipeline with MIPROv2, COPRO or GEPA and measure the change.
 
@@ -575,6 +579,10 @@ def run_optimizer(
         ``prompt_lm`` defaults to the task LM.
     progress : bool, default True
         Rich progress bars and the final table on the terminal.
+    mlflow : bool or str, default False
+        Log the finished run to MLflow (``lift_metrics.optimizers._tracking``): ``True`` for
+        a SQLite store under ``output_dir/mlflow``, a string for a tracking URI. Needs
+        ``pip install 'lift-metrics[tracking]'`` (checked before any LM call).
 
     Returns
     -------
@@ -595,8 +603,8 @@ def run_optimizer(
     metric and the optimizer (no LM call yet); (2) evaluate the unoptimized
     :class:`~lift_metrics.optimizers.LiftPipeline` on the test split; (3) ``compile`` on the
     train (and val) split; (4) evaluate the optimized program on the test split; (5)
-    per-metric paired deltas (bootstrap percentile intervals and sign-flip p-values from
-    :mod:`lift_metrics.stats`) and ``lift_metrics.stats.paired_comparison`` on the
+    per-metric paired deltas (``lift_metrics.stats.paired_bootstrap``: percentile intervals
+    and sign-flip p-values) and ``lift_metrics.stats.paired_comparison`` on the
     per-example runs. The budget covers all steps; when it is spent the current step stops,
     what finished is saved and the later steps are skipped.
     """
@@ -610,6 +618,10 @@ def run_optimizer(
     started = time.perf_counter()
     started_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     preflight(config)
+    if mlflow:
+        from lift_metrics.optimizers._tracking import require_mlflow
+
+        require_mlflow()
     task_lm, proposal_lm = _resolve_lms(config, lm, prompt_lm)
     metric = TimedMetric(build_metric(config.metric))
     optimizer = _build_optimizer(config, metric, task_lm, proposal_lm)
@@ -746,9 +758,15 @@ def run_optimizer(
     )
     atomic_write_json(out / "result.json", {**result.to_dict(), "provenance": provenance})
     atomic_write_text(out / "report.md", render_report(result))
+    if mlflow:
+        from lift_metrics.optimizers._tracking import log_run_to_mlflow
+
+        tracked = log_run_to_mlflow(result, tracking_uri=None if mlflow is True else str(mlflow))
     if console is not None:
         console.print(result_table(result))
-        console.print(f"report: {out / 'report.md'}")
+        console.print(f"report: {out / 'report.md'}", soft_wrap=True)
+        if mlflow:
+            console.print(f"MLflow run {tracked.run_id}: {tracked.tracking_uri}", soft_wrap=True)
     return result
 
 
@@ -775,17 +793,20 @@ def _fmt(value: float | None, digits: int = 4) -> str:
 
 def result_table(result: OptimizationResult) -> Any:
     """The final rich table: one row per metric, baseline / optimized / delta [CI] / verdict."""
+    from rich import box
     from rich.table import Table
 
     level = result.config.evaluation.confidence_level
     table = Table(
+        box=box.SIMPLE_HEAD,  # no vertical rules: the rows fit an 80-column terminal
+        pad_edge=False,
         title=(
             f"{result.config.name}: {result.config.optimizer.class_name} on "
             f"{len(result.baseline.examples) if result.baseline else 0} test tasks"
-        )
+        ),
     )
     for column in ("metric", "baseline", "optimized", f"delta [{level:.0%} CI]", "verdict"):
-        table.add_column(column)
+        table.add_column(column, no_wrap=True)
     if result.deltas:
         for d in result.deltas:
             table.add_row(

@@ -33,6 +33,7 @@ from lift_metrics.stats._ab import (
 from lift_metrics.stats._compare import CaseChange, ReportComparison, compare_reports
 from lift_metrics.stats._forge import CaseStats, EvalReport, EvalResult, ModelStats, forge_score
 from lift_metrics.stats._intervals import ConfidenceInterval, mean_interval, wilson_interval
+from lift_metrics.stats._paired import PairedBootstrap, paired_bootstrap
 from lift_metrics.stats._passk import pass_at_k, pass_hat_k
 from lift_metrics.stats._records import RecordError
 from lift_metrics.stats._retrieval import (
@@ -84,6 +85,7 @@ __all__ = [  # plain sorted() order (tests/test_package.py checks names == sorte
     "LatencyPercentiles",
     "ModelStats",
     "MultiRunAggregate",
+    "PairedBootstrap",
     "PairedComparison",
     "PairedDeltas",
     "QuestionAggregate",
@@ -109,6 +111,7 @@ __all__ = [  # plain sorted() order (tests/test_package.py checks names == sorte
     "load_run_records",
     "load_tier_runs",
     "mean_interval",
+    "paired_bootstrap",
     "paired_comparison",
     "paired_deltas",
     "pass_at_k",

@@ -226,3 +226,90 @@ def test_unreachable_lm_server_is_caught_before_work() -> None:
         ValueError, match=re.escape("cannot reach the LM server at http://127.0.0.1:9/v1")
     ):
         preflight(cfg)
+
+
+# every argument of the optimizer's __init__ / compile that the runner does not set itself,
+# read from the signatures at test time (so a new DSPy argument is covered automatically)
+_TRAP_BASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    # a base that satisfies the traps, so that one argument at a time can be added
+    "mipro": ({"auto": "none", "num_candidates": 2}, {"num_trials": 2, "minibatch": False}),
+    "copro": ({"breadth": 2}, {}),
+    "gepa": ({"max_metric_calls": 12}, {}),
+}
+# arguments whose value the traps couple to others: the value to test and the base to use
+_COUPLED: dict[tuple[str, str], tuple[Any, dict[str, Any], dict[str, Any]]] = {
+    ("mipro", "auto"): ("light", {}, {}),
+    ("mipro", "num_candidates"): (3, {"auto": "none"}, {"num_trials": 2, "minibatch": False}),
+    ("mipro", "num_trials"): (3, {"auto": "none", "num_candidates": 2}, {"minibatch": False}),
+    ("mipro", "minibatch"): (False, {"auto": "none", "num_candidates": 2}, {"num_trials": 2}),
+    ("gepa", "auto"): ("light", {}, {}),
+    ("gepa", "max_full_evals"): (2, {}, {}),
+    ("gepa", "max_metric_calls"): (20, {}, {}),
+}
+
+
+def _settable() -> list[tuple[str, str, str, Any]]:
+    import inspect
+
+    from lift_metrics.optimizers._config import _RUNNER_SET, _optimizer_class, _parameters
+
+    cases = []
+    for name in ("mipro", "copro", "gepa"):
+        cls = _optimizer_class(name)
+        for where, function in (("init", cls.__init__), ("compile", cls.compile)):
+            for key, param in _parameters(function, name, where).items():
+                if key in _RUNNER_SET[name] and key != "component_selector":
+                    continue
+                default = param.default
+                if key == "component_selector":
+                    value: Any = "round_robin"
+                elif default is inspect.Parameter.empty or default is None:
+                    value = "none"
+                else:
+                    value = default
+                cases.append((name, where, key, value))
+    return cases
+
+
+@pytest.mark.parametrize(("name", "where", "key", "value"), _settable())
+def test_every_dspy_argument_of_the_optimizer_can_be_set(
+    name: str, where: str, key: str, value: Any
+) -> None:
+    init, comp = copy.deepcopy(_TRAP_BASES[name])
+    if (name, key) in _COUPLED:
+        value, init, comp = copy.deepcopy(_COUPLED[(name, key)])
+    (init if where == "init" else comp)[key] = value
+    cfg = RunConfig.from_mapping(optimizer(name, init, comp))
+    args = cfg.optimizer.init_args if where == "init" else cfg.optimizer.compile_args
+    assert key in args
+    assert args[key] == (None if value == "none" else value)
+
+
+def test_the_settable_argument_list_is_read_from_dspy() -> None:
+    keys = {(n, w, k) for n, w, k, _ in _settable()}
+    # spot checks of arguments the DSPy 3.4 signatures have (a regression in _parameters
+    # dropping a whole table would lose them)
+    assert ("mipro", "init", "max_errors") in keys
+    assert ("mipro", "compile", "view_data_batch_size") in keys
+    assert ("copro", "init", "init_temperature") in keys
+    assert ("copro", "compile", "eval_kwargs") in keys
+    assert ("gepa", "init", "reflection_minibatch_size") in keys
+    assert ("mipro", "init", "metric") not in keys  # the runner sets it from [metric]
+
+
+def test_all_init_arguments_reach_the_optimizer_object() -> None:
+    from lift_metrics.optimizers._runner import _build_optimizer
+
+    cfg = RunConfig.from_mapping(
+        optimizer(
+            "copro",
+            {"breadth": 3, "depth": 2, "init_temperature": 0.3, "track_stats": True},
+        )
+    )
+    built = _build_optimizer(cfg, metric=lambda *a: 1.0, task_lm=None, prompt_lm=None)
+    assert (built.breadth, built.depth, built.init_temperature, built.track_stats) == (
+        3,
+        2,
+        0.3,
+        True,
+    )

@@ -321,6 +321,9 @@ def test_cli_evaluate_writes_runs_aggregate_and_report(
     assert aggregate["metric_names"] == ["ir_quality"]
     assert aggregate["provenance"]["split"] == "dev"
     assert len(aggregate["provenance"]["dataset_hash"]) == 64
+    assert len(aggregate["provenance"]["settings_hash"]) == 64
+    assert aggregate["provenance"]["config_hash"] is None  # no --config given
+    assert aggregate["provenance"]["versions"]["dspy"]
     assert json.loads((out / "usage.json").read_text())["lm_calls"] == 8  # 2 tasks x 2 steps x 2
     assert "2 tasks, 0 timed out" in capsys.readouterr().out
 

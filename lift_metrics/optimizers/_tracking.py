@@ -1,0 +1,460 @@
+"""Logging an optimization run to MLflow (``lift-metrics optimize --mlflow``).
+
+:func:`log_run_to_mlflow` reads the files that :func:`~lift_metrics.optimizers.run_optimizer`
+wrote into a run's folder, so it works during the run (called at its end) or any time after
+it, on a copied folder too. One MLflow run per optimization run:
+
+==========================  ===============================================================
+what                        where in MLflow
+==========================  ===============================================================
+the configuration           params, dotted keys (``optimizer.init.num_candidates``)
+provenance                  tags ``lift_metrics.*`` (config and dataset hashes, versions)
+per-trial scores            metrics with a step (``trial_score``, ``copro.best_score``, ...)
+baseline / optimized        metrics ``baseline.<metric>.mean`` (and median, std_dev, ...),
+                            per-example scores as ``baseline.<metric>`` with step = example
+the comparison              metrics ``delta.<metric>`` (+ ``.ci_low``, ``.ci_high``,
+                            ``.p_value``); tags ``verdict``, ``verdict.<metric>``,
+                            ``ab.verdict``; the A/B numbers as ``ab.*`` metrics
+usage and timing            metrics ``usage.*``, ``wall_time_s``, ``metric_time_s``
+program and report          artifacts: program.json, report.md, config.json, trials.json,
+                            comparison.json, result.json, baseline/, optimized/
+==========================  ===============================================================
+
+The default store is SQLite under the run's folder (``<output_dir>/mlflow/mlflow.db``,
+artifacts in ``<output_dir>/mlflow/artifacts``): MLflow 3 refuses its file store
+(``./mlruns``) unless ``MLFLOW_ALLOW_FILE_STORE`` is set. Browse it with
+``mlflow ui --backend-store-uri sqlite:///<output_dir>/mlflow/mlflow.db`` (the UI needs
+the full ``mlflow`` package; logging needs only ``mlflow-skinny``).
+
+MLflow is optional (``pip install 'lift-metrics[tracking]'``) and imported on first use.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import warnings
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "DEFAULT_EXPERIMENT",
+    "TrackedRun",
+    "default_tracking_uri",
+    "log_run_to_mlflow",
+    "require_mlflow",
+]
+
+DEFAULT_EXPERIMENT = "lift-metrics"
+"""The MLflow experiment that runs are logged to unless one is named."""
+
+_INSTALL_HINT = "MLflow tracking needs mlflow: pip install 'lift-metrics[tracking]'"
+_PARAM_VALUE_CHARS = 500  # MLflow 3 accepts 6000; long values (instructions) say little here
+_TAG_VALUE_CHARS = 5000
+_BATCH = 100  # MLflow's per-call limit for params and tags (metrics: 1000)
+_ARTIFACT_FILES = (
+    "program.json",
+    "report.md",
+    "config.json",
+    "trials.json",
+    "comparison.json",
+    "result.json",
+)
+_ARTIFACT_DIRS = ("baseline", "optimized")
+_STAT_FIELDS = ("mean", "median", "std_dev", "min", "max")
+
+
+@dataclass(frozen=True)
+class TrackedRun:
+    """Where :func:`log_run_to_mlflow` put a run.
+
+    Attributes
+    ----------
+    run_id, experiment_id : str
+        MLflow's identifiers (``MlflowClient(tracking_uri).get_run(run_id)`` reads it back).
+    tracking_uri : str
+        The store the run was logged to.
+    artifact_uri : str
+        Where its artifacts are.
+    """
+
+    run_id: str
+    experiment_id: str
+    tracking_uri: str
+    artifact_uri: str
+
+
+def _import_mlflow() -> Any:
+    try:
+        import mlflow
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(_INSTALL_HINT) from exc
+    return mlflow
+
+
+def require_mlflow() -> None:
+    """Fail early, before a run starts, when MLflow is missing.
+
+    Raises
+    ------
+    ImportError
+        With the install command: ``pip install 'lift-metrics[tracking]'``.
+    """
+    _import_mlflow()
+
+
+def default_tracking_uri(output_dir: str | os.PathLike[str]) -> str:
+    """The default MLflow store of a run: SQLite in ``<output_dir>/mlflow/mlflow.db``.
+
+    Parameters
+    ----------
+    output_dir : path-like
+        The run's folder.
+
+    Returns
+    -------
+    str
+        A ``sqlite:///`` URI with an absolute path.
+
+    Examples
+    --------
+    >>> default_tracking_uri("/tmp/runs/quick")
+    'sqlite:////tmp/runs/quick/mlflow/mlflow.db'
+    """
+    path = Path(os.path.abspath(Path(output_dir) / "mlflow" / "mlflow.db"))
+    return f"sqlite:///{path.as_posix()}"
+
+
+def _read_json(path: Path) -> Any:
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Leaves of nested mappings as ``("a.b.c", value)``; lists stay leaves."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _flatten(item, f"{prefix}.{key}" if prefix else str(key))
+    else:
+        yield prefix, value
+
+
+def _number(value: Any) -> float | None:
+    """A finite float for a metric, or None for what MLflow should not get."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float) and math.isfinite(float(value)):
+        return float(value)
+    return None
+
+
+def _param_value(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= _PARAM_VALUE_CHARS else text[: _PARAM_VALUE_CHARS - 3] + "..."
+
+
+def _trial_metrics(trials: Mapping[str, Any]) -> list[tuple[str, float, int]]:
+    """Per-trial scores of MIPROv2, COPRO and GEPA as ``(name, value, step)``.
+
+    MIPROv2: ``trial_score`` (full evaluation, DSPy's 0-100 scale) and
+    ``trial_minibatch_score`` per trial number; COPRO: ``copro.best_score`` /
+    ``copro.average_score`` per depth (best over predictors) and ``candidate_score`` per
+    candidate; GEPA: ``trial_score`` per candidate (its validation aggregate, 0-1).
+    """
+    out: list[tuple[str, float, int]] = []
+    logs = trials.get("trial_logs")
+    if isinstance(logs, Mapping):
+        for key, entry in logs.items():
+            if not isinstance(entry, Mapping) or not str(key).lstrip("-").isdigit():
+                continue
+            for field, name in (
+                ("full_eval_score", "trial_score"),
+                ("mb_score", "trial_minibatch_score"),
+            ):
+                number = _number(entry.get(field))
+                if number is not None:
+                    out.append((name, number, int(key)))
+    best = trials.get("results_best")
+    if isinstance(best, Mapping) and best:
+        by_depth: dict[int, dict[str, float]] = {}
+        for stats in best.values():
+            if not isinstance(stats, Mapping):
+                continue
+            for depth, high, mean in zip(
+                stats.get("depth", []), stats.get("max", []), stats.get("average", []), strict=False
+            ):
+                slot = by_depth.setdefault(int(depth), {"best": -math.inf, "average": -math.inf})
+                slot["best"] = max(slot["best"], float(high))
+                slot["average"] = max(slot["average"], float(mean))
+        for depth, slot in sorted(by_depth.items()):
+            out.append(("copro.best_score", slot["best"], depth))
+            out.append(("copro.average_score", slot["average"], depth))
+    if trials.get("optimizer") != "mipro":
+        for step, candidate in enumerate(trials.get("candidate_programs") or []):
+            number = _number(candidate.get("score")) if isinstance(candidate, Mapping) else None
+            if number is not None:
+                out.append(("candidate_score", number, step))
+    gepa = trials.get("gepa")
+    if isinstance(gepa, Mapping):
+        for step, score in enumerate(gepa.get("val_aggregate_scores") or []):
+            number = _number(score)
+            if number is not None:
+                out.append(("trial_score", number, step))
+        for key in ("best_idx", "total_metric_calls", "num_full_val_evals"):
+            number = _number(gepa.get(key))
+            if number is not None:
+                out.append((f"gepa.{key}", number, 0))
+    score = _number(trials.get("score"))
+    if score is not None:
+        out.append(("best_trial_score", score, 0))
+    return out
+
+
+def _evaluation_metrics(arm: str, evaluation: Mapping[str, Any]) -> list[tuple[str, float, int]]:
+    out: list[tuple[str, float, int]] = []
+    for metric, stats in (evaluation.get("statistics") or {}).items():
+        for field in _STAT_FIELDS:
+            number = _number(stats.get(field)) if isinstance(stats, Mapping) else None
+            if number is not None:
+                out.append((f"{arm}.{metric}.{field}", number, 0))
+    for field in ("n_examples", "n_runs", "timed_out", "total_tokens", "cost_usd", "wall_time_s"):
+        number = _number(evaluation.get(field))
+        if number is not None:
+            out.append((f"{arm}.{field}", number, 0))
+    for example in evaluation.get("examples") or []:
+        step = int(example.get("index", 0))
+        for metric, score in (example.get("mean_scores") or {}).items():
+            number = _number(score)
+            if number is not None:
+                out.append((f"{arm}.{metric}", number, step))
+        latency = _number(example.get("mean_latency_ms"))
+        if latency is not None:
+            out.append((f"{arm}.latency_ms", latency, step))
+    return out
+
+
+def _comparison_metrics(
+    comparison: Mapping[str, Any],
+) -> tuple[list[tuple[str, float, int]], dict[str, str]]:
+    metrics: list[tuple[str, float, int]] = []
+    tags: dict[str, str] = {}
+    if comparison.get("verdict") is not None:
+        tags["verdict"] = str(comparison["verdict"])
+    if comparison.get("primary_metric") is not None:
+        tags["primary_metric"] = str(comparison["primary_metric"])
+    for delta in comparison.get("deltas") or []:
+        name = delta["metric"]
+        tags[f"verdict.{name}"] = str(delta.get("verdict"))
+        for field, suffix in (
+            ("mean_delta", ""),
+            ("ci_low", ".ci_low"),
+            ("ci_high", ".ci_high"),
+            ("p_value", ".p_value"),
+        ):
+            number = _number(delta.get(field))
+            if number is not None:
+                metrics.append((f"delta.{name}{suffix}", number, 0))
+    ab = comparison.get("ab")
+    if isinstance(ab, Mapping):
+        for key, value in _flatten(ab, "ab"):
+            number = _number(value)
+            if number is not None:
+                metrics.append((key, number, 0))
+            elif isinstance(value, str) and key.endswith(("verdict", "decision")):
+                tags[key] = value
+    return metrics, tags
+
+
+def _artifact_location(tracking_uri: str) -> str | None:
+    """Artifacts of a SQLite store go next to the database (as ``mlflow server`` does);
+    other stores keep MLflow's own default."""
+    if not tracking_uri.startswith("sqlite:///"):
+        return None
+    database = Path(tracking_uri[len("sqlite:///") :])
+    return (database.parent / "artifacts").resolve().as_uri()
+
+
+def log_run_to_mlflow(
+    run: Any,
+    *,
+    tracking_uri: str | None = None,
+    experiment: str = DEFAULT_EXPERIMENT,
+    run_name: str | None = None,
+) -> TrackedRun:
+    """Log an optimization run (its output folder) to MLflow as one MLflow run.
+
+    Parameters
+    ----------
+    run : OptimizationResult or path-like
+        What :func:`~lift_metrics.optimizers.run_optimizer` returned, or the run's output
+        folder (the one holding ``config.json``).
+    tracking_uri : str, optional
+        An MLflow tracking URI (``sqlite:///path/mlflow.db``, ``http://host:5000``,
+        ``databricks``). Default: :func:`default_tracking_uri` of the run's folder.
+    experiment : str, default "lift-metrics"
+        The MLflow experiment (created when missing).
+    run_name : str, optional
+        Default: the config's ``name``.
+
+    Returns
+    -------
+    TrackedRun
+        The MLflow run id, experiment id, tracking URI and artifact URI.
+
+    Raises
+    ------
+    ImportError
+        MLflow is not installed (``pip install 'lift-metrics[tracking]'``).
+    FileNotFoundError
+        The folder has no ``config.json`` (it is not a run's output folder).
+    TypeError, ValueError
+        ``experiment`` or ``run_name`` is not a non-empty string.
+
+    Notes
+    -----
+    What goes where is listed in the module docstring. A run stopped early (a budget) logs
+    what it saved; the tag ``stop_reason`` says why. The MLflow run ends ``FINISHED``, or
+    ``FAILED`` when logging itself fails halfway. MLflow caps param values; values longer
+    than 500 characters (instructions, demo lists) are cut and end in ``...``: the whole
+    configuration is in the ``config.json`` artifact.
+
+    Examples
+    --------
+    Logging a finished run (``pip install 'lift-metrics[tracking]'``)::
+
+        result = run_optimizer("optimizers/quick.toml")
+        tracked = log_run_to_mlflow(result)     # or log_run_to_mlflow("runs/quick")
+
+    A folder that is not a run's output folder is refused before MLflow is imported:
+
+    >>> log_run_to_mlflow("/nonexistent/run")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: /nonexistent/run/config.json not found: log_run_to_mlflow needs ...
+    """
+    if not isinstance(experiment, str) or not experiment.strip():
+        raise TypeError(f"experiment must be a non-empty string, got {experiment!r}")
+    if run_name is not None and (not isinstance(run_name, str) or not run_name.strip()):
+        raise TypeError(f"run_name must be a non-empty string or None, got {run_name!r}")
+    folder = Path(getattr(run, "output_dir", run))
+    config_doc = _read_json(folder / "config.json")
+    if config_doc is None:
+        raise FileNotFoundError(
+            f"{folder / 'config.json'} not found: log_run_to_mlflow needs the output folder "
+            "of a run_optimizer run"
+        )
+    mlflow = _import_mlflow()
+    from mlflow.entities import Metric, Param, RunTag
+
+    uri = tracking_uri if tracking_uri is not None else default_tracking_uri(folder)
+    if uri.startswith("sqlite:///"):
+        Path(uri[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
+    config = config_doc.get("config", {})
+    provenance = config_doc.get("provenance", {})
+    name = run_name or str(config.get("name") or folder.name)
+
+    with warnings.catch_warnings():
+        # MLflow's SQL store uses a loader strategy that SQLAlchemy 2.1 deprecates
+        warnings.filterwarnings("ignore", message=r".*``noload``.*", category=DeprecationWarning)
+        client = mlflow.MlflowClient(tracking_uri=uri)
+        found = client.get_experiment_by_name(experiment)
+        if found is None:
+            experiment_id = client.create_experiment(
+                experiment, artifact_location=_artifact_location(uri)
+            )
+        else:
+            experiment_id = found.experiment_id
+        tags = {
+            "lift_metrics.output_dir": str(folder.resolve()),
+            "lift_metrics.config_hash": str(provenance.get("config_hash", "")),
+            "lift_metrics.dataset_hash": str(provenance.get("dataset_hash", "")),
+            "lift_metrics.optimizer": str(config.get("optimizer", {}).get("name", "")),
+        }
+        for package, version in (provenance.get("versions") or {}).items():
+            if version is not None:
+                tags[f"lift_metrics.version.{package}"] = str(version)
+        lm = provenance.get("lm") or {}
+        if lm.get("model") is not None:
+            tags["lift_metrics.lm"] = str(lm["model"])
+        created = client.create_run(experiment_id, run_name=name, tags=tags)
+        run_id = created.info.run_id
+        try:
+            _log_everything(client, run_id, folder, config, Metric, Param, RunTag)
+        except BaseException:
+            client.set_terminated(run_id, status="FAILED")
+            raise
+        client.set_terminated(run_id, status="FINISHED")
+        artifact_uri = client.get_run(run_id).info.artifact_uri
+    return TrackedRun(
+        run_id=run_id,
+        experiment_id=str(experiment_id),
+        tracking_uri=uri,
+        artifact_uri=str(artifact_uri),
+    )
+
+
+def _log_everything(
+    client: Any,
+    run_id: str,
+    folder: Path,
+    config: Mapping[str, Any],
+    metric_cls: Any,
+    param_cls: Any,
+    tag_cls: Any,
+) -> None:
+    import time
+
+    params = [
+        param_cls(key, _param_value(value))
+        for key, value in _flatten(config)
+        if value is not None and key
+    ]
+    metrics: list[tuple[str, float, int]] = []
+    tags: dict[str, str] = {}
+    trials = _read_json(folder / "trials.json")
+    if isinstance(trials, Mapping):
+        metrics += _trial_metrics(trials)
+    for arm in ("baseline", "optimized"):
+        evaluation = _read_json(folder / arm / f"{arm}.json")
+        if isinstance(evaluation, Mapping):
+            metrics += _evaluation_metrics(arm, evaluation)
+            tags[f"{arm}.complete"] = str(bool(evaluation.get("complete", True))).lower()
+    comparison = _read_json(folder / "comparison.json")
+    if isinstance(comparison, Mapping):
+        extra, comparison_tags = _comparison_metrics(comparison)
+        metrics += extra
+        tags.update(comparison_tags)
+    result = _read_json(folder / "result.json")
+    if isinstance(result, Mapping):
+        for key, value in _flatten(
+            {
+                "usage": result.get("usage") or {},
+                "wall_time_s": result.get("wall_time_s"),
+                "metric_time_s": result.get("metric_time_s"),
+            }
+        ):
+            number = _number(value)
+            if number is not None:
+                metrics.append((key, number, 0))
+        tags["stop_reason"] = str(result.get("stop_reason") or "")
+        tags.setdefault("verdict", str(result.get("verdict")))
+    now = int(time.time() * 1000)
+    metric_entities = [metric_cls(key, value, now, step) for key, value, step in metrics]
+    tag_entities = [tag_cls(key, value[:_TAG_VALUE_CHARS]) for key, value in tags.items()]
+    for start in range(0, max(len(params), len(metric_entities), len(tag_entities)), _BATCH):
+        client.log_batch(
+            run_id,
+            metrics=metric_entities[start : start + _BATCH],
+            params=params[start : start + _BATCH],
+            tags=tag_entities[start : start + _BATCH],
+        )
+    for file_name in _ARTIFACT_FILES:
+        if (folder / file_name).is_file():
+            client.log_artifact(run_id, str(folder / file_name))
+    for dir_name in _ARTIFACT_DIRS:
+        if (folder / dir_name).is_dir():
+            client.log_artifacts(run_id, str(folder / dir_name), artifact_path=dir_name)
