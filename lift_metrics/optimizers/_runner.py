@@ -138,6 +138,11 @@ class OptimizationResult:
     stop_reason : str or None
         Why the run stopped early (a budget), else ``None``.
     wall_time_s : float
+        Wall-clock seconds of the whole run.
+    metric_time_s : float
+        Seconds spent inside the metric calls, summed over threads: with several evaluation
+        threads it can exceed ``wall_time_s``, so ``metric_time_fraction`` is an upper bound
+        on the metrics' share of the run.
     """
 
     config: RunConfig

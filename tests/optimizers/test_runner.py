@@ -262,7 +262,8 @@ def test_cli_evaluate_bad_input(cli: Any, tmp_path: Path, capsys: Any) -> None:
 
 def test_metric_time_is_measured_and_reported(tmp_path: Path, task: dict[str, Any]) -> None:
     result = run_optimizer(make_config(tmp_path, "copro"), lm=dummy_lm(task), progress=False)
-    assert 0 < result.metric_time_s < result.wall_time_s
+    # summed over evaluation threads, so it may exceed the wall time (docstring)
+    assert result.metric_time_s > 0 and result.wall_time_s > 0
     saved = json.loads((tmp_path / "out" / "result.json").read_text())
     assert saved["metric_time_fraction"] == pytest.approx(result.metric_time_s / result.wall_time_s)
     assert "in the metrics" in (tmp_path / "out" / "report.md").read_text()
