@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ok = True
     with Sandbox(workers=2) as box:
-        print(f"sandbox: {box!r}, seccomp={box.seccomp}")
+        print(f"sandbox: {box!r}, seccomp={box.seccomp}, native server loop={box.native}")
 
         def ours() -> bool:
             return box.run_tests(CODE, TESTS).status == "passed"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -27,3 +28,12 @@ def datasets_dir() -> Path:
 def configs_dir() -> Path:
     """The folder holding the ready-made optimizer run configurations (``optimizers/``)."""
     return _shipped_dir("optimizers")
+
+
+def cache_dir() -> Path:
+    """This package's cache: ``$XDG_CACHE_HOME/lift-metrics`` or ``~/.cache/lift-metrics``.
+
+    Not created by this function.
+    """
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "lift-metrics"

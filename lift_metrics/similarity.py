@@ -133,8 +133,9 @@ def embedding_cache_dir() -> Path:
     >>> embedding_cache_dir().name
     'lift-metrics'
     """
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "lift-metrics"
+    from lift_metrics._paths import cache_dir
+
+    return cache_dir()
 
 
 def _read_json(path: Path) -> Any:

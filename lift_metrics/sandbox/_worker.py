@@ -7,21 +7,28 @@ also imported by the parent (``lift_metrics.sandbox._worker``) for :func:`encode
 
 Protocol (parent <-> server, over the server's stdin/stdout, which it moves to private fds):
 
+* parent -> server, once: this file's source, then the compiled server loop (``_native.c``;
+  empty when there is none), each as 4-byte big-endian length + bytes.
 * server -> parent, once: a frame ``{"ready": true, ...capabilities}``.
-* parent -> server: a frame per execution (``code``, ``mode``, ``entry_point``, ``cases`` or
-  ``script``, ``timeout_s``, ``nonce``, ``max_value_bytes``), which the server hands to a
-  child it forked in advance (already isolated, waiting on a private pipe).
+* parent -> server, per execution: a 12-byte header (payload length, timeout in seconds as a
+  big-endian double; :data:`REQUEST_HEADER`) and the payload, the child's request: a frame of
+  marshal data (``code``, ``mode``, ``entry_point``, ``cases`` as keyword dicts, or
+  ``script``, ``timeout_s``, ``nonce``, ``max_value_bytes``; :func:`pack_request`). The server
+  passes it unread to a child it forked in advance (already isolated, waiting on a pipe).
 * server -> parent: a frame with the execution's header (exit status, timing, lengths), then
   the raw bytes the child wrote on its result pipe, then the first bytes of its stderr.
 
-A frame is a 4-byte big-endian length followed by UTF-8 JSON. The child writes frames of the
-same shape on its result pipe; the parent (never the server) decodes and judges them.
+Apart from the request, a frame is a 4-byte big-endian length followed by compact JSON. The
+child writes such frames on its result pipe; the parent (never the server) decodes and judges
+them. The server loop runs in C when the parent could compile ``_native.c`` (see there why),
+otherwise in Python (:func:`serve`); both follow this protocol.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import marshal
 import math
 import os
 import struct
@@ -208,9 +215,45 @@ def canonical(tree: Any, _depth: int = 0) -> Any:
 # ----------------------------------------------------------------------------------------------
 
 
+def _make_encoder() -> Any:
+    """Return a function giving the compact ASCII JSON of a tree (no NaN, no circular check).
+
+    Built once: ``json.dumps`` with options builds an encoder object per call, which costs
+    page faults in a freshly forked child.
+    """
+    from json import encoder
+
+    c_make_encoder = getattr(encoder, "c_make_encoder", None)
+    if c_make_encoder is None:  # pragma: no cover - CPython always has the C encoder
+        return lambda obj: json.dumps(obj, separators=(",", ":"), allow_nan=False)
+
+    def default(obj: Any) -> Any:
+        raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+    make = c_make_encoder(
+        None, default, encoder.encode_basestring_ascii, None, ":", ",", False, False, False
+    )
+    join = "".join
+    return lambda obj: join(make(obj, 0))
+
+
+_encode_json = _make_encoder()
+
+
 def pack_frame(obj: Any) -> bytes:
-    """Return ``obj`` as one frame: 4-byte big-endian length + compact UTF-8 JSON."""
-    data = json.dumps(obj, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    """Return ``obj`` as one frame: 4-byte big-endian length + compact ASCII JSON."""
+    data = _encode_json(obj).encode("ascii")
+    return _HEADER.pack(len(data)) + data
+
+
+def pack_request(request: dict[str, Any]) -> bytes:
+    """Return the parent's request for a child as a frame of ``marshal`` data (version 2).
+
+    The parent is trusted and writes only plain data, so the child reads it with one C call
+    and gets the inputs with their exact types; version 2 shares no objects between cases.
+    Nothing the child sends is ever read with marshal: that is JSON, judged by the parent.
+    """
+    data = marshal.dumps(request, 2)
     return _HEADER.pack(len(data)) + data
 
 
@@ -244,12 +287,13 @@ def _read_exact(fd: int, size: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def _read_frame(fd: int) -> Any:
+def _read_frame(fd: int, loads: Any = json.loads) -> Any:
+    """Read one frame; decode it with ``loads`` (``marshal.loads`` for the parent's request)."""
     head = _read_exact(fd, 4)
     if head is None:
         return None
     body = _read_exact(fd, _HEADER.unpack(head)[0])
-    return None if body is None else json.loads(body)
+    return None if body is None else loads(body)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -382,42 +426,42 @@ _PID_PLACEHOLDER = 0x7FFFFFF0
 
 
 def _prepare_seccomp(ctypes: Any, libc: Any) -> Any:
-    """Build the filter once in the server; the child only patches its own pid in."""
+    """Build the filter once in the server; the child only patches its own pid in.
+
+    The program lives in a plain byte buffer (``struct sock_filter`` is 8 bytes: u16 code,
+    u8 jt, u8 jf, u32 k) that the child patches with ``struct.pack_into``: fewer objects
+    touched after the fork than with ctypes structures.
+    """
     program = _seccomp_program(os.uname().machine, _PID_PLACEHOLDER)
     if program is None or libc is None:
         return None
-
-    class SockFilter(ctypes.Structure):
-        _fields_ = [  # noqa: RUF012 - the ctypes API
-            ("code", ctypes.c_ushort),
-            ("jt", ctypes.c_ubyte),
-            ("jf", ctypes.c_ubyte),
-            ("k", ctypes.c_uint),
-        ]
+    buffer = (ctypes.c_ubyte * (8 * len(program)))()
+    for index, instruction in enumerate(program):
+        struct.pack_into("=HBBI", buffer, 8 * index, *instruction)
 
     class SockFprog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]  # noqa: RUF012
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]  # noqa: RUF012
 
-    sock_filter: Any = SockFilter
-    filters = (sock_filter * len(program))(*[SockFilter(*ins) for ins in program])
-    plus = [i for i, ins in enumerate(program) if ins[3] == _PID_PLACEHOLDER]
-    minus = [i for i, ins in enumerate(program) if ins[3] == (-_PID_PLACEHOLDER) & 0xFFFFFFFF]
-    fprog = SockFprog(len(program), filters)
-    return libc, ctypes.byref(fprog), filters, plus, minus, fprog
+    fprog = SockFprog(len(program), ctypes.addressof(buffer))
+    negative = (-_PID_PLACEHOLDER) & 0xFFFFFFFF
+    plus = tuple(8 * i + 4 for i, ins in enumerate(program) if ins[3] == _PID_PLACEHOLDER)
+    minus = tuple(8 * i + 4 for i, ins in enumerate(program) if ins[3] == negative)
+    return libc.prctl, ctypes.byref(fprog), buffer, plus, minus, fprog
 
 
 def _install_seccomp(prepared: Any) -> bool:
     if prepared is None:
         return False
-    libc, fprog_ref, filters, plus, minus, _keep = prepared
+    prctl, fprog_ref, buffer, plus, minus, _keep = prepared
     pid = os.getpid()
-    for i in plus:
-        filters[i].k = pid
-    for i in minus:
-        filters[i].k = (-pid) & 0xFFFFFFFF
-    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+    pack_into = struct.pack_into
+    for offset in plus:
+        pack_into("=I", buffer, offset, pid)
+    for offset in minus:
+        pack_into("=I", buffer, offset, (-pid) & 0xFFFFFFFF)
+    if prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
         return False
-    return bool(libc.prctl(22, 2, fprog_ref, 0, 0) == 0)  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+    return bool(prctl(22, 2, fprog_ref, 0, 0) == 0)  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
 
 
 # ----------------------------------------------------------------------------------------------
@@ -438,6 +482,16 @@ def _short_exc(exc: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
+def _server_limits() -> None:
+    """Set, once in the server, the limits and signal action the children inherit."""
+    import resource
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    for which, limit in ((resource.RLIMIT_FSIZE, 16 * 1024 * 1024), (resource.RLIMIT_CORE, 0)):
+        resource.setrlimit(which, (limit, limit))
+
+
 def _child(res_fd: int, err_fd: int, req_fd: int, workdir: str, cfg: dict[str, Any]) -> None:
     """Set up the isolated child, wait for the request, run it, report on fd 3; never return.
 
@@ -445,16 +499,15 @@ def _child(res_fd: int, err_fd: int, req_fd: int, workdir: str, cfg: dict[str, A
     and the seccomp filter are in place before a request arrives (off the critical path).
     """
     import resource
-    import signal
     import traceback
 
     exit_now = os._exit
     pack = pack_frame
-    # --- descriptors: 0 <- /dev/null, 1 <- /dev/null, 2 <- stderr pipe, 3 <- result pipe,
-    # 4 <- request pipe (closed once read).
-    devnull = os.open("/dev/null", os.O_RDWR)
-    os.dup2(devnull, 0)
-    os.dup2(devnull, 1)
+    # --- descriptors: 0 and 1 read and discard (/dev/null, as in the server), 2 <- stderr
+    # pipe, 3 <- result pipe, 4 <- request pipe (closed once read). Every Python call here
+    # costs page faults on pages shared with the server: what can be done once in the server
+    # (/dev/null on 0 and 1, SIGINT's default action, RLIMIT_FSIZE and RLIMIT_CORE; see
+    # _server_limits) is inherited instead.
     os.dup2(err_fd, 2)
     os.dup2(res_fd, 3)
     os.dup2(req_fd, 4)
@@ -462,12 +515,11 @@ def _child(res_fd: int, err_fd: int, req_fd: int, workdir: str, cfg: dict[str, A
     os.closerange(5, 1024)
     out_fd = 3
     os.setpgid(0, 0)
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
     os.chdir(workdir)
+    # Per child, not in the server: the server must hold a large request (RLIMIT_AS), fork
+    # when its uid runs many processes (RLIMIT_NPROC) and remove deep trees (RLIMIT_NOFILE).
     limits = [
         (resource.RLIMIT_AS, int(cfg["memory_mb"]) * 1024 * 1024),
-        (resource.RLIMIT_FSIZE, 16 * 1024 * 1024),
-        (resource.RLIMIT_CORE, 0),
         (resource.RLIMIT_NPROC, 512),
         (resource.RLIMIT_NOFILE, 256),
     ]
@@ -480,7 +532,7 @@ def _child(res_fd: int, err_fd: int, req_fd: int, workdir: str, cfg: dict[str, A
         os.setresuid(drop_uid, drop_uid, drop_uid)
     if cfg.get("seccomp") and not _install_seccomp(_SECCOMP[0]):
         exit_now(CHILD_SETUP_FAILED_EXIT)
-    req = _read_frame(4)
+    req = _read_frame(4, marshal.loads)
     os.close(4)
     if req is None:  # the server is shutting down
         exit_now(CHILD_OK_EXIT)
@@ -489,9 +541,12 @@ def _child(res_fd: int, err_fd: int, req_fd: int, workdir: str, cfg: dict[str, A
     nonce = req.pop("nonce")
     write_all = _write_all
 
-    def send(obj: dict[str, Any]) -> None:
-        obj["n"] = nonce
-        write_all(out_fd, pack(obj))
+    def send(*objs: dict[str, Any]) -> None:
+        frames = []
+        for obj in objs:
+            obj["n"] = nonce
+            frames.append(pack(obj))
+        write_all(out_fd, b"".join(frames))
 
     def print_exc() -> None:
         with contextlib.suppress(BaseException):  # sys.stderr may have been replaced
@@ -512,7 +567,7 @@ def _run_candidate(req: dict[str, Any], send: Any, print_exc: Any) -> None:
     max_value_bytes = int(req["max_value_bytes"])
     glb: dict[str, Any] = {"__name__": "__candidate__", "__builtins__": builtins}
     try:
-        exec(compile(req["code"], "<candidate>", "exec"), glb)
+        exec(req["code"], glb)  # compiled by the parent
     except MemoryError:
         send({"k": "load", "m": 1})
         exit_now(CHILD_OK_EXIT)
@@ -527,8 +582,8 @@ def _run_candidate(req: dict[str, Any], send: Any, print_exc: Any) -> None:
         exit_now(CHILD_OK_EXIT)
     send({"k": "load"})
     if req["mode"] == "io":
-        for index, kw_tree in enumerate(req["cases"]):
-            kwargs = decode_value(kw_tree)
+        last = len(req["cases"]) - 1
+        for index, kwargs in enumerate(req["cases"]):
             try:
                 value = fn(**kwargs)
                 tree = encode_value(value, max_bytes=max_value_bytes)
@@ -543,10 +598,13 @@ def _run_candidate(req: dict[str, Any], send: Any, print_exc: Any) -> None:
                 print_exc()
                 send({"k": "case", "i": index, "e": _short_exc(exc)})
                 continue
+            if index == last:  # nothing can fail between the last case and "done"
+                send({"k": "case", "i": index, "v": tree}, {"k": "done"})
+                return
             send({"k": "case", "i": index, "v": tree})
     else:
         try:
-            exec(compile(req["script"], "<tests>", "exec"), glb)
+            exec(req["script"], glb)
             glb["check"](fn)
         except MemoryError:
             send({"k": "script", "m": 1})
@@ -554,7 +612,8 @@ def _run_candidate(req: dict[str, Any], send: Any, print_exc: Any) -> None:
             print_exc()
             send({"k": "script", "e": _short_exc(exc)})
         else:
-            send({"k": "script", "ok": 1})
+            send({"k": "script", "ok": 1}, {"k": "done"})
+            return
     send({"k": "done"})
 
 
@@ -676,18 +735,21 @@ def _discard(child: tuple[int, int, int, int, int], cfg: dict[str, Any]) -> None
 
 
 def _run_one(
-    req: dict[str, Any], cfg: dict[str, Any], child: tuple[int, int, int, int, int]
+    payload: bytes, timeout_s: float, cfg: dict[str, Any], child: tuple[int, int, int, int, int]
 ) -> tuple[dict[str, Any], bytes, bytes]:
-    """Hand ``req`` to the waiting ``child``; collect its reports until it exits or times out."""
+    """Hand ``payload`` to the waiting ``child``; collect its reports until it exits or times out.
+
+    The Python twin of ``run_one`` in ``_native.c``.
+    """
     import select
     import time
 
     tmp_root = cfg["tmp_root"]
     pid, pidfd, res_r, err_r, req_w = child
     start = time.monotonic()
-    deadline = start + float(req["timeout_s"])
+    deadline = start + timeout_s
     with contextlib.suppress(OSError):  # a child that died early is reported below
-        _write_all(req_w, pack_frame(req))
+        _write_all(req_w, payload)
     os.close(req_w)
     res_chunks: list[bytes] = []
     res_len = 0
@@ -794,6 +856,8 @@ def serve(cfg: dict[str, Any]) -> None:
 
     ctl_in = os.dup(0)
     ctl_out = os.dup(1)
+    native_size = _read_exact(ctl_in, 4)  # the compiled server loop (see _native.c), if any
+    native_bytes = _read_exact(ctl_in, int.from_bytes(native_size or b"", "big")) or b""
     devnull = os.open("/dev/null", os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
@@ -824,6 +888,7 @@ def serve(cfg: dict[str, Any]) -> None:
     import typing  # noqa: F401
 
     cfg["seccomp"] = _SECCOMP[0] is not None
+    _server_limits()
     # What the temp root holds before any candidate ran: under bwrap, the mount points of
     # read-only binds (a virtualenv living under /tmp). Cleaning must skip them: they cannot
     # be deleted, and walking a whole virtualenv after every execution would be slow.
@@ -832,19 +897,94 @@ def serve(cfg: dict[str, Any]) -> None:
 
     gc.collect()
     gc.freeze()  # the children's collector leaves the server's objects (and their pages) alone
-    ready = {"ready": True, "seccomp": cfg["seccomp"], "subreaper": subreaper, "pid": os.getpid()}
+    native = _load_native(ctypes, native_bytes)
+    ready = {
+        "ready": True,
+        "seccomp": cfg["seccomp"],
+        "subreaper": subreaper,
+        "native": native is not None,
+        "pid": os.getpid(),
+    }
     _write_all(ctl_out, pack_frame(ready))
+    if native is not None:
+        _serve_native(native, ctypes, cfg, ctl_in, ctl_out)
+        return
     child = _prefork(cfg)
     while True:
-        req = _read_frame(ctl_in)
-        if req is None:
+        request = _read_request(ctl_in)
+        if request is None:
             _discard(child, cfg)
             return
-        header, res, err = _run_one(req, cfg, child)
+        header, res, err = _run_one(request[0], request[1], cfg, child)
         header["res_len"] = len(res)
         header["err_len"] = len(err)
         _write_all(ctl_out, pack_frame(header) + res + err)
         child = _prefork(cfg)  # while the parent judges, the next child gets ready
+
+
+REQUEST_HEADER = struct.Struct(">Id")  # payload length, timeout in seconds
+
+
+def _read_request(fd: int) -> tuple[bytes, float] | None:
+    """Read one request: the header, then the payload (the child's request frame, unread)."""
+    head = _read_exact(fd, REQUEST_HEADER.size)
+    if head is None:
+        return None
+    size, timeout_s = REQUEST_HEADER.unpack(head)
+    payload = _read_exact(fd, size)
+    return None if payload is None else (payload, timeout_s)
+
+
+def _load_native(ctypes: Any, data: bytes) -> Any:
+    """Load the compiled server loop sent by the parent, from a memfd; None if there is none."""
+    if not data:
+        return None
+    try:
+        fd = os.memfd_create("lift-sandbox-native", 0)
+        try:
+            _write_all(fd, data)
+            library = ctypes.PyDLL(f"/proc/self/fd/{fd}")  # PyDLL: the GIL stays held
+        finally:
+            os.close(fd)
+        serve_fn = library.lift_serve
+    except (AttributeError, OSError):
+        return None
+    int_ = ctypes.c_int
+    serve_fn.argtypes = [int_, int_, ctypes.c_char_p, ctypes.c_char_p, int_, int_, int_]
+    serve_fn.argtypes.append(ctypes.POINTER(int_))
+    serve_fn.restype = int_
+    return serve_fn
+
+
+def _serve_native(
+    serve_fn: Any, ctypes: Any, cfg: dict[str, Any], ctl_in: int, ctl_out: int
+) -> None:
+    """Run the compiled loop; come back to Python in each child, and for rare cleaning."""
+    tmp_root = cfg["tmp_root"]
+    workdir = os.path.join(tmp_root, "run")
+    keep = b"".join(os.fsencode(name) + b"\0" for name in sorted(cfg["keep"])) + b"\0"
+    drop = -1 if cfg.get("drop_uid") is None else int(cfg["drop_uid"])
+    clean_shm = 1 if cfg.get("clean_shm") else 0
+    fds = (ctypes.c_int * 3)()
+    resume = 0
+    while True:
+        rc = serve_fn(ctl_in, ctl_out, os.fsencode(tmp_root), keep, drop, clean_shm, resume, fds)
+        if rc == 0:  # pragma: no cover - in the child forked by the compiled loop
+            try:
+                _child(fds[0], fds[1], fds[2], workdir, cfg)
+            finally:
+                os._exit(CHILD_SETUP_FAILED_EXIT)
+        if rc == 1:  # leftovers: escaped processes, files in the temp root or /dev/shm
+            _sweep(0, kill_group=False)
+            _clean_dir(tmp_root, cfg["keep"])
+            if clean_shm:
+                _clean_dir("/dev/shm")
+            resume = 1
+            continue
+        if rc == -1:  # the parent closed the control pipe
+            _clean_dir(tmp_root, cfg["keep"])
+            return
+        raise SystemExit(1)  # unexpected error: the parent restarts this worker
 
 
 # The parent starts the interpreter with this bootstrap and then sends this file's source as

@@ -11,11 +11,12 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
-from lift_metrics.sandbox import Sandbox
-from lift_metrics.sandbox._isolation import bwrap_binary
+from lift_metrics.sandbox import Sandbox, _pool
+from lift_metrics.sandbox._isolation import bwrap_binary, native_library
 
 MODES = ("bwrap", "process")
 
@@ -153,12 +154,31 @@ def bwrap_works() -> bool:
 _BWRAP = bwrap_works()
 
 
-@pytest.fixture(scope="module", params=MODES)
+LOOPS = ("native", "python")
+
+
+def make_sandbox(loop: str, **options: Any) -> Sandbox:
+    """A Sandbox whose servers run the compiled loop (``native``) or the Python one."""
+    if loop == "native" and not native_library():
+        pytest.skip("no C compiler here: the servers run the Python loop, tested as 'python'")
+    saved = _pool._USE_NATIVE
+    _pool._USE_NATIVE = loop == "native"
+    try:
+        sandbox = Sandbox(**options)
+    finally:
+        _pool._USE_NATIVE = saved
+    assert sandbox.native is (loop == "native")
+    return sandbox
+
+
+@pytest.fixture(scope="module", params=[(m, loop) for m in MODES for loop in LOOPS])
 def box(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    """A 2-worker sandbox in each isolation mode (bwrap is skipped where it cannot run)."""
-    if request.param == "bwrap" and not _BWRAP:
+    """A 2-worker sandbox in each isolation mode (bwrap is skipped where it cannot run), with
+    the server loop compiled from C and in Python."""
+    mode, loop = request.param
+    if mode == "bwrap" and not _BWRAP:
         pytest.skip("bwrap cannot start on this machine; the process fallback is tested")
-    sandbox = Sandbox(workers=2, timeout_s=5.0, isolation=request.param)
+    sandbox = make_sandbox(loop, workers=2, timeout_s=5.0, isolation=mode)
     yield sandbox
     sandbox.close()
 
@@ -170,6 +190,12 @@ def isolation_mode(request: pytest.FixtureRequest) -> str:
         pytest.skip("bwrap cannot start on this machine; the process fallback is tested")
     mode: str = request.param
     return mode
+
+
+@pytest.fixture
+def loop_sandbox() -> Callable[..., Sandbox]:
+    """``make_sandbox(loop, **options)``: a Sandbox running the given server loop."""
+    return make_sandbox
 
 
 @pytest.fixture

@@ -430,3 +430,25 @@ def test_public_names_are_exported() -> None:
         "get_default_sandbox",
     ):
         assert name in sandbox_pkg.__all__
+
+
+def test_the_server_loop_is_compiled_when_a_c_compiler_exists() -> None:
+    # The workers get the loop of _native.c as bytes on their control pipe; the same
+    # behaviour in Python is exercised by every `box` test with the "python" loop.
+    from lift_metrics.sandbox._isolation import native_library
+
+    if not native_library():
+        pytest.skip("no C compiler on this machine: the workers run the Python loop")
+    with Sandbox(workers=1) as sandbox:
+        assert sandbox.native
+        result = sandbox.run_tests("def f(x):\n    return x * 2\n", [({"x": 2}, 4)])
+        assert result.status == "passed"
+
+
+def test_the_compiled_loop_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LIFT_METRICS_SANDBOX_NATIVE", "0")
+    with Sandbox(workers=1) as sandbox:
+        assert not sandbox.native
+        result = sandbox.run_tests("def f(x):\n    return x * 2\n", [({"x": 2}, 5)])
+        assert result.status == "failed"
+        assert result.outcomes[0].actual_repr == "4"  # type: ignore[attr-defined]
