@@ -8,6 +8,8 @@ Scores follow scikit-learn's naming: every ``*_similarity``/``*_correctness``/``
 - :func:`syntax_correctness`, :func:`test_pass_rate` (run in :mod:`lift_metrics.sandbox`),
   :func:`semantic_similarity` (embeddings), :func:`structural_similarity` (AST, no model),
   :func:`style_conformance`.
+- :func:`is_stub`: whether generated code is a placeholder (``code_quality``'s opt-in
+  ``stub_cap``; its other opt-in is ``wrong_answer_gate``).
 - :func:`forge_inputs` / :func:`forge_score_from_code`: forgetest's score on Python code
   (compiles, tests, ruff findings) through :func:`lift_metrics.stats.forge_score`.
 - :func:`lint_code`, :func:`count_lint_findings`, :func:`lint_paths`: ruff's pyflakes rules.
@@ -41,6 +43,7 @@ from lift_metrics.code._static import (
     python_files,
 )
 from lift_metrics.code._structural import structural_similarity
+from lift_metrics.code._stub import is_stub
 from lift_metrics.code._style import style_conformance
 from lift_metrics.code._syntax import syntax_correctness
 from lift_metrics.code._tests import SandboxLike, test_pass_rate
@@ -60,6 +63,7 @@ __all__ = [
     "count_lint_findings",
     "forge_inputs",
     "forge_score_from_code",
+    "is_stub",
     "lint_backend",
     "lint_code",
     "lint_paths",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from lift_metrics._checks import normalize_weights
 from lift_metrics.code._features import CodeFeatures, check_code, code_features
 from lift_metrics.code._semantic import check_similarity_floor, rescale_similarity
+from lift_metrics.code._stub import check_stub_cap, stub_kind
 from lift_metrics.code._style import style_parts
 from lift_metrics.code._tests import (
     ExecutedTests,
@@ -40,6 +41,52 @@ DEFAULT_CODE_QUALITY_WEIGHTS: Mapping[str, float] = {
     "style": 0.1,
 }
 """Seed 002's weights. Add a ``"structural"`` key to a weights mapping to score it too."""
+
+GATED_COMPONENTS: tuple[str, ...] = ("semantic", "style", "structural")
+"""The resemblance components that ``wrong_answer_gate`` scales (syntax and tests are not)."""
+
+
+def check_wrong_answer_gate(value: Any) -> bool:
+    """Validate a ``wrong_answer_gate`` option: True or False.
+
+    Examples
+    --------
+    >>> check_wrong_answer_gate(True)
+    True
+    """
+    if not isinstance(value, bool):
+        raise TypeError(f"wrong_answer_gate must be True or False, got {value!r}")
+    return value
+
+
+def gate_by_wrong_answers(components: Mapping[str, float]) -> dict[str, float]:
+    """The components with ``semantic``, ``style`` and ``structural`` scaled by the tests.
+
+    Parameters
+    ----------
+    components : mapping of str to float
+        A :class:`CodeQualityBreakdown`'s ``components``; ``tests.wrong_answers`` (the
+        fraction of tests that returned a wrong value) is read, absent meaning 0.
+
+    Returns
+    -------
+    dict of str to float
+        A copy in which each component of :data:`GATED_COMPONENTS` present is multiplied by
+        ``1 - tests.wrong_answers``; the others are unchanged. This is the opt-in
+        ``wrong_answer_gate`` of :func:`code_quality`, and what ``lift-metrics validate
+        --calibrate --wrong-answer-gate`` fits weights on.
+
+    Examples
+    --------
+    >>> gate_by_wrong_answers({"syntax": 1.0, "tests": 0.5, "semantic": 0.9,
+    ...                        "tests.wrong_answers": 0.5})
+    {'syntax': 1.0, 'tests': 0.5, 'semantic': 0.45, 'tests.wrong_answers': 0.5}
+    """
+    keep = 1.0 - float(components.get("tests.wrong_answers", 0.0))
+    return {
+        key: value * keep if key in GATED_COMPONENTS else value for key, value in components.items()
+    }
+
 
 _executor: ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
@@ -71,7 +118,10 @@ class CodeQualityBreakdown:
         (a component whose weight is 0 is not computed, so an embedder or a sandbox is not
         started for nothing) and always ``structural`` when the prediction is scored against
         a parsable reference (cheap, and handy to compare with ``semantic``), plus the three
-        parts of ``style``: ``style.imports``, ``style.naming``, ``style.docstrings``.
+        parts of ``style``: ``style.imports``, ``style.naming``, ``style.docstrings``, and
+        ``tests.wrong_answers`` when the tests ran: the fraction of tests in which the code
+        returned a wrong value (what the opt-in ``wrong_answer_gate`` uses). These are the
+        values before the gate and the stub cap.
     weights : dict of str to float
         The normalised weights used (they sum to 1).
     execution : ExecutionResult or None
@@ -80,7 +130,10 @@ class CodeQualityBreakdown:
     tests_passed, tests_total : int
         Tests passed and tests given (an assertion script counts as one).
     reasons : tuple of str
-        One line for each component below 1.0 saying why.
+        One line for each component below 1.0 saying why (and one for a gate or cap used).
+    stub : bool
+        Whether the predicted entry function is a placeholder (:func:`~lift_metrics.code.
+        is_stub`); computed whether or not ``stub_cap`` is used.
     """
 
     score: float
@@ -90,6 +143,7 @@ class CodeQualityBreakdown:
     tests_passed: int
     tests_total: int
     reasons: tuple[str, ...] = field(default=())
+    stub: bool = False
 
     def __float__(self) -> float:
         return self.score
@@ -111,6 +165,7 @@ class CodeQualityBreakdown:
             "tests_total": self.tests_total,
             "execution": execution,
             "reasons": list(self.reasons),
+            "stub": self.stub,
         }
 
 
@@ -176,6 +231,8 @@ def code_quality_breakdown(
     entry_point: str | None = None,
     timeout_s: float | None = None,
     similarity_floor: float = 0.0,
+    wrong_answer_gate: bool = False,
+    stub_cap: float | None = None,
 ) -> CodeQualityBreakdown:
     """Score generated code like :func:`code_quality` and say why.
 
@@ -185,7 +242,7 @@ def code_quality_breakdown(
     -------
     CodeQualityBreakdown
         ``score`` plus ``components``, normalised ``weights``, the sandbox ``execution`` with
-        per-test outcomes, ``tests_passed``/``tests_total`` and ``reasons``.
+        per-test outcomes, ``tests_passed``/``tests_total``, ``reasons`` and ``stub``.
 
     Examples
     --------
@@ -199,6 +256,13 @@ def code_quality_breakdown(
     (0.0, 0.0, 0.0, None)
     >>> result.reasons[0]
     "syntax: SyntaxError: expected ':' (line 1)"
+
+    A placeholder with the opt-in stub cap:
+
+    >>> stub = "def add(a, b):\\n    raise NotImplementedError\\n"
+    >>> capped = code_quality_breakdown(stub, reference, [], weights=no_model, stub_cap=0.1)
+    >>> capped.stub, capped.score
+    (True, 0.1)
     """
     check_code("predicted", predicted)
     check_code("expected", expected)
@@ -207,6 +271,8 @@ def code_quality_breakdown(
     entry = check_entry_point(entry_point)
     timeout = check_timeout(timeout_s)
     floor = check_similarity_floor(similarity_floor)
+    gate = check_wrong_answer_gate(wrong_answer_gate)
+    cap = check_stub_cap(stub_cap)
     if weight["semantic"] > 0:
         embedder = resolve_embedder(embedder)
     if sandbox is not None or (
@@ -236,6 +302,8 @@ def code_quality_breakdown(
     )
     if executed is not None:
         components["tests"] = executed.rate
+        if normalized.count:
+            components["tests.wrong_answers"] = executed.wrong / normalized.count
         if executed.rate < 1.0:
             reasons.append(f"tests: {executed.reason}")
     if semantic is not None:
@@ -252,8 +320,22 @@ def code_quality_breakdown(
     if weight.get("structural", 0.0) > 0 and components["structural"] < 1.0:
         reasons.append(f"structural: AST similarity {components['structural']:.3f}")
 
-    score = sum(w * components.get(key, 0.0) for key, w in weight.items())
+    scored = components
+    wrong = components.get("tests.wrong_answers", 0.0)
+    if gate and wrong > 0:
+        scored = gate_by_wrong_answers(components)
+        gated = ", ".join(k for k in GATED_COMPONENTS if weight.get(k, 0.0) > 0) or "nothing"
+        reasons.append(
+            f"gate: {gated} counted x{1.0 - wrong:.3g} "
+            f"({executed.wrong if executed else 0} of {normalized.count} tests returned a "
+            "wrong value)"
+        )
+    score = sum(w * scored.get(key, 0.0) for key, w in weight.items())
     score = min(1.0, max(0.0, score))
+    kind = stub_kind(predicted, expected, entry) if candidate.parses else None
+    if kind is not None and cap is not None and score > cap:
+        score = cap
+        reasons.append(f"stub: the entry function is a placeholder ({kind}); capped at {cap:g}")
     return CodeQualityBreakdown(
         score=score,
         components=components,
@@ -262,6 +344,7 @@ def code_quality_breakdown(
         tests_passed=0 if executed is None else executed.passed,
         tests_total=normalized.count,
         reasons=tuple(reasons),
+        stub=kind is not None,
     )
 
 
@@ -276,6 +359,8 @@ def code_quality(
     entry_point: str | None = None,
     timeout_s: float | None = None,
     similarity_floor: float = 0.0,
+    wrong_answer_gate: bool = False,
+    stub_cap: float | None = None,
 ) -> float:
     """Quality of generated code against a reference and tests, in [0, 1] (seed 002).
 
@@ -307,21 +392,34 @@ def code_quality(
         (:func:`~lift_metrics.code.semantic_similarity`). 0, the default, is seed 002's
         metric; the calibrated profile ``datasets/labels/calibrated_code_quality.json``
         pairs a floor with fitted weights (:func:`lift_metrics.validation.load_profile`).
+    wrong_answer_gate : bool, default False
+        Opt-in: multiply ``semantic``, ``style`` and ``structural`` by ``1 - r``, where ``r``
+        is the fraction of tests in which the code ran and returned a wrong value. Code whose
+        tests refute its logic then keeps little credit for merely looking like the
+        reference; code that fails for its interface (a renamed function or parameter, a
+        missing argument) or crashes keeps it. False, the default, is seed 002's metric.
+    stub_cap : float or None, default None
+        Opt-in: the most a prediction whose entry function is a placeholder (body only
+        ``pass``/``...``/a docstring, ``raise NotImplementedError``, or ``return`` of a
+        constant or of an argument unchanged; :func:`~lift_metrics.code.is_stub`) can
+        score, in [0, 1]. None, the default, is seed 002's metric (no cap).
 
     Returns
     -------
     float
-        :math:`\\sum_k w_k c_k` over the weighted components, in [0, 1].
+        :math:`\\sum_k w_k c_k` over the weighted components, in [0, 1] (see Notes for the
+        opt-in gate and cap).
 
     Raises
     ------
     TypeError
-        If ``predicted`` or ``expected`` is not a str, ``tests`` has the wrong shape, or
-        ``weights``/``embedder``/``sandbox``/``entry_point`` has the wrong type.
+        If ``predicted`` or ``expected`` is not a str, ``tests`` has the wrong shape,
+        ``weights``/``embedder``/``sandbox``/``entry_point`` has the wrong type, or
+        ``wrong_answer_gate`` is not a bool.
     ValueError
         If ``weights`` has missing/unknown keys, negative values or a zero sum,
-        ``timeout_s <= 0``, ``entry_point`` is not an identifier, or ``expected`` does not
-        parse.
+        ``timeout_s <= 0``, ``entry_point`` is not an identifier, ``expected`` does not
+        parse, ``similarity_floor`` is outside [0, 1) or ``stub_cap`` outside [0, 1].
 
     Notes
     -----
@@ -339,11 +437,34 @@ def code_quality(
     reasons are in :func:`code_quality_breakdown`. Thread-safe: the sandbox runs while the
     calling thread computes the embedding.
 
+    The opt-in options (the calibrated profile
+    ``datasets/labels/calibrated_code_quality.json`` sets them) change the score to
+
+    .. math::
+
+        \\min\\Big(\\text{cap},\\ \\sum_{k \\notin G} w_k c_k
+            + (1 - r) \\sum_{k \\in G} w_k c_k\\Big)
+
+    with :math:`G` = {semantic, style, structural}, :math:`r` the fraction of tests that
+    returned a wrong value (0 without the gate, without tests, or when the code does not
+    parse) and the cap applied only to a stub. An assertion script counts as one test; its
+    failure is a wrong answer when ``check`` raised ``AssertionError``.
+
     Examples
     --------
     >>> reference = "def add(a, b):\\n    return a + b\\n"
     >>> code_quality(reference, reference, [])
     0.98333
+
+    A stub passes no real test, yet without tests it keeps its syntax and style points; the
+    opt-in cap bounds it (no neural model here):
+
+    >>> stub = "def add(a, b):\\n    return 0\\n"
+    >>> no_model = {"syntax": 0.2, "tests": 0.4, "semantic": 0, "style": 0.1, "structural": 0.3}
+    >>> round(code_quality(stub, reference, [], weights=no_model), 3)
+    0.863
+    >>> code_quality(stub, reference, [], weights=no_model, stub_cap=0.1)
+    0.1
     """
     return code_quality_breakdown(
         predicted,
@@ -355,4 +476,6 @@ def code_quality(
         entry_point=entry_point,
         timeout_s=timeout_s,
         similarity_floor=similarity_floor,
+        wrong_answer_gate=wrong_answer_gate,
+        stub_cap=stub_cap,
     ).score

@@ -118,6 +118,28 @@ class ExecutedTests:
     failed: int
     execution: ExecutionResult | None
     reason: str
+    wrong: int = 0
+    """Failed tests in which the code ran and returned a wrong value (see :func:`count_wrong`)."""
+
+
+def count_wrong(result: Any, *, script: bool) -> int:
+    """Failed tests whose failure is a wrong answer, not a crash or an interface mismatch.
+
+    An I/O case counts when the entry point returned a value unequal to the expected one (the
+    sandbox reports no error for it). An assertion script counts when ``check`` failed with
+    an ``AssertionError``. A missing entry point, a ``TypeError`` from the call, another
+    exception, a timeout or a tampered result channel do not count.
+    """
+    wrong = 0
+    for outcome in result.outcomes:
+        if outcome.passed:
+            continue
+        error = outcome.error
+        if script:
+            wrong += isinstance(error, str) and error.startswith("AssertionError")
+        else:
+            wrong += error is None
+    return int(wrong)
 
 
 def run_tests(
@@ -143,10 +165,11 @@ def run_tests(
     else:
         passed = min(int(result.passed_count), tests.count)
     failed = tests.count - passed
+    wrong = min(count_wrong(result, script=tests.script is not None), failed)
     reason = f"{passed}/{tests.count} passed ({result.status})"
     if result.status != "passed" and result.reason:
         reason += f": {result.reason}"
-    return ExecutedTests(passed / tests.count, passed, failed, result, reason)
+    return ExecutedTests(passed / tests.count, passed, failed, result, reason, wrong)
 
 
 def test_pass_rate(

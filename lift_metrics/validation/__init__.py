@@ -13,8 +13,9 @@ Requirements": Pearson > 0.8). This package measures that agreement for any call
 - :func:`calibrate_weights`, :func:`save_weights`, :func:`load_weights`: fit component weights
   on the calibration split with k-fold cross-validation and keep them in a file;
 - :func:`load_profile`, :func:`shipped_profile_path`, :func:`unrelated_similarity_floor`: the
-  opt-in calibrated profiles (weights + a floor for the embedding similarity) shipped in
-  ``datasets/labels/``; the seed's weights without a floor stay the metrics' default;
+  opt-in calibrated profiles (weights + a floor for the embedding similarity, and for
+  ``code_quality`` a wrong-answer gate and a stub cap) shipped in ``datasets/labels/``; the
+  seed's weights without a floor, gate or cap stay the metrics' default;
 - :func:`plot_validation`, :func:`format_table`, :func:`markdown_report`: what
   ``lift-metrics validate`` writes.
 

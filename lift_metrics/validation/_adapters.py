@@ -159,6 +159,9 @@ class CodePairScorer:
     similarity_floor : float, default 0.0
         Passed to ``code_quality`` (opt-in rescaling of the ``semantic`` cosine; 0 is the
         seed's metric).
+    wrong_answer_gate : bool, default False
+    stub_cap : float or None, default None
+        Passed to ``code_quality`` (opt-in; the defaults are the seed's metric).
     """
 
     name = "code_quality"
@@ -173,9 +176,13 @@ class CodePairScorer:
         sandbox: Any = None,
         timeout_s: float | None = None,
         similarity_floor: float = 0.0,
+        wrong_answer_gate: bool = False,
+        stub_cap: float | None = None,
     ) -> None:
         from lift_metrics.code import DEFAULT_CODE_QUALITY_WEIGHTS
+        from lift_metrics.code._quality import check_wrong_answer_gate
         from lift_metrics.code._semantic import check_similarity_floor
+        from lift_metrics.code._stub import check_stub_cap
 
         defaults = dict(DEFAULT_CODE_QUALITY_WEIGHTS)
         if isinstance(weights, Mapping) and "structural" in weights:
@@ -185,12 +192,16 @@ class CodePairScorer:
         self.sandbox = sandbox
         self.timeout_s = timeout_s
         self.similarity_floor = check_similarity_floor(similarity_floor)
+        self.wrong_answer_gate = check_wrong_answer_gate(wrong_answer_gate)
+        self.stub_cap = check_stub_cap(stub_cap)
         self.components: tuple[str, ...] = tuple(DEFAULT_CODE_QUALITY_WEIGHTS)
         self.default_weights: dict[str, float] = dict(DEFAULT_CODE_QUALITY_WEIGHTS)
 
     def __repr__(self) -> str:
         floor = f", similarity_floor={self.similarity_floor:g}" if self.similarity_floor else ""
-        return f"CodePairScorer(weights={self.weights}{floor})"
+        gate = ", wrong_answer_gate=True" if self.wrong_answer_gate else ""
+        cap = "" if self.stub_cap is None else f", stub_cap={self.stub_cap:g}"
+        return f"CodePairScorer(weights={self.weights}{floor}{gate}{cap})"
 
     def breakdown(self, item: Any) -> Any:
         """The :class:`~lift_metrics.code.CodeQualityBreakdown` of one item."""
@@ -207,6 +218,8 @@ class CodePairScorer:
             entry_point=entry_point or None,
             timeout_s=self.timeout_s,
             similarity_floor=self.similarity_floor,
+            wrong_answer_gate=self.wrong_answer_gate,
+            stub_cap=self.stub_cap,
         )
 
     def __call__(self, item: Any) -> float:
@@ -312,12 +325,25 @@ class EndToEndScorer:
 
 
 def builtin_scorer(
-    name: str, *, weights: Mapping[str, float] | None = None, similarity_floor: float = 0.0
+    name: str,
+    *,
+    weights: Mapping[str, float] | None = None,
+    similarity_floor: float = 0.0,
+    wrong_answer_gate: bool = False,
+    stub_cap: float | None = None,
 ) -> IRPairScorer | CodePairScorer | EndToEndScorer:
     """The item scorer for ``"ir_quality"``, ``"code_quality"`` or ``"end_to_end"``.
 
     ``similarity_floor`` (opt-in, default 0: the seed's metric) applies to ``ir_quality`` and
-    ``code_quality``; ``end_to_end`` takes none.
+    ``code_quality``; ``end_to_end`` takes none. ``wrong_answer_gate`` and ``stub_cap``
+    (opt-in, defaults the seed's metric) apply to ``code_quality`` only. A
+    :class:`~lift_metrics.validation.CalibrationProfile` gives them all:
+    ``builtin_scorer(name, **profile.metric_options())``.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``name``, or an option given to a metric that does not take it.
 
     Examples
     --------
@@ -325,16 +351,26 @@ def builtin_scorer(
     0.4
     >>> builtin_scorer("ir_quality", similarity_floor=0.44).similarity_floor
     0.44
+    >>> builtin_scorer("code_quality", stub_cap=0.1).stub_cap
+    0.1
     """
+    if name not in BUILTIN_METRICS:
+        raise ValueError(f"metric must be one of {BUILTIN_METRICS}, got {name!r}")
+    if name != "code_quality" and (wrong_answer_gate is not False or stub_cap is not None):
+        given = "wrong_answer_gate" if wrong_answer_gate is not False else "stub_cap"
+        raise ValueError(f"{given} applies to code_quality only, not to {name!r}")
     if name == "ir_quality":
         return IRPairScorer(weights=weights, similarity_floor=similarity_floor)
     if name == "code_quality":
-        return CodePairScorer(weights=weights, similarity_floor=similarity_floor)
-    if name == "end_to_end":
-        if similarity_floor:
-            raise ValueError("similarity_floor applies to ir_quality and code_quality only")
-        return EndToEndScorer(weights=weights)
-    raise ValueError(f"metric must be one of {BUILTIN_METRICS}, got {name!r}")
+        return CodePairScorer(
+            weights=weights,
+            similarity_floor=similarity_floor,
+            wrong_answer_gate=wrong_answer_gate,
+            stub_cap=stub_cap,
+        )
+    if similarity_floor:
+        raise ValueError("similarity_floor applies to ir_quality and code_quality only")
+    return EndToEndScorer(weights=weights)
 
 
 def import_metric(spec: str) -> Callable[..., Any]:

@@ -87,15 +87,28 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.corrcoef(x, y)[0, 1])
 
 
-def _loss(w: np.ndarray, x: np.ndarray, y: np.ndarray, objective: str) -> float:
+def _predict(w: np.ndarray, x: np.ndarray, bound: np.ndarray | None) -> np.ndarray:
     pred = x @ w
+    return pred if bound is None else np.minimum(pred, bound)
+
+
+def _loss(
+    w: np.ndarray, x: np.ndarray, y: np.ndarray, objective: str, bound: np.ndarray | None = None
+) -> float:
+    pred = _predict(w, x, bound)
     if objective == "squared_error":
         return float(np.mean((pred - y) ** 2))
     r = _pearson(pred, y)
     return 1.0 if math.isnan(r) else -r
 
 
-def _fit(x: np.ndarray, y: np.ndarray, objective: str, start: np.ndarray | None) -> np.ndarray:
+def _fit(
+    x: np.ndarray,
+    y: np.ndarray,
+    objective: str,
+    start: np.ndarray | None,
+    bound: np.ndarray | None = None,
+) -> np.ndarray:
     from scipy import optimize
 
     k = x.shape[1]
@@ -103,12 +116,12 @@ def _fit(x: np.ndarray, y: np.ndarray, objective: str, start: np.ndarray | None)
     if start is not None:
         starts.insert(0, start)
     best = starts[0]
-    best_loss = _loss(best, x, y, objective)
+    best_loss = _loss(best, x, y, objective, bound)
     for w0 in starts:
         result = optimize.minimize(
             _loss,
             w0,
-            args=(x, y, objective),
+            args=(x, y, objective, bound),
             method="SLSQP",
             bounds=[(0.0, 1.0)] * k,
             constraints=[{"type": "eq", "fun": lambda w: float(np.sum(w) - 1.0)}],
@@ -116,7 +129,7 @@ def _fit(x: np.ndarray, y: np.ndarray, objective: str, start: np.ndarray | None)
         )
         w = np.clip(result.x, 0.0, None)
         w = w / w.sum() if w.sum() > 0 else np.full(k, 1.0 / k)
-        loss = _loss(w, x, y, objective)
+        loss = _loss(w, x, y, objective, bound)
         if loss < best_loss - 1e-12:
             best, best_loss = w, loss
     return best
@@ -156,6 +169,7 @@ def calibrate_weights(
     default_weights: Mapping[str, float] | None = None,
     metric: str = "metric",
     seed: int = 0,
+    upper_bounds: Sequence[float] | np.ndarray | None = None,
 ) -> CalibrationResult:
     """Fit non-negative component weights that sum to 1, with k-fold cross-validation.
 
@@ -180,6 +194,11 @@ def calibrate_weights(
     metric : str, default "metric"
     seed : int, default 0
         Seed of the fold assignment.
+    upper_bounds : sequence of float, optional
+        One per item: the most its weighted score may be (``inf`` for no bound), applied
+        before the score is compared with the label, in the fit and in every figure. It is
+        how a metric's cap enters the fit, e.g. ``code_quality``'s ``stub_cap`` on the items
+        that are stubs.
 
     Returns
     -------
@@ -188,8 +207,9 @@ def calibrate_weights(
     Raises
     ------
     ValueError
-        On empty or unequal inputs, fewer items than ``2 * folds``, an unknown objective, or
-        default weights with other keys than ``components``.
+        On empty or unequal inputs, fewer items than ``2 * folds``, an unknown objective,
+        default weights with other keys than ``components``, or ``upper_bounds`` of another
+        length or with a nan.
 
     Notes
     -----
@@ -229,6 +249,15 @@ def calibrate_weights(
         raise ValueError(f"need at least 2 * folds = {2 * k} items to calibrate, got {y.size}")
     if groups is not None and len(groups) != y.size:
         raise ValueError(f"groups must have one entry per label ({y.size}), got {len(groups)}")
+    bound: np.ndarray | None = None
+    if upper_bounds is not None:
+        bound = np.asarray(upper_bounds, dtype=float)
+        if bound.ndim != 1 or bound.size != y.size or np.isnan(bound).any():
+            raise ValueError(
+                f"upper_bounds must hold one number (inf for none) per label ({y.size}), "
+                f"got {bound.size} values"
+                + (" with a nan" if bound.size and np.isnan(bound).any() else "")
+            )
     start: np.ndarray | None = None
     defaults: dict[str, float] | None = None
     if default_weights is not None:
@@ -242,16 +271,18 @@ def calibrate_weights(
         start = raw / raw.sum()
         defaults = dict(zip(names, (float(v) for v in start), strict=True))
 
-    weights = _fit(x, y, kind, start)
+    weights = _fit(x, y, kind, start, bound)
     fold_ids = _fold_ids(y.size, k, groups, seed)
     oof = np.empty(y.size)
     fold_r: list[float] = []
     fold_weights: list[dict[str, float]] = []
     for fold in range(k):
         test = fold_ids == fold
-        w = _fit(x[~test], y[~test], kind, start)
-        oof[test] = x[test] @ w
-        fold_r.append(_pearson(x[test] @ w, y[test]))
+        train_bound = None if bound is None else bound[~test]
+        test_bound = None if bound is None else bound[test]
+        w = _fit(x[~test], y[~test], kind, start, train_bound)
+        oof[test] = _predict(w, x[test], test_bound)
+        fold_r.append(_pearson(oof[test], y[test]))
         fold_weights.append(dict(zip(names, (float(v) for v in w), strict=True)))
     return CalibrationResult(
         metric=metric,
@@ -260,10 +291,10 @@ def calibrate_weights(
         objective=kind,
         n=int(y.size),
         folds=k,
-        in_sample_pearson=_pearson(x @ weights, y),
+        in_sample_pearson=_pearson(_predict(weights, x, bound), y),
         cv_pearson=_pearson(oof, y),
         cv_fold_pearson=tuple(fold_r),
-        default_pearson=None if start is None else _pearson(x @ start, y),
+        default_pearson=None if start is None else _pearson(_predict(start, x, bound), y),
         fold_weights=tuple(fold_weights),
     )
 
@@ -275,11 +306,14 @@ def save_weights(
     metric: str,
     metadata: Mapping[str, Any] | None = None,
     similarity_floor: float | None = None,
+    wrong_answer_gate: bool = False,
+    stub_cap: float | None = None,
 ) -> Path:
     """Write weights to a ``.json`` or ``.toml`` file that :func:`load_weights` reads.
 
-    The file holds ``metric``, ``weights``, optionally ``similarity_floor`` (read by
-    :func:`load_profile`) and, under ``calibration``, the metadata given (e.g.
+    The file holds ``metric``, ``weights``, optionally ``similarity_floor``,
+    ``wrong_answer_gate`` (written when True) and ``stub_cap`` (written when given), all read
+    by :func:`load_profile`, and, under ``calibration``, the metadata given (e.g.
     :meth:`CalibrationResult.to_dict`). Written atomically.
 
     Examples
@@ -301,6 +335,7 @@ def save_weights(
         from lift_metrics.code._semantic import check_similarity_floor
 
         document["similarity_floor"] = check_similarity_floor(similarity_floor)
+    document.update(_code_options(metric, wrong_answer_gate, stub_cap))
     if metadata:
         document["calibration"] = to_jsonable(dict(metadata))
     suffix = target.suffix.lower()
@@ -311,6 +346,24 @@ def save_weights(
 
         return atomic_write_text(target, tomli_w.dumps(_toml_safe(document)))
     raise ValueError(f"path must end in .json or .toml, got {target.name!r}")
+
+
+def _code_options(metric: Any, wrong_answer_gate: Any, stub_cap: Any) -> dict[str, Any]:
+    """The code_quality-only profile options that are set, validated (empty when none is)."""
+    from lift_metrics.code._quality import check_wrong_answer_gate
+    from lift_metrics.code._stub import check_stub_cap
+
+    options: dict[str, Any] = {}
+    if check_wrong_answer_gate(wrong_answer_gate):
+        options["wrong_answer_gate"] = True
+    cap = check_stub_cap(stub_cap)
+    if cap is not None:
+        options["stub_cap"] = cap
+    if options and metric not in (None, "code_quality"):
+        raise ValueError(
+            f"{' and '.join(options)} applies to code_quality profiles only, not to {metric!r}"
+        )
+    return options
 
 
 def _toml_safe(value: Any) -> Any:
@@ -390,7 +443,7 @@ SHIPPED_PROFILES: Mapping[str, str] = {
 
 @dataclass(frozen=True, repr=False)
 class CalibrationProfile:
-    """Weights plus the similarity floor to use with them: an opt-in variant of a metric.
+    """Weights plus the options to use with them: an opt-in variant of a metric.
 
     Attributes
     ----------
@@ -401,29 +454,58 @@ class CalibrationProfile:
     similarity_floor : float
         Pass as ``similarity_floor=`` (``ir_quality``/``intent_match``,
         ``code_quality``/``semantic_similarity``); 0.0 when the file has none.
+    wrong_answer_gate : bool
+        ``code_quality`` only: pass as ``wrong_answer_gate=``; False when the file has none.
+    stub_cap : float or None
+        ``code_quality`` only: pass as ``stub_cap=``; None when the file has none.
     """
 
     metric: str | None
     weights: dict[str, float]
     similarity_floor: float = 0.0
+    wrong_answer_gate: bool = False
+    stub_cap: float | None = None
+
+    def __post_init__(self) -> None:
+        self._code_options()  # validates the code_quality options and their metric
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={v:.3f}" for k, v in self.weights.items())
+        extra = "".join(f", {k}={v!r}" for k, v in self._code_options().items())
         return (
             f"CalibrationProfile(metric={self.metric!r}, weights={{{shown}}}, "
-            f"similarity_floor={self.similarity_floor:g})"
+            f"similarity_floor={self.similarity_floor:g}{extra})"
         )
 
+    def _code_options(self) -> dict[str, Any]:
+        return _code_options(self.metric, self.wrong_answer_gate, self.stub_cap)
+
     def metric_options(self) -> dict[str, Any]:
-        """Keyword arguments for the metric: ``ir_quality(p, e, **profile.metric_options())``."""
-        return {"weights": dict(self.weights), "similarity_floor": self.similarity_floor}
+        """Keyword arguments for the metric: ``ir_quality(p, e, **profile.metric_options())``.
+
+        ``weights`` and ``similarity_floor``, plus ``wrong_answer_gate`` and ``stub_cap``
+        where the profile sets them (``code_quality`` only), so the options suit the metric
+        the profile is for.
+
+        Examples
+        --------
+        >>> profile = CalibrationProfile("code_quality", {"tests": 1.0}, stub_cap=0.1)
+        >>> profile.metric_options()
+        {'weights': {'tests': 1.0}, 'similarity_floor': 0.0, 'stub_cap': 0.1}
+        """
+        return {
+            "weights": dict(self.weights),
+            "similarity_floor": self.similarity_floor,
+            **self._code_options(),
+        }
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-JSON form."""
+        """Plain-JSON form (the code_quality options only where they are set)."""
         return {
             "metric": self.metric,
             "weights": dict(self.weights),
             "similarity_floor": self.similarity_floor,
+            **self._code_options(),
         }
 
 
@@ -444,7 +526,11 @@ def load_profile(path: str | os.PathLike[str], *, metric: str | None = None) -> 
     Raises
     ------
     FileNotFoundError, ValueError
-        As :func:`load_weights`; also a ``similarity_floor`` outside [0, 1).
+        As :func:`load_weights`; also a ``similarity_floor`` outside [0, 1), a ``stub_cap``
+        outside [0, 1], or ``wrong_answer_gate``/``stub_cap`` in a profile for another
+        metric than ``code_quality``.
+    TypeError
+        A ``wrong_answer_gate`` that is not true or false.
 
     Examples
     --------
@@ -458,12 +544,19 @@ def load_profile(path: str | os.PathLike[str], *, metric: str | None = None) -> 
     source = Path(path)
     text = source.read_text(encoding="utf-8")
     document = json.loads(text) if source.suffix.lower() == ".json" else tomllib.loads(text)
-    floor = document.get("similarity_floor", 0.0) if isinstance(document, dict) else 0.0
-    named = document.get("metric") if isinstance(document, dict) else None
+    table = document if isinstance(document, dict) else {}
+    named = table.get("metric")
+    which = metric if named is None else str(named)
+    try:
+        options = _code_options(which, table.get("wrong_answer_gate", False), table.get("stub_cap"))
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{source}: {exc}") from None
     return CalibrationProfile(
-        metric=metric if named is None else str(named),
+        metric=which,
         weights=weights,
-        similarity_floor=check_similarity_floor(floor),
+        similarity_floor=check_similarity_floor(table.get("similarity_floor", 0.0)),
+        wrong_answer_gate=options.get("wrong_answer_gate", False),
+        stub_cap=options.get("stub_cap"),
     )
 
 

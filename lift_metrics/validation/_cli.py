@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import sys
@@ -13,6 +14,7 @@ from typing import Any
 
 from lift_metrics.validation._adapters import (
     BUILTIN_METRICS,
+    CodePairScorer,
     EndToEndScorer,
     builtin_scorer,
     import_metric,
@@ -108,6 +110,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "max(0, (cos - FLOOR) / (1 - FLOOR)) before fitting and save FLOOR with the weights; "
         "'auto' sets FLOOR to the 95th percentile of the cosine between the calibration "
         "split's references of different functions (labels not used)",
+    )
+    parser.add_argument(
+        "--wrong-answer-gate",
+        action="store_true",
+        help="with --calibrate, code_quality: scale semantic, style and structural by 1 - the "
+        "fraction of tests that returned a wrong value before fitting, and save the option "
+        "with the weights (other metrics are fitted as without it)",
+    )
+    parser.add_argument(
+        "--stub-cap",
+        type=float,
+        default=None,
+        metavar="CAP",
+        help="with --calibrate, code_quality: cap at CAP the score of a prediction whose entry "
+        "function is a placeholder (pass, ..., raise NotImplementedError, return a constant "
+        "or an argument) while fitting, and save CAP with the weights",
     )
     parser.add_argument(
         "--calibrate",
@@ -245,14 +263,53 @@ def _categories(items: Sequence[LabelledItem]) -> dict[str, str]:
 
 
 def _components(scorer: Any, items: Sequence[LabelledItem]) -> dict[str, list[float]]:
+    """Each component's value on every item, from breakdowns with the default options.
+
+    For ``code_quality`` also ``tests.wrong_answers`` and ``stub`` (1.0 for a placeholder),
+    which the opt-in gate and stub cap need; :func:`_calibrate` takes them out before fitting.
+    """
     full = type(scorer)(embedder=scorer.embedder)  # default weights: every component computed
     full.prefetch([item.item for item in items])
     columns: dict[str, list[float]] = {name: [] for name in scorer.components}
+    code = isinstance(scorer, CodePairScorer)
+    if code:
+        columns.update({"tests.wrong_answers": [], "stub": []})
     for item in items:
-        components = full.breakdown(item.item).components
-        for name in columns:
+        breakdown = full.breakdown(item.item)
+        components = breakdown.components
+        for name in scorer.components:
             columns[name].append(float(components[name]))
+        if code:
+            columns["tests.wrong_answers"].append(float(components.get("tests.wrong_answers", 0)))
+            columns["stub"].append(1.0 if breakdown.stub else 0.0)
     return columns
+
+
+def _code_options(args: argparse.Namespace, spec: str) -> dict[str, Any]:
+    """The code_quality-only options given on the command line, for ``spec``."""
+    if spec != "code_quality":
+        return {}
+    options: dict[str, Any] = {}
+    if args.wrong_answer_gate:
+        options["wrong_answer_gate"] = True
+    if args.stub_cap is not None:
+        options["stub_cap"] = args.stub_cap
+    return options
+
+
+def _gate_columns(
+    columns: dict[str, list[float]], wrong: Sequence[float]
+) -> dict[str, list[float]]:
+    """Apply code_quality's wrong-answer gate to every item's components (the metric's rule)."""
+    from lift_metrics.code._quality import gate_by_wrong_answers
+
+    rows = [
+        gate_by_wrong_answers(
+            {**{name: values[i] for name, values in columns.items()}, "tests.wrong_answers": w}
+        )
+        for i, w in enumerate(wrong)
+    ]
+    return {name: [row[name] for row in rows] for name in columns}
 
 
 def _calibrate(
@@ -278,6 +335,9 @@ def _calibrate(
             file=sys.stderr,
         )
     columns = _components(scorer, fit_items)
+    wrong = columns.pop("tests.wrong_answers", None)
+    stubs = columns.pop("stub", None)
+    options = _code_options(args, spec)
     floor: float | None = None
     if args.similarity_floor is not None:
         from lift_metrics.code._semantic import rescale_similarity
@@ -292,6 +352,11 @@ def _calibrate(
             raise ValueError("--similarity-floor applies to ir_quality and code_quality only")
         key = scorer.similarity_component
         columns[key] = [rescale_similarity(v, floor) for v in columns[key]]
+    if options.get("wrong_answer_gate") and wrong is not None:
+        columns = _gate_columns(columns, wrong)
+    bounds = None
+    if options.get("stub_cap") is not None and stubs is not None:
+        bounds = [options["stub_cap"] if stub else math.inf for stub in stubs]
     fit = calibrate_weights(
         columns,
         [item.label for item in fit_items],
@@ -300,8 +365,9 @@ def _calibrate(
         groups=[scorer.group(item.item) or item.id for item in fit_items],
         default_weights=scorer.default_weights,
         metric=spec,
+        upper_bounds=bounds,
     )
-    fitted = builtin_scorer(spec, weights=fit.weights, similarity_floor=floor or 0.0)
+    fitted = builtin_scorer(spec, weights=fit.weights, similarity_floor=floor or 0.0, **options)
     fitted.prefetch([item.item for item in reported])
     result = validate_metric(
         fitted,
@@ -318,6 +384,7 @@ def _calibrate(
         fit.weights,
         metric=spec,
         similarity_floor=floor,
+        **options,
         metadata={
             **fit.to_dict(),
             "fitted_on": f"{data.name} split=calibration",
@@ -352,6 +419,14 @@ def _run(args: argparse.Namespace) -> int:
         if "end_to_end" in metrics:
             raise ValueError("--similarity-floor applies to ir_quality and code_quality only")
         _floor_option(args.similarity_floor)
+    if args.wrong_answer_gate or args.stub_cap is not None:
+        flag = "--wrong-answer-gate" if args.wrong_answer_gate else "--stub-cap"
+        if not args.calibrate:
+            raise ValueError(f"{flag} applies with --calibrate only")
+        if "code_quality" not in metrics:
+            raise ValueError(f"{flag} applies to code_quality, which is not being validated")
+        if args.stub_cap is not None and not 0.0 <= args.stub_cap <= 1.0:
+            raise ValueError(f"--stub-cap must be in [0, 1], got {args.stub_cap!r}")
     weights = _weights_by_metric(args.weights, metrics)
 
     results: list[ValidationResult] = []
@@ -373,11 +448,7 @@ def _run(args: argparse.Namespace) -> int:
             if args.call not in (None, "item"):
                 raise ValueError("--call applies to import-path metrics only")
             profile = weights.get(spec)
-            scorer = builtin_scorer(
-                spec,
-                weights=None if profile is None else profile.weights,
-                similarity_floor=0.0 if profile is None else profile.similarity_floor,
-            )
+            scorer = builtin_scorer(spec, **({} if profile is None else profile.metric_options()))
             scorer.prefetch([item.item for item in items])
             result = validate_metric(
                 scorer,
@@ -410,9 +481,7 @@ def _run(args: argparse.Namespace) -> int:
         categories[result.metric] = _categories(items)
         if args.shipped_profile and spec in SHIPPED_PROFILES:
             shipped = load_profile(shipped_profile_path(spec), metric=spec)
-            profiled = builtin_scorer(
-                spec, weights=shipped.weights, similarity_floor=shipped.similarity_floor
-            )
+            profiled = builtin_scorer(spec, **shipped.metric_options())
             profiled.prefetch([item.item for item in items])
             name = f"{spec} (shipped profile)"
             results.append(
