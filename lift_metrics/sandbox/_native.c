@@ -49,7 +49,7 @@
 
 #define MAX_RESULT_BYTES (8 * 1024 * 1024)
 #define MAX_STDERR_BYTES (8 * 1024)
-#define SETUP_FAILED_EXIT 71
+#define TRIM_BYTES (1024 * 1024)
 
 static char workdir[4096];
 static int child_pid = 0, child_pidfd = -1, res_r = -1, err_r = -1, req_w = -1;
@@ -366,6 +366,18 @@ int lift_serve(int ctl_in, int ctl_out, const char *tmp_root, const char *keep, 
         if (write_all(ctl_out, header, header_len) != 0) return -2;
         if (res_len && write_all(ctl_out, res_buf, res_len) != 0) return -2;
         if (err_len && write_all(ctl_out, err_buf, err_len) != 0) return -2;
+        /* Give back large buffers: every page the server keeps is copied into each fork's
+         * page tables. */
+        if (res_cap > TRIM_BYTES) {
+            free(res_buf);
+            res_buf = NULL;
+            res_cap = 0;
+        }
+        if (payload_cap > TRIM_BYTES) {
+            free(payload);
+            payload = NULL;
+            payload_cap = 0;
+        }
         rc = prefork(tmp_root, drop_uid, child_fds); /* while the parent judges */
         if (rc != 1) return rc;
     }
