@@ -19,7 +19,14 @@ A bad prediction (missing field, ``None``, malformed IR, code that is not a stri
 exception inside a sub-metric) never raises: the affected parts score 0 and the reason is kept
 in the :class:`MetricBreakdown` and the feedback. A raising metric would count against DSPy's
 ``max_errors`` and end the whole run. Configuration errors (bad field names, weights,
-threshold) raise at construction; an example that lacks a configured field raises, naming it.
+threshold, profiles) raise at construction; an example that lacks a configured field raises,
+naming it.
+
+A calibrated profile (:func:`lift_metrics.validation.load_profile`; ``"shipped"`` for the files
+in ``datasets/labels/``) sets the IR and code metrics' weights and their other options
+(``similarity_floor``, ``wrong_answer_gate``, ``stub_cap``): ``IRQuality(profile=...)``,
+``CodeQuality(profile=...)``, ``EndToEnd(ir_profile=..., code_profile=...)``. Without one the
+metrics are the seed's.
 
 All objects are thread-safe (DSPy evaluates in a thread pool): they hold only configuration
 and a lock-protected history of recent breakdowns.
@@ -34,9 +41,11 @@ import dataclasses
 import json
 import logging
 import math
+import os
 import threading
+import types
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from lift_metrics._checks import (
     check_int,
@@ -69,6 +78,9 @@ from lift_metrics.ir import (
 if TYPE_CHECKING:
     from lift_metrics.sandbox import Sandbox
     from lift_metrics.similarity import Embedder
+    from lift_metrics.validation import CalibrationProfile
+
+    ProfileLike: TypeAlias = "CalibrationProfile | str | os.PathLike[str]"
 
 __all__ = [
     "Aggregate",
@@ -83,6 +95,11 @@ logger = logging.getLogger(__name__)
 _DEFAULT_CODE_WEIGHTS = {"syntax": 0.2, "tests": 0.4, "semantic": 0.3, "style": 0.1}
 _MISSING = object()
 _MAX_FAILED_TESTS_SHOWN = 5
+#: options of a calibrated profile that each metric takes besides ``weights``
+_PROFILE_OPTIONS = {
+    "ir_quality": ("similarity_floor",),
+    "code_quality": ("similarity_floor", "wrong_answer_gate", "stub_cap"),
+}
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -198,6 +215,72 @@ def _check_embedder(embedder: Any) -> Any:
     if embedder is not None and not callable(getattr(embedder, "embed", None)):
         raise TypeError(f"embedder must have an embed(texts) method, got {type(embedder).__name__}")
     return embedder
+
+
+def _resolve_profile(metric: str, name: str, profile: Any) -> CalibrationProfile:
+    """``profile`` (a CalibrationProfile, a path or "shipped") as a profile for ``metric``."""
+    from lift_metrics.validation import CalibrationProfile, load_profile, shipped_profile_path
+
+    if isinstance(profile, CalibrationProfile):
+        if profile.metric not in (None, metric):
+            raise ValueError(
+                f"{name} must be a profile for {metric!r}, got one for {profile.metric!r}"
+            )
+        return profile
+    if isinstance(profile, str) and profile == "shipped":
+        path: str | os.PathLike[str] = shipped_profile_path(metric)
+    elif isinstance(profile, str | os.PathLike):
+        path = profile
+    else:
+        raise TypeError(
+            f"{name} must be a CalibrationProfile, a path to a profile file or 'shipped', "
+            f"got {type(profile).__name__}"
+        )
+    try:
+        return load_profile(path, metric=metric)
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(
+            f"{name}: {exc} (pass a profile file, a CalibrationProfile or 'shipped')"
+        ) from None
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{name}: {exc}") from None
+
+
+def _weights_and_options(
+    metric: str,
+    *,
+    weights: Mapping[str, float] | None,
+    profile: ProfileLike | None,
+    weights_name: str,
+    profile_name: str,
+    defaults: Mapping[str, float],
+) -> tuple[dict[str, float], types.MappingProxyType[str, Any], CalibrationProfile | None]:
+    """Normalised weights, the extra options for the pure metric and the resolved profile.
+
+    Without a profile: ``weights`` (or the defaults) and no options, the metric as before.
+    With one: its weights and its other options (``similarity_floor``, and for code
+    ``wrong_answer_gate`` and ``stub_cap`` where set); ``weights`` must then be None.
+    """
+    if profile is None:
+        # errors name the attribute (ir_weights / code_weights), as they always have
+        attribute = "ir_weights" if metric == "ir_quality" else "code_weights"
+        return normalize_weights(attribute, weights, defaults), types.MappingProxyType({}), None
+    if weights is not None:
+        raise ValueError(
+            f"give {weights_name} or {profile_name}, not both: the profile's weights replace "
+            f"{weights_name}; got {weights_name}={weights!r} and {profile_name}={profile!r}"
+        )
+    resolved = _resolve_profile(metric, profile_name, profile)
+    options = resolved.metric_options()
+    fitted = options.pop("weights")
+    unknown = sorted(set(options) - set(_PROFILE_OPTIONS[metric]))
+    if unknown:
+        raise ValueError(
+            f"{profile_name} must be a profile for {metric!r}, got one that sets {unknown}, "
+            f"which {metric} does not take"
+        )
+    normalized = normalize_weights(f"{profile_name} weights", fitted, defaults)
+    return normalized, types.MappingProxyType(options), resolved
 
 
 def _fields_of(obj: Any) -> list[str]:
@@ -436,12 +519,30 @@ class _IRPart:
         expected_ir_field: str,
         ir_field: str,
         ir_weights: Mapping[str, float] | None,
+        ir_profile: ProfileLike | None,
         embedder: Embedder | None,
+        names: tuple[str, str] = ("ir_weights", "ir_profile"),
     ) -> None:
         self.expected_ir_field = _check_field("expected_ir_field", expected_ir_field)
         self.ir_field = _check_field("ir_field", ir_field)
-        self.ir_weights = normalize_weights("ir_weights", ir_weights, DEFAULT_IR_WEIGHTS)
+        self.ir_weights, self._ir_options, self.ir_profile = _weights_and_options(
+            "ir_quality",
+            weights=ir_weights,
+            profile=ir_profile,
+            weights_name=names[0],
+            profile_name=names[1],
+            defaults=DEFAULT_IR_WEIGHTS,
+        )
         self.embedder = _check_embedder(embedder)
+
+    @property
+    def ir_options(self) -> Mapping[str, Any]:
+        """Options passed to :func:`lift_metrics.ir.ir_quality_breakdown` besides the weights.
+
+        Read-only; empty without a profile (the seed's metric), ``{"similarity_floor": ...}``
+        with one.
+        """
+        return self._ir_options
 
     _cache: _ResultCache
 
@@ -477,7 +578,11 @@ class _IRPart:
                 message = f"prediction.{self.ir_field} is not a valid IR: {exc}"
                 raise _PartFailedError(message) from exc
             result = ir_quality_breakdown(
-                predicted, expected, weights=self.ir_weights, embedder=self.embedder
+                predicted,
+                expected,
+                weights=self.ir_weights,
+                embedder=self.embedder,
+                **self._ir_options,
             )
         except _PartFailedError as exc:
             return None, 0.0, f"ir: scored 0 because {exc}"
@@ -502,20 +607,38 @@ class _CodePart:
         entry_point_field: str | None,
         code_field: str,
         code_weights: Mapping[str, float] | None,
+        code_profile: ProfileLike | None,
         embedder: Embedder | None,
         sandbox: Sandbox | None,
         timeout_s: float | None,
+        names: tuple[str, str] = ("code_weights", "code_profile"),
     ) -> None:
         self.expected_code_field = _check_field("expected_code_field", expected_code_field)
         self.tests_field = _check_field("tests_field", tests_field, optional=True)
         self.entry_point_field = _check_field("entry_point_field", entry_point_field, optional=True)
         self.code_field = _check_field("code_field", code_field)
-        self.code_weights = normalize_weights("code_weights", code_weights, _DEFAULT_CODE_WEIGHTS)
+        self.code_weights, self._code_options, self.code_profile = _weights_and_options(
+            "code_quality",
+            weights=code_weights,
+            profile=code_profile,
+            weights_name=names[0],
+            profile_name=names[1],
+            defaults=_DEFAULT_CODE_WEIGHTS,
+        )
         self.embedder = _check_embedder(embedder)
         if sandbox is not None and not callable(getattr(sandbox, "run_tests", None)):
             raise TypeError(f"sandbox must have a run_tests method, got {type(sandbox).__name__}")
         self.sandbox = sandbox
         self.timeout_s = None if timeout_s is None else check_positive("timeout_s", timeout_s)
+
+    @property
+    def code_options(self) -> Mapping[str, Any]:
+        """Options passed to :func:`lift_metrics.code.code_quality_breakdown` besides the weights.
+
+        Read-only; empty without a profile (the seed's metric), else ``similarity_floor`` plus
+        ``wrong_answer_gate`` and ``stub_cap`` where the profile sets them.
+        """
+        return self._code_options
 
     def _score_code(
         self, example: Any, prediction: Any
@@ -553,6 +676,7 @@ class _CodePart:
                 sandbox=self.sandbox,
                 entry_point=entry_point,
                 timeout_s=self.timeout_s,
+                **self._code_options,
             )
         except _PartFailedError as exc:
             return None, 0.0, f"code: scored 0 because {exc}", entry_point
@@ -601,6 +725,15 @@ class IRQuality(_IRPart, _Metric):
         accepts: JSON, fenced JSON, JSON after prose).
     weights : mapping, optional
         ``intent``/``signature``/``structure``/``constraints``; default 0.3/0.3/0.2/0.2.
+        Normalised to sum to 1 in the attribute ``ir_weights``.
+    profile : CalibrationProfile, path or "shipped", optional
+        A calibrated ``ir_quality`` profile (:func:`lift_metrics.validation.load_profile`):
+        a :class:`~lift_metrics.validation.CalibrationProfile`, the path of a profile file,
+        or ``"shipped"`` for ``datasets/labels/calibrated_ir_quality.json``. Its weights
+        replace the defaults (giving ``weights`` too is an error) and its other options
+        (``similarity_floor``) are passed to :func:`lift_metrics.ir.ir_quality_breakdown`
+        on every call; they are in the read-only attribute ``ir_options`` (empty without a
+        profile: the seed's metric). A profile for another metric raises ValueError.
     embedder : Embedder, optional
         For intent similarity; default the bundled all-MiniLM-L6-v2.
     threshold : float, default 0.5
@@ -625,6 +758,12 @@ class IRQuality(_IRPart, _Metric):
     0.0
     >>> print(metric.history[-1].reasons[0])
     ir: scored 0 because prediction.ir is not a valid IR: no JSON object found in the text ...
+
+    The shipped calibrated profile (fitted weights and a floor for the intent similarity):
+
+    >>> calibrated = IRQuality(profile="shipped")
+    >>> dict(calibrated.ir_options), round(calibrated.ir_weights["intent"], 3)
+    ({'similarity_floor': 0.44}, 0.474)
     """
 
     def __init__(
@@ -633,6 +772,7 @@ class IRQuality(_IRPart, _Metric):
         expected_ir_field: str = "expected_ir",
         ir_field: str = "ir",
         weights: Mapping[str, float] | None = None,
+        profile: ProfileLike | None = None,
         embedder: Embedder | None = None,
         threshold: float = 0.5,
         history_size: int = 256,
@@ -645,7 +785,9 @@ class IRQuality(_IRPart, _Metric):
             expected_ir_field=expected_ir_field,
             ir_field=ir_field,
             ir_weights=weights,
+            ir_profile=profile,
             embedder=embedder,
+            names=("weights", "profile"),
         )
         self._part_fields = {"ir": str(self.ir_field)}
 
@@ -681,13 +823,42 @@ class CodeQuality(_CodePart, _Metric):
     code_field : str, default "code"
         Prediction field with the generated code.
     weights : mapping, optional
-        ``syntax``/``tests``/``semantic``/``style``; default 0.2/0.4/0.3/0.1.
+        ``syntax``/``tests``/``semantic``/``style``; default 0.2/0.4/0.3/0.1. Normalised to
+        sum to 1 in the attribute ``code_weights``.
+    profile : CalibrationProfile, path or "shipped", optional
+        A calibrated ``code_quality`` profile (:func:`lift_metrics.validation.load_profile`):
+        a :class:`~lift_metrics.validation.CalibrationProfile`, the path of a profile file,
+        or ``"shipped"`` for ``datasets/labels/calibrated_code_quality.json``. Its weights
+        replace the defaults (giving ``weights`` too is an error) and its other options
+        (``similarity_floor``, and ``wrong_answer_gate`` and ``stub_cap`` where set) are
+        passed to :func:`lift_metrics.code.code_quality_breakdown` on every call; they are
+        in the read-only attribute ``code_options`` (empty without a profile: the seed's
+        metric). A profile for another metric raises ValueError.
     embedder, sandbox, timeout_s
         Passed to :func:`lift_metrics.code.code_quality_breakdown` (defaults: the bundled
         embedder and the process-wide sandbox).
     threshold : float, default 0.5
     history_size, cache_size : int
         As in :class:`IRQuality`.
+
+    Examples
+    --------
+    The shipped calibrated profile caps a placeholder at 0.1 (a toy embedder here, so that
+    no model is loaded; no tests, so that nothing runs in the sandbox):
+
+    >>> import numpy as np
+    >>> class Parallel:  # every text -> the same unit vector: cosine 1
+    ...     def embed(self, texts):
+    ...         return np.ones((len(texts), 2)) / np.sqrt(2)
+    >>> calibrated = CodeQuality(profile="shipped", embedder=Parallel(), tests_field=None)
+    >>> dict(calibrated.code_options)
+    {'similarity_floor': 0.44, 'wrong_answer_gate': True, 'stub_cap': 0.1}
+    >>> example = {"expected_code": "def add(a, b):\\n    return a + b\\n"}
+    >>> stub = {"code": "def add(a, b):\\n    pass\\n"}
+    >>> calibrated(example, stub)
+    0.1
+    >>> CodeQuality(embedder=Parallel(), tests_field=None)(example, stub) > 0.9  # the seed's
+    True
     """
 
     def __init__(
@@ -698,6 +869,7 @@ class CodeQuality(_CodePart, _Metric):
         entry_point_field: str | None = "entry_point",
         code_field: str = "code",
         weights: Mapping[str, float] | None = None,
+        profile: ProfileLike | None = None,
         embedder: Embedder | None = None,
         sandbox: Sandbox | None = None,
         timeout_s: float | None = None,
@@ -714,9 +886,11 @@ class CodeQuality(_CodePart, _Metric):
             entry_point_field=entry_point_field,
             code_field=code_field,
             code_weights=weights,
+            code_profile=profile,
             embedder=embedder,
             sandbox=sandbox,
             timeout_s=timeout_s,
+            names=("weights", "profile"),
         )
         self._part_fields = {"code": str(self.code_field)}
 
@@ -755,8 +929,21 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         ``ir``/``code``/``latency``; default 0.4/0.5/0.1.
     ir_weights, code_weights : mapping, optional
         Weights inside the IR and code metrics.
+    ir_profile, code_profile : CalibrationProfile, path or "shipped", optional
+        Calibrated profiles for the IR and code parts, as ``profile`` in :class:`IRQuality`
+        and :class:`CodeQuality` (``"shipped"`` picks the shipped profile of each metric).
+        A profile replaces ``ir_weights``/``code_weights`` (giving both is an error); its
+        other options are in the read-only attributes ``ir_options`` and ``code_options``.
     embedder, sandbox, timeout_s, threshold, history_size, cache_size
         As in :class:`CodeQuality`.
+
+    Examples
+    --------
+    >>> metric = EndToEnd(ir_profile="shipped", code_profile="shipped")
+    >>> dict(metric.ir_options)
+    {'similarity_floor': 0.44}
+    >>> dict(metric.code_options)
+    {'similarity_floor': 0.44, 'wrong_answer_gate': True, 'stub_cap': 0.1}
     """
 
     def __init__(
@@ -773,6 +960,8 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         weights: Mapping[str, float] | None = None,
         ir_weights: Mapping[str, float] | None = None,
         code_weights: Mapping[str, float] | None = None,
+        ir_profile: ProfileLike | None = None,
+        code_profile: ProfileLike | None = None,
         embedder: Embedder | None = None,
         sandbox: Sandbox | None = None,
         timeout_s: float | None = None,
@@ -787,6 +976,7 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
             expected_ir_field=expected_ir_field,
             ir_field=ir_field,
             ir_weights=ir_weights,
+            ir_profile=ir_profile,
             embedder=embedder,
         )
         self._init_code(
@@ -795,6 +985,7 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
             entry_point_field=entry_point_field,
             code_field=code_field,
             code_weights=code_weights,
+            code_profile=code_profile,
             embedder=embedder,
             sandbox=sandbox,
             timeout_s=timeout_s,
@@ -872,7 +1063,8 @@ class Aggregate(EndToEnd):
     latency_field : str, default "latency_ms"
         Required here (the aggregate always scores latency).
     others
-        As in :class:`EndToEnd` (``weights`` are the end-to-end weights).
+        As in :class:`EndToEnd` (``weights`` are the end-to-end weights; ``ir_profile`` and
+        ``code_profile`` the calibrated profiles of the IR and code parts).
     """
 
     def __init__(
@@ -891,6 +1083,8 @@ class Aggregate(EndToEnd):
         aggregate_weights: Mapping[str, float] | None = None,
         ir_weights: Mapping[str, float] | None = None,
         code_weights: Mapping[str, float] | None = None,
+        ir_profile: ProfileLike | None = None,
+        code_profile: ProfileLike | None = None,
         cost_ceiling_usd: float = DEFAULT_COST_CEILING_USD,
         latency_ceiling_ms: float = DEFAULT_LATENCY_CEILING_MS,
         embedder: Embedder | None = None,
@@ -914,6 +1108,8 @@ class Aggregate(EndToEnd):
             weights=weights,
             ir_weights=ir_weights,
             code_weights=code_weights,
+            ir_profile=ir_profile,
+            code_profile=code_profile,
             embedder=embedder,
             sandbox=sandbox,
             timeout_s=timeout_s,

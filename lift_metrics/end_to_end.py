@@ -191,6 +191,9 @@ def _code_quality_breakdown(
     sandbox: Sandbox | None,
     entry_point: str | None,
     timeout_s: float | None,
+    similarity_floor: float = 0.0,
+    wrong_answer_gate: bool = False,
+    stub_cap: float | None = None,
 ) -> Any:
     from lift_metrics.code import code_quality_breakdown
 
@@ -203,6 +206,9 @@ def _code_quality_breakdown(
         sandbox=sandbox,
         entry_point=entry_point,
         timeout_s=timeout_s,
+        similarity_floor=similarity_floor,
+        wrong_answer_gate=wrong_answer_gate,
+        stub_cap=stub_cap,
     )
 
 
