@@ -208,11 +208,10 @@ def _build_native() -> bytes:
         pass
     with tempfile.TemporaryDirectory(prefix="lift-sandbox-build-") as build:
         target = os.path.join(build, "native.so")
-        command = [compiler, "-O2", "-s", "-shared", "-fPIC", "-o", target, str(NATIVE_SOURCE_PATH)]
+        source_path = str(NATIVE_SOURCE_PATH)
+        command = [compiler, "-O2", "-s", "-shared", "-fPIC", "-o", target, source_path, "-lm"]
         try:
-            done = subprocess.run(
-                [*command, "-lm"], capture_output=True, timeout=120, check=False, env=os.environ
-            )
+            done = subprocess.run(command, capture_output=True, timeout=120, check=False)
         except (OSError, subprocess.SubprocessError):
             return b""
         if done.returncode != 0 or not os.path.isfile(target):

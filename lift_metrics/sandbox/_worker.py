@@ -287,13 +287,13 @@ def _read_exact(fd: int, size: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def _read_frame(fd: int, loads: Any = json.loads) -> Any:
-    """Read one frame; decode it with ``loads`` (``marshal.loads`` for the parent's request)."""
+def _read_child_request(fd: int) -> Any:
+    """In the child: read the parent's request (:func:`pack_request`); None at end of file."""
     head = _read_exact(fd, 4)
     if head is None:
         return None
     body = _read_exact(fd, _HEADER.unpack(head)[0])
-    return None if body is None else loads(body)
+    return None if body is None else marshal.loads(body)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -532,7 +532,7 @@ def _child(res_fd: int, err_fd: int, req_fd: int, workdir: str, cfg: dict[str, A
         os.setresuid(drop_uid, drop_uid, drop_uid)
     if cfg.get("seccomp") and not _install_seccomp(_SECCOMP[0]):
         exit_now(CHILD_SETUP_FAILED_EXIT)
-    req = _read_frame(4, marshal.loads)
+    req = _read_child_request(4)
     os.close(4)
     if req is None:  # the server is shutting down
         exit_now(CHILD_OK_EXIT)
@@ -965,10 +965,11 @@ def _serve_native(
     keep = b"".join(os.fsencode(name) + b"\0" for name in sorted(cfg["keep"])) + b"\0"
     drop = -1 if cfg.get("drop_uid") is None else int(cfg["drop_uid"])
     clean_shm = 1 if cfg.get("clean_shm") else 0
+    root = os.fsencode(tmp_root)
     fds = (ctypes.c_int * 3)()
     resume = 0
     while True:
-        rc = serve_fn(ctl_in, ctl_out, os.fsencode(tmp_root), keep, drop, clean_shm, resume, fds)
+        rc = serve_fn(ctl_in, ctl_out, root, keep, drop, clean_shm, resume, fds)
         if rc == 0:  # pragma: no cover - in the child forked by the compiled loop
             try:
                 _child(fds[0], fds[1], fds[2], workdir, cfg)
