@@ -77,8 +77,9 @@ def get_float(
     try:
         number = float(value)
     except OverflowError:
+        bits = int(value).bit_length()
         raise RecordError(
-            f"{_where(index, field)} must be finite, got an integer of {int(value).bit_length()} bits"
+            f"{_where(index, field)} must be finite, got an integer of {bits} bits"
         ) from None
     if not math.isfinite(number):
         raise RecordError(f"{_where(index, field)} must be finite, got {value!r}")
