@@ -23,7 +23,10 @@ def check_real(name: str, value: Any, *, allow_inf: bool = False) -> float:
     """Return ``value`` as a float; reject bools, non-numbers and NaN (and inf unless allowed)."""
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {_show(value)}")
-    result = float(value)
+    try:
+        result = float(value)
+    except OverflowError:  # an int beyond float's range (10**400)
+        raise ValueError(f"{name} must be finite, got an integer too large for a float") from None
     if math.isnan(result):
         raise ValueError(f"{name} must not be NaN")
     if math.isinf(result) and not allow_inf:
@@ -55,13 +58,17 @@ def check_unit_interval(name: str, value: Any) -> float:
     return result
 
 
-def check_int(name: str, value: Any, *, minimum: int | None = None) -> int:
-    """Return ``value`` as an int (bools rejected), optionally requiring ``value >= minimum``."""
+def check_int(
+    name: str, value: Any, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
+    """Return ``value`` as an int (bools rejected), optionally within ``[minimum, maximum]``."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__} {_show(value)}")
     result = int(value)
     if minimum is not None and result < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {result}")
+    if maximum is not None and result > maximum:
+        raise ValueError(f"{name} must be <= {maximum:,}, got {result:,}")
     return result
 
 

@@ -18,12 +18,33 @@ from pathlib import Path
 from typing import Any
 
 
+def _umask() -> int:
+    """The process's file-creation mask, read without changing it (Linux: /proc/self/status).
+
+    ``os.umask`` can only be read by setting it, which races with other threads creating
+    files; where /proc does not say, the common default 022 is assumed.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (temp file + fsync + rename); return the path."""
+    """Write ``data`` to ``path`` atomically (temp file + fsync + rename); return the path.
+
+    The file gets the permissions any new file of the user's gets (``0666`` less the umask),
+    like one written by ``open(path, "w")``, not the ``0600`` of a temporary file.
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 # modules with a ``register(subparsers)`` function, in the order their commands are listed
 _COMMAND_MODULES: tuple[str, ...] = (
@@ -39,9 +42,28 @@ class CommandError(Exception):
     """A problem with the command's input; printed as one line, exit code 2."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (``PROG: error: ...``) and exit code 2.
+
+    argparse prints the usage before the error; the usage is one ``--help`` away, and the
+    README promises one line for bad input.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _os_error_line(exc: OSError) -> str:
+    """One line for a file-system error that names the file and what was wrong."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    names = [name for name in (exc.filename, exc.filename2) if name is not None]
+    where = " -> ".join(str(name) for name in names)
+    return f"{where}: {reason}" if where else reason
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="lift-metrics",
         description=(
             "Metrics, statistics and validation for optimizing DSPy programs. "
@@ -67,10 +89,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (also used by the console script)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    prefix = f"lift-metrics {args.command}: error:"
     try:
         code = args.handler(args)
+    except BrokenPipeError:
+        # the reader went away (``lift-metrics ... | head``): stop quietly, as Unix tools do;
+        # stdout points at /dev/null so the interpreter's final flush cannot fail again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 128 + signal.SIGPIPE
     except (CommandError, ValueError, TypeError, FileNotFoundError) as exc:
-        print(f"lift-metrics {args.command}: error: {exc}", file=sys.stderr)
+        print(f"{prefix} {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # unreadable, too long, not a directory, read-only, disk full
+        print(f"{prefix} {_os_error_line(exc)}", file=sys.stderr)
+        return 2
+    except OverflowError as exc:
+        print(f"{prefix} a number is too large: {exc}", file=sys.stderr)
+        return 2
+    except RecursionError:
+        print(f"{prefix} the input is nested too deeply to read", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"lift-metrics {args.command}: interrupted", file=sys.stderr)

@@ -174,6 +174,32 @@ class _OnnxSpec:
         return embedding_cache_dir() / "onnx" / f"{self.model_dir.name}-{key[:24]}.onnx"
 
 
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _checksum_file(model_file: Path) -> Path:
+    """The sidecar that records the SHA-256 of an exported model, written after the export."""
+    return model_file.with_name(model_file.name + ".sha256")
+
+
+def _verified(model_file: Path) -> bool:
+    """Whether ``model_file`` has the checksum its sidecar recorded when it was exported.
+
+    A file without a sidecar (an interrupted export, an older version) or with any change,
+    same-size corruption included, does not pass: the caller deletes it and exports again.
+    """
+    try:
+        recorded = _checksum_file(model_file).read_text(encoding="ascii").strip()
+        return recorded == _file_sha256(model_file)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def _onnx_spec(model_path: str) -> _OnnxSpec | None:
     """The fast-path description of ``model_path``, or None where the fast path does not apply.
 
@@ -500,10 +526,13 @@ class SentenceTransformerEmbedder:
             return None
         cached = spec.cache_file()
         if cached.is_file():
-            try:
-                return _OnnxBackend(spec, str(cached), self.batch_size)
-            except Exception:  # a truncated or foreign file: export it again
-                cached.unlink(missing_ok=True)
+            if _verified(cached):
+                try:
+                    return _OnnxBackend(spec, str(cached), self.batch_size)
+                except Exception:  # pragma: no cover - checked, yet unreadable: export again
+                    pass
+            cached.unlink(missing_ok=True)  # corrupt, truncated or unchecked: export it again
+            _checksum_file(cached).unlink(missing_ok=True)
         if importlib.util.find_spec("onnx") is None:
             self._onnx_unavailable("exporting the model needs the onnx package (pip install onnx)")
             return None
@@ -548,6 +577,10 @@ class SentenceTransformerEmbedder:
                 )
                 return torch_backend
             if exported.parent == cached.parent:
+                # the checksum first: a model file without its sidecar is never trusted
+                from lift_metrics._io import atomic_write_text
+
+                atomic_write_text(_checksum_file(cached), _file_sha256(exported) + "\n")
                 os.replace(exported, cached)
             return onnx_backend
         finally:

@@ -103,3 +103,16 @@ def test_interrupted_atomic_write_keeps_old_content(
         _io.atomic_write_text(target, "new")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["report.md"]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_atomic_writes_get_the_permissions_of_a_plain_new_file(tmp_path: Path, umask: int) -> None:
+    """Reports and plots alike follow the user's umask (not mkstemp's 0600)."""
+    previous = os.umask(umask)
+    try:
+        plain = tmp_path / "plain.txt"
+        plain.write_text("x")
+        written = _io.atomic_write_text(tmp_path / "atomic.txt", "x")
+    finally:
+        os.umask(previous)
+    assert written.stat().st_mode & 0o777 == plain.stat().st_mode & 0o777 == 0o666 & ~umask

@@ -371,7 +371,8 @@ def test_onnx_backend_agrees_with_sentence_transformers(tmp_path, monkeypatch) -
     single = np.stack([exported.embed([text])[0] for text in AGREEMENT_TEXTS])
     np.testing.assert_allclose(batched, single, atol=1e-5)
     (cached,) = (tmp_path / "lift-metrics" / "onnx").glob("*.onnx")
-    assert not [p for p in cached.parent.iterdir() if p != cached]  # no temporary left over
+    sidecar = cached.with_name(cached.name + ".sha256")
+    assert not [p for p in cached.parent.iterdir() if p not in (cached, sidecar)]  # no temp
 
 
 @pytest.mark.slow
@@ -401,6 +402,17 @@ def test_onnx_cache_is_reused_without_torch_and_rebuilt_when_corrupt(tmp_path) -
     backend, used_torch, rebuilt = run()  # a corrupt cache file is exported again
     assert (backend, used_torch) == ("onnx", True) and rebuilt == pytest.approx(first, abs=1e-6)
     assert cached.stat().st_size > 1_000_000
+    # same-size corruption that ONNX Runtime would load without complaint: a few weight bytes
+    # in the middle of the file flipped (it changed every similarity before the checksum)
+    data = bytearray(cached.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 64] = bytes(b ^ 0x55 for b in data[middle : middle + 64])
+    cached.write_bytes(bytes(data))
+    backend, used_torch, repaired = run()
+    assert (backend, used_torch) == ("onnx", True)  # detected, exported again with torch
+    assert repaired == pytest.approx(first, abs=1e-6)
+    backend, used_torch, _ = run()
+    assert (backend, used_torch) == ("onnx", False)  # and the new export is trusted again
 
 
 @pytest.mark.slow

@@ -52,6 +52,9 @@ _GATES: tuple[tuple[str, str, str, int], ...] = (
     ("tokens", "median_non_cache_tokens", "non_cache_token_delta", -1),
 )
 
+#: the most bootstrap resamples a statistic accepts: far past where percentile intervals stop
+#: changing, and a bound on the memory that the resampled statistics themselves take
+MAX_RESAMPLES = 1_000_000
 # elements per resampling chunk: bounds memory (about 8 bytes x 3 per element)
 _CHUNK_ELEMENTS = 4_000_000
 
@@ -736,7 +739,7 @@ def paired_comparison(
         Control runs (one arm, e.g. ``without_skelly``), paired with ``a`` on
         ``(task_id, repeat)``.
     n_resamples : int, default 10_000
-        Bootstrap resamples and random sign flips, at least 100.
+        Bootstrap resamples and random sign flips, from 100 to 1,000,000.
     confidence_level : float, default 0.95
         Level of the bootstrap intervals, in (0, 1).
     seed : int or None, default 0
@@ -789,7 +792,7 @@ def paired_comparison(
     >>> result.decision, result.verdict, result.deltas["duration_delta_seconds"].mean
     ('prefer_treatment', 'prefer_treatment', -4.0)
     """
-    resamples = check_int("n_resamples", n_resamples, minimum=100)
+    resamples = check_int("n_resamples", n_resamples, minimum=100, maximum=MAX_RESAMPLES)
     level = check_confidence_level(confidence_level)
     seed_value = check_seed(seed)
     t_runs = validate_run_records(a)

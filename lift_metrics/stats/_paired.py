@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from lift_metrics._checks import as_float_array, check_int
-from lift_metrics.stats._ab import bootstrap_means, sign_flip_p_values
+from lift_metrics.stats._ab import MAX_RESAMPLES, bootstrap_means, sign_flip_p_values
 from lift_metrics.stats._intervals import (
     ConfidenceInterval,
     check_confidence_level,
@@ -100,7 +100,7 @@ def paired_bootstrap(
         Scores of the same examples under two conditions (e.g. baseline ``a`` and optimized
         ``b``), ``a[i]`` paired with ``b[i]``; equal lengths, at least 1, finite.
     n_resamples : int, default 10_000
-        Bootstrap resamples and random sign flips, at least 100.
+        Bootstrap resamples and random sign flips, from 100 to 1,000,000.
     confidence_level : float, default 0.95
         Level of the interval, in (0, 1).
     seed : int or None, default 0
@@ -156,7 +156,7 @@ def paired_bootstrap(
         raise ValueError(
             f"a and b must have the same length (paired scores), got {x.size} and {y.size}"
         )
-    resamples = check_int("n_resamples", n_resamples, minimum=100)
+    resamples = check_int("n_resamples", n_resamples, minimum=100, maximum=MAX_RESAMPLES)
     level = check_confidence_level(confidence_level)
     seed_value = check_seed(seed)
     delta = y - x

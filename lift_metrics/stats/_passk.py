@@ -17,18 +17,26 @@ _FACTOR_CHUNK = 4_000_000
 def _as_int_array(name: str, value: Any) -> _IntArray:
     if isinstance(value, bool | np.bool_):
         raise TypeError(f"{name} must be an integer or an array of integers, got {value!r}")
-    array = np.asarray(value)
+    try:
+        array = np.asarray(value)
+    except OverflowError:
+        raise ValueError(f"{name} holds an integer too large for 64 bits") from None
+    if array.size == 0:
+        raise ValueError(f"{name} must not be empty")
     if array.dtype == bool or array.dtype.kind not in "iu":
-        if (
-            array.dtype.kind == "O"
-            and array.size
-            and all(isinstance(v, int) and not isinstance(v, bool) for v in array.ravel())
+        if array.dtype.kind == "O" and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in array.ravel()
         ):
-            array = array.astype(np.int64)
+            try:
+                array = array.astype(np.int64)
+            except OverflowError:
+                raise ValueError(f"{name} holds an integer too large for 64 bits") from None
         else:
             raise TypeError(
                 f"{name} must be an integer or an array of integers, got dtype {array.dtype}"
             )
+    if array.dtype.kind == "u" and int(array.max()) > np.iinfo(np.int64).max:
+        raise ValueError(f"{name} holds an integer too large for 64 bits")
     return array.astype(np.int64, copy=False)
 
 

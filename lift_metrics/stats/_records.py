@@ -74,7 +74,13 @@ def get_float(
     value = require(record, index, field)
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
         raise RecordError(f"{_where(index, field)} must be a number, got {value!r}")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        bits = int(value).bit_length()
+        raise RecordError(
+            f"{_where(index, field)} must be finite, got an integer of {bits} bits"
+        ) from None
     if not math.isfinite(number):
         raise RecordError(f"{_where(index, field)} must be finite, got {value!r}")
     if number < 0:
@@ -84,34 +90,52 @@ def get_float(
     return number
 
 
+def _existing_file(path: str | os.PathLike[str]) -> Path:
+    file = Path(path)
+    if file.is_dir():
+        raise RecordError(f"{file} is a directory, not a file")
+    if not file.is_file():
+        raise FileNotFoundError(f"no such file: {file}")
+    return file
+
+
+def _loads(text: str, where: str) -> Any:
+    """``json.loads`` whose errors say where: bad JSON, or nesting too deep to read."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"{where} is not valid JSON: {exc}") from exc
+    except RecursionError:
+        raise RecordError(f"{where} is nested too deeply to read") from None
+
+
 def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[str, Any]]:
     """Yield ``(label, object)`` for every non-blank line of a JSONL file.
 
     The label reads ``"2 (line 3)"`` (record index from 0, line number from 1) so that error
     messages point into the file.
     """
-    file = Path(path)
-    if not file.is_file():
-        raise FileNotFoundError(f"no such file: {file}")
+    file = _existing_file(path)
     index = 0
-    with file.open(encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RecordError(f"{file}: line {line_number} is not valid JSON: {exc}") from exc
-            yield f"{index} (line {line_number})", obj
-            index += 1
+    line_number = 0
+    try:
+        with file.open(encoding="utf-8") as handle:
+            for line_number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                yield f"{index} (line {line_number})", _loads(line, f"{file}: line {line_number}")
+                index += 1
+    except UnicodeDecodeError as exc:
+        raise RecordError(
+            f"{file}: line {line_number + 1} is not UTF-8 text ({exc.reason})"
+        ) from None
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
     """Parse a JSON file; errors name the file."""
-    file = Path(path)
-    if not file.is_file():
-        raise FileNotFoundError(f"no such file: {file}")
+    file = _existing_file(path)
     try:
-        return json.loads(file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise RecordError(f"{file} is not valid JSON: {exc}") from exc
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{file} is not UTF-8 text ({exc.reason})") from None
+    return _loads(text, str(file))

@@ -179,3 +179,12 @@ def test_invalid_arguments_name_the_parameter(
 ) -> None:
     with pytest.raises(error, match=message):
         paired_bootstrap(*args, **kwargs)
+
+
+def test_resamples_and_huge_numbers_are_bounded_with_named_errors() -> None:
+    from lift_metrics.stats import compare_reports, paired_bootstrap
+
+    with pytest.raises(ValueError, match=r"n_resamples must be <= 1,000,000, got 1,000,000,0"):
+        paired_bootstrap([0.1, 0.5, 0.7], [0.2, 0.4, 0.9], n_resamples=10**12)
+    with pytest.raises(ValueError, match=r"baseline\['a'\] must be finite, got an integer too"):
+        compare_reports({"a": 10**400}, {"a": 0.5})

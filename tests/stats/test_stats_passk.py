@@ -113,3 +113,18 @@ def test_zero_probability_is_positive_zero() -> None:
     assert math.copysign(1.0, pass_at_k(n=10, c=0, k=5)) == 1.0
     values = pass_at_k(np.array([10, 10]), np.array([0, 3]), 5)
     assert math.copysign(1.0, float(values[0])) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k", "message"),
+    [
+        ([], [], 1, "n must not be empty"),
+        (10**400, 3, 1, "n holds an integer too large"),
+        (10, 3, 10**400, "k holds an integer too large"),
+        ([10**400], [1], 1, "n holds an integer too large"),
+        (2**63, 1, 1, "n holds an integer too large"),
+    ],
+)
+def test_pass_at_k_names_the_argument_of_empty_or_huge_input(n, c, k, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        pass_at_k(n, c, k)
