@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import math
 import os
 from pathlib import Path
 
+from lift_metrics._io import atomic_write_bytes
 from lift_metrics.validation._validate import ValidationResult
 
 
@@ -74,5 +76,6 @@ def plot_validation(result: ValidationResult, path: str | os.PathLike[str]) -> P
     axes.legend(loc="lower right", fontsize=8)
     axes.grid(alpha=0.3)
     figure.tight_layout()
-    figure.savefig(target, format="png")
-    return target
+    image = io.BytesIO()
+    figure.savefig(image, format="png")
+    return atomic_write_bytes(target, image.getvalue())  # never a half-written plot

@@ -170,3 +170,32 @@ def test_shipped_data_with_calibration(cli_main, tmp_path: Path) -> None:
         fit = data["calibration"][name]["fit"]
         assert fit["n"] in (68, 72)  # the calibration split only
         assert (out / f"weights_{name}.json").is_file()
+
+
+def test_an_interrupted_plot_leaves_the_previous_file_whole(tmp_path, monkeypatch) -> None:
+    """The PNG goes through the atomic writer: a kill mid-write never leaves a 0-byte plot."""
+    import os
+
+    from lift_metrics.validation import validate_metric
+    from lift_metrics.validation._plot import plot_validation
+
+    items = [
+        (score, label)
+        for score, label in zip(
+            [0.1, 0.4, 0.35, 0.8, 0.9], [0.0, 0.5, 0.25, 0.75, 1.0], strict=True
+        )
+    ]
+    result = validate_metric(float, items)
+    target = tmp_path / "plot.png"
+    plot_validation(result, target)
+    before = target.read_bytes()
+    assert before.startswith(b"\x89PNG")
+
+    def killed(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", killed)
+    with pytest.raises(KeyboardInterrupt):
+        plot_validation(result, target)
+    assert target.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["plot.png"]
