@@ -9,7 +9,6 @@ import os
 import queue
 import secrets
 import select
-import shutil
 import signal
 import subprocess
 import threading
@@ -25,11 +24,14 @@ from lift_metrics.sandbox import _isolation
 from lift_metrics.sandbox._judge import error_result, judge, short
 from lift_metrics.sandbox._results import ExecutionResult
 from lift_metrics.sandbox._worker import (
+    MAX_RESULT_BYTES,
+    MAX_STDERR_BYTES,
     REQUEST_HEADER,
     EncodeError,
     canonical,
     encode_value,
     pack_request,
+    remove_tree,
 )
 
 Isolation = Literal["auto", "bwrap", "process"]
@@ -42,6 +44,8 @@ _GRACE_S = 3.0  # how long past the deadline the parent waits for a worker befor
 
 _USE_SECCOMP = True  # tests turn it off to exercise the process sweep on its own
 _USE_NATIVE = True  # tests turn it off to exercise the server loop in Python
+_USE_LANDLOCK = True  # tests turn it off to show what the other layers hold on their own
+_MAX_HEADER_BYTES = 4096
 _compile_lock = threading.Lock()  # warnings.catch_warnings is not thread-safe
 _fallback_warned = False
 _fallback_lock = threading.Lock()
@@ -54,24 +58,32 @@ class _WorkerGoneError(Exception):
 class _Worker:
     """One fork server (a bwrap sandbox or a plain process) and its control pipes."""
 
-    def __init__(self, mode: str, bwrap: str | None, memory_mb: int, native: bool) -> None:
+    def __init__(
+        self, mode: str, bwrap: str | None, memory_mb: int, native: bool, slot: int = 0
+    ) -> None:
         self.mode = mode
         self.tmp_root: str | None = None
+        self.seq = 0
         config: dict[str, Any] = {
             "sys_path": _isolation.import_paths(),
             "seccomp": _USE_SECCOMP,
             "memory_mb": memory_mb,
+            "drop_uid": _isolation.child_uid(slot),
         }
         if mode == "bwrap":
             assert bwrap is not None
-            config.update(tmp_root="/tmp", clean_shm=True, drop_uid=None)
+            landlock = _isolation.landlock_spec("/tmp", shm=True) if _USE_LANDLOCK else None
+            config.update(tmp_root="/tmp", clean_shm=True, landlock=landlock)
             argv = _isolation.bwrap_command(bwrap, json.dumps(config))
             cwd = "/"
         else:
+            refusal = _isolation.process_refusal()
+            if refusal is not None:
+                raise _isolation.SandboxUnavailableError(refusal)
             self.tmp_root = _isolation.make_process_tmp_root()
             os.chmod(self.tmp_root, 0o711)
-            drop = 65534 if os.geteuid() == 0 and _isolation.world_readable_python() else None
-            config.update(tmp_root=self.tmp_root, clean_shm=False, drop_uid=drop)
+            landlock = _isolation.landlock_spec(self.tmp_root, shm=False) if _USE_LANDLOCK else None
+            config.update(tmp_root=self.tmp_root, clean_shm=False, landlock=landlock)
             argv = _isolation.process_command(json.dumps(config))
             cwd = self.tmp_root
         self.drop_uid: int | None = config["drop_uid"]
@@ -117,7 +129,12 @@ class _Worker:
 
     def _read_frame(self, deadline: float) -> Any:
         size = int.from_bytes(self._read(4, deadline), "big")
-        return json.loads(self._read(size, deadline))
+        if size > _MAX_HEADER_BYTES:
+            raise _WorkerGoneError("protocol violation: oversized header")
+        try:
+            return json.loads(self._read(size, deadline))
+        except (ValueError, RecursionError) as exc:
+            raise _WorkerGoneError("protocol violation: malformed header") from exc
 
     def wait_ready(self, timeout_s: float = _START_TIMEOUT_S) -> dict[str, Any]:
         if self.ready is None:
@@ -135,6 +152,8 @@ class _Worker:
         """
         self.wait_ready()
         deadline = time.monotonic() + budget_s
+        self.seq += 1
+        request = REQUEST_HEADER.pack(len(request), budget_s - _GRACE_S, self.seq) + request
         try:
             view = memoryview(request)
             while view:
@@ -142,8 +161,17 @@ class _Worker:
         except OSError as exc:
             raise _WorkerGoneError("write failed") from exc
         header = self._read_frame(deadline)
-        res = self._read(int(header["res_len"]), deadline)
-        err = self._read(int(header["err_len"]), deadline)
+        if (
+            type(header) is not dict
+            or header.get("seq") != self.seq
+            or type(header.get("res_len")) is not int
+            or type(header.get("err_len")) is not int
+            or not 0 <= header["res_len"] <= MAX_RESULT_BYTES
+            or not 0 <= header["err_len"] <= MAX_STDERR_BYTES
+        ):
+            raise _WorkerGoneError("protocol violation: unexpected header")
+        res = self._read(header["res_len"], deadline)
+        err = self._read(header["err_len"], deadline)
         return header, res, err
 
     def alive(self) -> bool:
@@ -165,7 +193,7 @@ class _Worker:
         with contextlib.suppress(OSError):
             self.proc.stdout.close()  # type: ignore[union-attr]
         if self.tmp_root is not None:
-            shutil.rmtree(self.tmp_root, ignore_errors=True)
+            remove_tree(self.tmp_root)  # iterative: any depth; never raises
             self.tmp_root = None
 
 
@@ -447,7 +475,7 @@ class Sandbox:
             if self._bwrap is not None:
                 try:
                     first = _spawn(
-                        lambda: _Worker("bwrap", self._bwrap, self.memory_mb, self._native)
+                        lambda: _Worker("bwrap", self._bwrap, self.memory_mb, self._native, 0)
                     )
                     first.wait_ready()
                     self.isolation = "bwrap"
@@ -462,16 +490,19 @@ class Sandbox:
                         f"isolation='bwrap' was requested but {failure}; use isolation='auto' "
                         "or 'process' to run with weaker isolation"
                     )
+                refusal = _isolation.process_refusal()
+                if refusal is not None:
+                    raise _isolation.SandboxUnavailableError(f"{failure}, and {refusal}")
                 _warn_fallback(failure)
         # a Sandbox that is never closed is cleaned up when collected or at interpreter exit
         self._owner_pid = os.getpid()
         self._finalizer = weakref.finalize(self, _close_all, self._slots, self._owner_pid)
         try:
             if first is None:
-                first = _spawn(lambda: _Worker("process", None, self.memory_mb, self._native))
+                first = _spawn(lambda: _Worker("process", None, self.memory_mb, self._native, 0))
             self._slots[0] = first
             for index in range(1, self.workers):
-                self._slots[index] = self._new_worker()
+                self._slots[index] = self._new_worker(index)
             ready = first.wait_ready()
         except (OSError, _WorkerGoneError, ValueError) as exc:
             if first is not None and self._slots[0] is None:
@@ -485,8 +516,10 @@ class Sandbox:
         self.seccomp: bool = bool(ready.get("seccomp"))
         self.native: bool = bool(ready.get("native"))
 
-    def _new_worker(self) -> _Worker:
-        return _spawn(lambda: _Worker(self.isolation, self._bwrap, self.memory_mb, self._native))
+    def _new_worker(self, slot: int) -> _Worker:
+        return _spawn(
+            lambda: _Worker(self.isolation, self._bwrap, self.memory_mb, self._native, slot)
+        )
 
     # -- context manager ---------------------------------------------------------------------
     def __enter__(self) -> Sandbox:
@@ -671,8 +704,7 @@ class Sandbox:
                 "max_value_bytes": MAX_VALUE_BYTES,
             }
         )
-        request = REQUEST_HEADER.pack(len(payload), limit_s) + payload
-        return self._execute(request, mode, cases, expected, nonce, limit_s)
+        return self._execute(payload, mode, cases, expected, nonce, limit_s)
 
     def _execute(
         self,
@@ -692,7 +724,7 @@ class Sandbox:
                 if worker is None or not worker.alive():
                     if worker is not None:
                         worker.close(graceful=False)
-                    worker = self._slots[index] = self._new_worker()
+                    worker = self._slots[index] = self._new_worker(index)
             start = time.monotonic()
             try:
                 header, res, err = worker.execute(request, limit_s + _GRACE_S)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from lift_metrics.sandbox import Sandbox, _pool
-from lift_metrics.sandbox._isolation import bwrap_binary, native_library
+from lift_metrics.sandbox._isolation import bwrap_binary, native_library, process_refusal
 
 MODES = ("bwrap", "process")
 
@@ -154,6 +154,19 @@ def bwrap_works() -> bool:
 _BWRAP = bwrap_works()
 
 
+def process_mode_refused() -> bool:
+    """Whether isolation="process" refuses to start here (root, and the unprivileged uid of
+    the children cannot read the interpreter: it lives under a directory closed to others)."""
+    return process_refusal() is not None
+
+
+PROCESS_REFUSED_REASON = (
+    "process isolation refuses to run as root here (uid of the children cannot read the "
+    "interpreter); test_root_private_namespace.py runs these tests in a private mount "
+    "namespace where it can"
+)
+
+
 LOOPS = ("native", "python")
 
 
@@ -178,6 +191,8 @@ def box(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
     mode, loop = request.param
     if mode == "bwrap" and not _BWRAP:
         pytest.skip("bwrap cannot start on this machine; the process fallback is tested")
+    if mode == "process" and process_mode_refused():
+        pytest.skip(PROCESS_REFUSED_REASON)
     sandbox = make_sandbox(loop, workers=2, timeout_s=5.0, isolation=mode)
     yield sandbox
     sandbox.close()
@@ -188,6 +203,8 @@ def isolation_mode(request: pytest.FixtureRequest) -> str:
     """Each isolation mode by name, for tests that build their own sandbox."""
     if request.param == "bwrap" and not _BWRAP:
         pytest.skip("bwrap cannot start on this machine; the process fallback is tested")
+    if request.param == "process" and process_mode_refused():
+        pytest.skip(PROCESS_REFUSED_REASON)
     mode: str = request.param
     return mode
 
