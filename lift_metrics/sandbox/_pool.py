@@ -27,6 +27,7 @@ from lift_metrics.sandbox._worker import (
     MAX_RESULT_BYTES,
     MAX_STDERR_BYTES,
     REQUEST_HEADER,
+    SCRIPT_FILENAME,
     EncodeError,
     canonical,
     encode_value,
@@ -644,7 +645,7 @@ class Sandbox:
         if isinstance(tests, str):
             mode = "script"
             try:
-                script_tree, script_code = _parse(tests, "<tests>")
+                script_tree, script_code = _parse(tests, SCRIPT_FILENAME)
             except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
                 raise ValueError(f"tests is a script that does not parse: {exc}") from exc
             if "check" not in _top_level_functions(script_tree):
@@ -699,6 +700,7 @@ class Sandbox:
                 "entry_point": name,
                 "cases": [dict(kwargs) for kwargs, _ in cases],
                 "script": script_code,
+                "script_source": tests if mode == "script" else None,
                 "timeout_s": limit_s,
                 "nonce": nonce,
                 "max_value_bytes": MAX_VALUE_BYTES,

@@ -148,15 +148,18 @@ def decode_value(tree: Any, *, _depth: int = 0) -> Any:
                 return bytes.fromhex(payload)
             if tag in ("l", "t", "S", "F"):
                 items = [decode_value(v, _depth=_depth + 1) for v in _check_items(payload)]
+                if tag in ("S", "F"):
+                    _check_hash_spread(items)
                 return {"l": list, "t": tuple, "S": set, "F": frozenset}[tag](items)
             if tag == "d":
-                out = {}
+                pairs = []
                 for pair in _check_items(payload):
                     if type(pair) is not list or len(pair) != 2:
                         raise DecodeError("a dict item must be a [key, value] pair")
                     key = decode_value(pair[0], _depth=_depth + 1)
-                    out[key] = decode_value(pair[1], _depth=_depth + 1)
-                return out
+                    pairs.append((key, decode_value(pair[1], _depth=_depth + 1)))
+                _check_hash_spread([key for key, _ in pairs])
+                return dict(pairs)
         if tag == "?" and len(tree) == 3 and all(type(v) is str for v in tree[1:]):
             return Unsupported(tree[1][:200], tree[2][:200])
     except DecodeError:
@@ -164,6 +167,22 @@ def decode_value(tree: Any, *, _depth: int = 0) -> Any:
     except (TypeError, ValueError, RecursionError) as exc:  # unhashable key, bad hex, huge int
         raise DecodeError(f"malformed value: {type(exc).__name__}") from exc
     raise DecodeError(f"malformed value with tag {tag[:10]!r}")
+
+
+MAX_SAME_HASH = 64
+
+
+def _check_hash_spread(members: list[Any]) -> None:
+    """Refuse set members or dict keys of which many hash alike: building the set would take
+    time quadratic in their number (a hash-flooding attack on whoever decodes the value)."""
+    if len(members) <= MAX_SAME_HASH:
+        return
+    counts: dict[int, int] = {}
+    for member in members:
+        code = hash(member)
+        counts[code] = counts.get(code, 0) + 1
+        if counts[code] > MAX_SAME_HASH:
+            raise DecodeError(f"more than {MAX_SAME_HASH} set members or dict keys hash alike")
 
 
 class Unsupported:
@@ -179,13 +198,29 @@ class Unsupported:
         return f"<{self.type_name} (not plain data): {self.text}>"
 
 
-def canonical(tree: Any, _depth: int = 0) -> Any:
+class _NeverEqualError(Exception):
+    """Raised inside :func:`canonical` when the tree holds an unsupported value."""
+
+
+def canonical(tree: Any) -> Any:
     """Return a hashable form of a tagged tree in which equal means equal value AND type.
 
     ``1``, ``1.0`` and ``True`` differ; ``[1]`` and ``(1,)`` differ; NaN equals NaN; element
-    order of sets and dicts does not matter. Raises DecodeError on malformed trees.
+    order of sets and dicts does not matter. A tree holding an unsupported value (tag ``"?"``)
+    gives a form equal to nothing. Raises DecodeError on malformed trees.
+
+    The form is a string built in time linear in the tree (up to sorting the members of each
+    set and dict by their own forms): no Python set or dict is built, so members that all
+    hash alike (a hash-flooding attack on the judging parent) cost nothing extra.
     """
-    if _depth > MAX_DEPTH + 1:
+    try:
+        return _canon(tree, 0)
+    except _NeverEqualError:
+        return ("?", object())  # unique: never equal to anything
+
+
+def _canon(tree: Any, depth: int) -> str:
+    if depth > MAX_DEPTH + 1:
         raise DecodeError("value nested too deeply")
     if type(tree) is not list or not tree or type(tree[0]) is not str:
         raise DecodeError("a value must be a non-empty list starting with a tag")
@@ -197,18 +232,82 @@ def canonical(tree: Any, _depth: int = 0) -> Any:
             for pair in items:
                 if type(pair) is not list or len(pair) != 2:
                     raise DecodeError("a dict item must be a [key, value] pair")
-                pairs.append((canonical(pair[0], _depth + 1), canonical(pair[1], _depth + 1)))
-            return ("d", frozenset(pairs), len(pairs))
-        parts = [canonical(v, _depth + 1) for v in items]
+                pairs.append(_canon(pair[0], depth + 1) + ":" + _canon(pair[1], depth + 1))
+            pairs.sort()
+            return "d{" + ",".join(pairs) + "}"
+        parts = [_canon(v, depth + 1) for v in items]
         if tag in ("S", "F"):
-            return (tag, frozenset(parts), len(parts))
-        return (tag, tuple(parts))
+            parts.sort()
+            return tag + "{" + ",".join(parts) + "}"
+        return tag + "[" + ",".join(parts) + "]"
     if tag == "?":
-        return ("?", object())  # unique: never equal to anything
-    value = decode_value(tree, _depth=_depth)
-    if tag == "f" and math.isnan(value):
-        return ("f", "nan")
-    return (tag, value)
+        decode_value(tree, _depth=depth)  # well formed, or DecodeError
+        raise _NeverEqualError
+    value = decode_value(tree, _depth=depth)
+    if tag == "f":
+        if math.isnan(value):
+            return "fnan"
+        return "f" + repr(value + 0.0)  # -0.0 == 0.0, as in Python
+    if tag == "s":
+        return "s" + _encode_json(value)
+    if tag == "y":
+        return "y" + bytes.hex(value)
+    if tag == "b":
+        return "b1" if value else "b0"
+    if tag == "i":
+        return "i" + int.__repr__(value)
+    return "N"
+
+
+def tree_repr(tree: Any, limit: int = 300) -> str:
+    """Return the Python ``repr`` of the value of a well-formed tagged tree, cut near
+    ``limit`` characters, without rebuilding the value (bounded work for any tree)."""
+    out: list[str] = []
+    budget = [limit]
+
+    def put(text: str) -> None:
+        if budget[0] > 0:
+            text = text[: budget[0]]
+            out.append(text)
+            budget[0] -= len(text)
+
+    def walk(node: Any) -> None:
+        if budget[0] <= 0:
+            return
+        tag = node[0]
+        if tag in ("l", "t", "S", "F", "d"):
+            items = node[1]
+            opener, closer = {"l": "[]", "t": "()", "S": "{}", "F": "{}", "d": "{}"}[tag]
+            if not items:
+                put({"l": "[]", "t": "()", "S": "set()", "F": "frozenset()", "d": "{}"}[tag])
+                return
+            put("frozenset(" + opener if tag == "F" else opener)
+            for position, item in enumerate(items):
+                if budget[0] <= 0:
+                    return
+                if position:
+                    put(", ")
+                if tag == "d":
+                    walk(item[0])
+                    put(": ")
+                    walk(item[1])
+                else:
+                    walk(item)
+            put("," if tag == "t" and len(items) == 1 else "")
+            put(closer + (")" if tag == "F" else ""))
+            return
+        if tag == "s":
+            put(repr(node[1][: budget[0] + 2]))
+        elif tag == "y":
+            put(repr(bytes.fromhex(node[1][: 2 * budget[0] + 4])))
+        elif tag == "i":
+            put(node[1][: budget[0] + 1])
+        else:
+            put(repr(decode_value(node)))
+
+    walk(tree)
+    text = "".join(out)
+    return text if budget[0] > 0 else text[: max(0, limit - 3)] + "..."
 
 
 # ----------------------------------------------------------------------------------------------
@@ -814,6 +913,68 @@ def _child(res_fd: int, err_fd: int, req_fd: int, workdir: str, cfg: dict[str, A
     exit_now(CHILD_OK_EXIT)
 
 
+_VALUE_CHARS = 200
+SCRIPT_FILENAME = "<tests>"
+
+
+def _bounded_repr(value: Any) -> str:
+    try:
+        text = repr(value)
+    except BaseException:
+        return "<repr failed>"
+    return text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 3] + "..."
+
+
+def _explain_assertion(exc: AssertionError, source: str) -> str:
+    """Name the failing assertion of a check script and the values involved, e.g.
+    ``AssertionError at line 3: assert candidate(2) == 5; left: 4, right: 5``.
+
+    Only on failure, in the child: the assert statement is found in the script's text by the
+    line of the innermost frame of the script; for a comparison, each operand is evaluated
+    again in that frame (a bare ``assert x`` shows ``x``), each repr cut to 200 characters.
+    Anything that goes wrong leaves the plain ``AssertionError`` text.
+    """
+    plain = _short_exc(exc)
+    try:
+        import ast
+
+        tb = exc.__traceback__
+        frame, line = None, 0
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == SCRIPT_FILENAME:
+                frame, line = tb.tb_frame, tb.tb_lineno
+            tb = tb.tb_next
+        if frame is None:
+            return plain
+        node = next(
+            n
+            for n in ast.walk(ast.parse(source))
+            if isinstance(n, ast.Assert) and n.lineno <= line <= (n.end_lineno or n.lineno)
+        )
+        text = " ".join((ast.get_source_segment(source, node) or "").split())
+        if len(text) > 2 * _VALUE_CHARS:
+            text = text[: 2 * _VALUE_CHARS - 3] + "..."
+        message = f": {exc}" if exc.args else ""
+        head = f"AssertionError{message} at line {node.lineno}: {text}"
+
+        def value_of(expr: ast.expr) -> str:
+            code = compile(ast.Expression(expr), SCRIPT_FILENAME, "eval")
+            try:
+                return _bounded_repr(eval(code, frame.f_globals, dict(frame.f_locals)))
+            except BaseException as error:
+                return f"<{type(error).__name__} when evaluated again>"
+
+        test = node.test
+        if isinstance(test, ast.Compare) and len(test.comparators) == 1:
+            left, right = value_of(test.left), value_of(test.comparators[0])
+            return f"{head}; left: {left}, right: {right}"
+        if isinstance(test, ast.Constant):
+            return head
+        return f"{head}; value: {value_of(test)}"
+    except BaseException:
+        return plain
+
+
 def _run_candidate(req: dict[str, Any], send: Any, print_exc: Any) -> None:
     """Load the code, run the cases or the script, report each step through ``send``."""
     import builtins
@@ -863,6 +1024,9 @@ def _run_candidate(req: dict[str, Any], send: Any, print_exc: Any) -> None:
             glb["check"](fn)
         except MemoryError:
             send({"k": "script", "m": 1})
+        except AssertionError as exc:
+            print_exc()
+            send({"k": "script", "e": _explain_assertion(exc, req.get("script_source") or "")})
         except BaseException as exc:
             print_exc()
             send({"k": "script", "e": _short_exc(exc)})
