@@ -277,7 +277,8 @@ def tree_repr(tree: Any, limit: int = 300) -> str:
         tag = node[0]
         if tag in ("l", "t", "S", "F", "d"):
             items = node[1]
-            opener, closer = {"l": "[]", "t": "()", "S": "{}", "F": "{}", "d": "{}"}[tag]
+            brackets = {"l": "[]", "t": "()", "S": "{}", "F": "{}", "d": "{}"}[tag]
+            opener, closer = brackets[0], brackets[1]
             if not items:
                 put({"l": "[]", "t": "()", "S": "set()", "F": "frozenset()", "d": "{}"}[tag])
                 return
