@@ -99,6 +99,7 @@ SYSTEM_DIRS: tuple[str, ...] = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "
 # the child left (KILL), and remove its files (DAC_OVERRIDE, FOWNER). The child loses all of
 # them with the uid change; CAP_SYS_ADMIN and the rest are dropped from the start.
 SERVER_CAPS: tuple[str, ...] = (
+    "CAP_SETPCAP",  # only to shrink its own bounding set at start, then dropped
     "CAP_CHOWN",
     "CAP_DAC_OVERRIDE",
     "CAP_FOWNER",

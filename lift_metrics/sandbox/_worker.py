@@ -1355,6 +1355,32 @@ def _run_one(
     return header, b"".join(res_chunks), b"".join(err_chunks)
 
 
+# What a root server keeps: CHOWN (the child's work dir), DAC_OVERRIDE and FOWNER (remove
+# what the child left), KILL (its processes), SETGID and SETUID (the child's uid change).
+_SERVER_CAPS = (0, 1, 3, 5, 6, 7)
+
+
+def _drop_server_capabilities(ctypes: Any, libc: Any) -> None:
+    """As root: shrink the bounding set to :data:`_SERVER_CAPS` (where CAP_SETPCAP allows),
+    clear the ambient and inheritable sets, keep only those capabilities; the children
+    lose the rest with their uid change."""
+    for cap in range(64):
+        if cap not in _SERVER_CAPS and cap != 8:
+            libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP (fails harmlessly past the last)
+    libc.prctl(24, 8, 0, 0, 0)  # and CAP_SETPCAP itself
+    libc.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)()  # 2 x (effective, permitted, inheritable)
+    if libc.capget(header, data) != 0:
+        raise SystemExit("the sandbox server could not read its capabilities")
+    keep = sum(1 << cap for cap in _SERVER_CAPS)
+    data[0] &= keep
+    data[1] &= keep
+    data[2] = data[3] = data[4] = data[5] = 0
+    if libc.capset(header, data) != 0:
+        raise SystemExit("the sandbox server could not drop its capabilities")
+
+
 def serve(cfg: dict[str, Any]) -> None:
     """Serve executions over fds 0/1 until the parent closes the control pipe."""
     import ctypes
@@ -1383,6 +1409,8 @@ def serve(cfg: dict[str, Any]) -> None:
     # the same uid; no new privileges for it and everything it forks.
     if libc.prctl(4, 0, 0, 0, 0) != 0 or libc.prctl(38, 1, 0, 0, 0) != 0:
         raise SystemExit("the sandbox server could not make itself non-dumpable")
+    if os.geteuid() == 0:
+        _drop_server_capabilities(ctypes, libc)
     _PRCTL[0] = libc.prctl
     _SYSCALL[0] = libc.syscall
     _SECCOMP[0] = _prepare_seccomp(ctypes, libc) if cfg.get("seccomp") else None
