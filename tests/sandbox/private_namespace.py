@@ -3,7 +3,10 @@
 Usage (as root)::
 
     unshare --mount --pid --fork --mount-proc --propagation private \\
-        python tests/sandbox/private_namespace.py [pytest arguments]
+        python tests/sandbox/private_namespace.py [--as-user UID] [pytest arguments]
+
+``--as-user 65534`` runs the suite as that unprivileged user instead (the interpreter
+becomes readable to it in the namespace).
 
 Process isolation refuses to run as root when the children's unprivileged uid cannot read
 the interpreter (for example a Python under ``/root``, mode 0700). Inside the private mount
@@ -64,5 +67,15 @@ def prepare() -> None:
 if __name__ == "__main__":
     prepare()
     env = dict(os.environ, **{MARK: "1"})
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *sys.argv[1:]]
-    raise SystemExit(subprocess.run(command, env=env, check=False).returncode)
+    args = sys.argv[1:]
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
+    if args[:1] == ["--as-user"]:  # e.g. --as-user 65534: the suite as an unprivileged user
+        uid, args = args[1], args[2:]
+        home = f"/tmp/home-{uid}"
+        os.makedirs(home, 0o700, exist_ok=True)
+        os.chown(home, int(uid), int(uid))
+        env.update(HOME=home, XDG_CACHE_HOME=os.path.join(home, ".cache"))
+        drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+        command = drop + command
+    command += args
+    raise SystemExit(subprocess.run(command, env=env, check=False, cwd="/").returncode)

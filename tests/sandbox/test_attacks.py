@@ -601,7 +601,7 @@ def _isolation_import_paths() -> list[str]:
 def test_the_server_and_the_parent_are_out_of_reach_through_proc(box: Sandbox) -> None:
     # Today's main: the child read and wrote /proc/<server>/mem (the server's memory limit,
     # earlier results and nonces) and opened the server's control pipe in /proc/<ppid>/fd.
-    # The probe only opens (read-only, or for writing without writing) and lists.
+    # The probe only opens (read-only, or for writing without writing) and reads links.
     parent = os.getpid()
     code = f"""
     import os
@@ -616,10 +616,15 @@ def test_the_server_and_the_parent_are_out_of_reach_through_proc(box: Sandbox) -
                     reached.append(path)
                 except OSError:
                     pass
-            try:
-                reached.append(str(os.listdir(f'/proc/{{pid}}/fd')))
+            try:  # the fd numbers may be listed (same uid); where they lead must stay hidden
+                names = os.listdir(f'/proc/{{pid}}/fd')
             except OSError:
-                pass
+                names = []
+            for name in names:
+                try:
+                    reached.append(os.readlink(f'/proc/{{pid}}/fd/{{name}}'))
+                except OSError:
+                    pass
         return reached
     """
     result = run(box, code, expected=[])
