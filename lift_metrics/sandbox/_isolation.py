@@ -23,11 +23,11 @@ _native: list[bytes] = []  # the compiled library, once per process
 
 # What the process fallback lacks compared with bwrap; the warning and the docs quote it.
 PROCESS_ISOLATION_GAPS = (
-    "no filesystem, network, PID or IPC namespaces: the code sees the real filesystem and /tmp "
-    "with the permissions of the user it runs as (as root: uid 65534 when that user can read "
-    "the interpreter's files, otherwise root itself) and can see other processes; seccomp "
-    "still blocks new processes, sockets, ptrace and signals to other processes, and rlimits "
-    "still cap memory, CPU time and file size"
+    "no filesystem, network, PID or IPC namespaces: the code sees other processes and, where "
+    "the kernel has no Landlock, every file its uid may read (as root: an unprivileged uid "
+    "per worker; otherwise the caller's own uid); seccomp still blocks new processes, exec, "
+    "sockets, ptrace, mounts and signals to other processes, the server's memory stays "
+    "closed to it, and rlimits still cap memory, CPU time and file size"
 )
 
 
@@ -252,7 +252,8 @@ def native_library() -> bytes:
 
     The cached file is trusted like the rest of the user's files: code run with process
     isolation as a non-root user could replace it, as it could replace this package itself
-    (see :data:`PROCESS_ISOLATION_GAPS`); under bwrap the home directory is hidden.
+    (see :data:`PROCESS_ISOLATION_GAPS`); under bwrap and Landlock the cache is out of
+    reach.
     """
     if os.environ.get(NATIVE_ENV, "1").strip() == "0":
         return b""

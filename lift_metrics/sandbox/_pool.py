@@ -388,9 +388,12 @@ class Sandbox:
     memory_mb : int, default 512
         Address-space limit of the child process, in MiB (``RLIMIT_AS``).
     isolation : {"auto", "bwrap", "process"}, default "auto"
-        ``"bwrap"``: user, PID, network, IPC and mount namespaces, read-only root, private
-        ``/tmp``, cleared environment; error if bwrap cannot start. ``"process"``: rlimits,
-        seccomp and process groups only (see Notes). ``"auto"``: bwrap, else warn once with a
+        ``"bwrap"``: PID, network, IPC, UTS and mount namespaces (and a user namespace when
+        not root); the child sees only the interpreter's trees and the system libraries,
+        read-only, and a private ``/tmp``; cleared environment; error if bwrap cannot start.
+        ``"process"``: rlimits, seccomp, Landlock, a per-slot uid when root, and process
+        groups (see Notes); as root it refuses to start when that uid cannot read the
+        interpreter. ``"auto"``: bwrap, else warn once with a
         :class:`SandboxIsolationWarning` and use ``"process"``.
 
     Attributes
@@ -421,26 +424,44 @@ class Sandbox:
     -----
     In every mode the child gets: ``RLIMIT_AS`` from ``memory_mb``, ``RLIMIT_CPU`` of
     ``ceil(timeout_s) + 1`` s, 16 MiB ``RLIMIT_FSIZE``, no core files, ``RLIMIT_NPROC`` and 256
-    descriptors; stdin reads ``/dev/null``; stdout is discarded; the first 8 KiB of stderr is kept.
-    A seccomp filter makes ``fork``/``vfork``/process ``clone`` fail (threads still work), and
-    blocks ``ptrace``, sockets, namespace calls and signals to any process but itself. The
-    child is in its own process group; after every execution the server kills that group and
-    every remaining descendant (it is a child subreaper), and empties the child's temp dir.
-    The parent's deadline (``timeout_s`` + 3 s) kills a worker that stops answering; a dead
-    worker is restarted on the next execution. Workers are started from one long-lived
-    thread, because bwrap's ``--die-with-parent`` fires when the starting *thread* exits
-    (a worker started from a short-lived thread, such as one of ``dspy.Evaluate``'s, was
-    killed with it, and the execution running on it came back ``"crashed"``). A Sandbox
-    belongs to the process that created it: a forked copy of that process cannot use it
-    (RuntimeError; :func:`get_default_sandbox` makes a new one there) and does not stop
-    its workers when it exits.
-    Candidate code may import the standard library and this environment's site-packages.
+    descriptors; stdin reads ``/dev/null``; stdout is discarded; the first 8 KiB of stderr is
+    kept; no descriptor of the server but its own pipes; no capabilities and no new
+    privileges. Seccomp (an allowlist of the system calls Python needs on x86_64, a blocklist
+    on aarch64) makes ``fork``/``vfork``/process ``clone`` and ``exec`` fail (threads still
+    work) and refuses ``ptrace``, ``process_vm_*``, signals to other processes
+    (``kill``, ``rt_sigqueueinfo``, pidfds), sockets (``socketpair`` only), namespaces, the
+    old and new mount API, io_uring, System V IPC and POSIX message queues, keyrings, bpf,
+    perf events and userfaultfd. Where the kernel has Landlock, the child can read only the
+    interpreter's trees and the system libraries (this package is hidden: its shipped
+    datasets hold expected values), write only its temp dir, and neither ptrace nor signal
+    a process outside its own domain. The server is not dumpable, so its memory and
+    descriptors are closed to the child even with the same uid. As root, each pool slot's
+    children run as their own unprivileged uid (``1610000000 + n``). The child is in its own
+    process group; after every execution the server kills that group and every remaining
+    descendant (it is a child subreaper), and empties the child's temp dir (at any depth).
+    The parent's deadline (``timeout_s`` + 3 s) kills a worker that stops answering, and any
+    answer that breaks the control protocol (wrong sequence number, malformed header)
+    restarts the worker; a dead worker is restarted on the next execution. Judging in the
+    parent is linear in the size of the result (at most 8 MiB). Workers are started from
+    one long-lived thread, because bwrap's ``--die-with-parent`` fires when the starting
+    *thread* exits (a worker started from a short-lived thread, such as one of
+    ``dspy.Evaluate``'s, was killed with it, and the execution running on it came back
+    ``"crashed"``). A Sandbox belongs to the process that created it: a forked copy of that
+    process cannot use it (RuntimeError; :func:`get_default_sandbox` makes a new one there)
+    and does not stop its workers when it exits. Candidate code may import the standard
+    library and this environment's site-packages (not this package).
 
-    Process isolation is weaker: no namespaces, so the code sees the real filesystem, /tmp
-    and other processes (sockets, process creation and signals to others are still blocked by
-    seccomp). As root the child runs as uid 65534 when that user can read the interpreter's
-    files, otherwise (and when not root) with the caller's own permissions: it can then
-    write where the caller can, and read the parent's environment through /proc.
+    Under bwrap as root there is no user namespace (it would map the child to uid 0
+    outside): bwrap keeps the server only the capabilities it needs to switch the child's
+    uid and clean up after it, and the child drops them all with that switch. ``/dev`` is
+    read-only with a 16 MiB ``/dev/shm``, ``/tmp`` a 256 MiB tmpfs, both emptied after each
+    execution; each worker has its own IPC namespace.
+
+    Process isolation is weaker: no namespaces, so the code sees other processes, and files
+    by their permissions where the kernel has no Landlock. As root it refuses to start
+    (:class:`SandboxUnavailableError`, naming the ways out) when the children's uid cannot
+    read the interpreter (a Python under ``/root``); as a normal user the child keeps the
+    caller's uid, and without Landlock it can then read what the caller can.
 
     Examples
     --------
