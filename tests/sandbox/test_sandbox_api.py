@@ -115,7 +115,10 @@ def test_assertion_scripts_are_judged_by_a_clean_return(box: Sandbox) -> None:
     failed = box.run_tests(ADD, bad)
     assert (passed.status, passed.total, passed.pass_rate) == ("passed", 1, 1.0)
     assert failed.status == "failed"
-    assert failed.outcomes[0].error == "AssertionError: wrong sum"
+    assert failed.outcomes[0].error == (
+        "AssertionError: wrong sum at line 2: assert candidate(1, 2) == 4, 'wrong sum'; "
+        "left: 3, right: 4"
+    )
 
 
 def test_empty_tests_only_load_the_code(box: Sandbox) -> None:
@@ -342,6 +345,28 @@ def test_repr_is_short(box: Sandbox) -> None:
         "actual_repr": "2",
         "error": None,
     }
+
+
+def test_a_failed_assertion_names_the_line_and_the_values(box: Sandbox) -> None:
+    code = "def has_close_elements(numbers, threshold):\n    return True\n"
+    script = (
+        "\n\nMETADATA = {}\n\n\ndef check(candidate):\n"
+        "    assert candidate([1.0, 2.0, 3.9], 0.3) == True\n"
+        "    assert candidate([1.0, 2.0, 3.0], 0.5) == False\n"
+    )
+    result = box.run_tests(code, script)
+    assert result.outcomes[0].error == (
+        "AssertionError at line 8: assert candidate([1.0, 2.0, 3.0], 0.5) == False; "
+        "left: True, right: False"
+    )
+    bare = box.run_tests("def f(x):\n    return x\n", "def check(c):\n    y = c(0)\n    assert y\n")
+    assert bare.outcomes[0].error == "AssertionError at line 3: assert y; value: 0"
+    long = box.run_tests(
+        "def f():\n    return 'x' * 10**6\n", "def check(c):\n    assert c() == ''\n"
+    )
+    error = long.outcomes[0].error or ""
+    assert error.startswith("AssertionError at line 2: assert c() == ''; left: 'xxx")
+    assert error.endswith("..., right: ''") and len(error) < 300
 
 
 # -- isolation selection -------------------------------------------------------------------
