@@ -150,12 +150,18 @@ def hidden_package_dirs() -> list[str]:
     return sorted({os.path.realpath(path) for path in found})
 
 
-def landlock_spec(tmp_root: str, *, shm: bool) -> dict[str, list[str]]:
+def landlock_spec(tmp_root: str, *, shm: bool, visible_only: bool = False) -> dict[str, list[str]]:
     """Return what the child may reach under Landlock: read the interpreter's trees (in
     site-packages every entry but this package, whose name stays listed) and the system
-    directories, write its temp
-    root (and ``/dev/shm`` when it is private, under bwrap), use the harmless devices.
+    directories, write its temp root (and ``/dev/shm`` when it is private, under bwrap),
+    use the harmless devices.
+    ``visible_only``: everything visible may be read (inside bwrap, where the mount namespace
+    already shows only the interpreter's trees and the system libraries).
     """
+    write = [tmp_root] + (["/dev/shm"] if shm else [])
+    dev = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
+    if visible_only:
+        return {"read": ["/"], "list": [], "write": write, "dev": dev}
     hidden = hidden_package_dirs()
     read = [os.path.realpath(d) for d in SYSTEM_DIRS if os.path.isdir(d)]
     read += ["/proc"]
@@ -173,8 +179,6 @@ def landlock_spec(tmp_root: str, *, shm: bool) -> dict[str, list[str]]:
             path = os.path.join(tree, name)
             if not any(_inside(h, os.path.realpath(path)) for h in hidden):
                 read.append(path)
-    write = [tmp_root] + (["/dev/shm"] if shm else [])
-    dev = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
     return {"read": list(dict.fromkeys(read)), "list": listing, "write": write, "dev": dev}
 
 

@@ -73,7 +73,11 @@ class _Worker:
         }
         if mode == "bwrap":
             assert bwrap is not None
-            landlock = _isolation.landlock_spec("/tmp", shm=True) if _USE_LANDLOCK else None
+            # the mount namespace already shows only what the child may read: Landlock adds
+            # the ptrace and signal scoping and the write rules, with few rules (each one
+            # costs every child when its domain is made)
+            landlock = _isolation.landlock_spec("/tmp", shm=True, visible_only=True)
+            landlock = landlock if _USE_LANDLOCK else None
             config.update(tmp_root="/tmp", clean_shm=True, landlock=landlock)
             argv = _isolation.bwrap_command(bwrap, json.dumps(config))
             cwd = "/"
@@ -763,6 +767,9 @@ class Sandbox:
                     status = "timeout"
                 elif self._closed:
                     header, reason, status = {}, "the sandbox was closed during the run", "crashed"
+                elif str(exc).startswith("protocol violation"):
+                    header, status = {}, "crashed"
+                    reason = f"the sandbox worker broke the control protocol ({exc}); restarted"
                 else:
                     header, status = {}, "crashed"
                     reason = "the sandbox worker died during the execution (killed by the code?)"
