@@ -76,8 +76,9 @@ class _Worker:
             # the mount namespace already shows only what the child may read: Landlock adds
             # the ptrace and signal scoping and the write rules, with few rules (each one
             # costs every child when its domain is made)
-            landlock = _isolation.landlock_spec("/tmp", shm=True, visible_only=True)
-            landlock = landlock if _USE_LANDLOCK else None
+            landlock: dict[str, list[str]] | None = None
+            if _USE_LANDLOCK:
+                landlock = _isolation.landlock_spec("/tmp", shm=True, visible_only=True)
             config.update(tmp_root="/tmp", clean_shm=True, landlock=landlock)
             argv = _isolation.bwrap_command(bwrap, json.dumps(config))
             cwd = "/"
