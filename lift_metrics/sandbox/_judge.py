@@ -16,7 +16,7 @@ from lift_metrics.sandbox._worker import (
     CHILD_SETUP_FAILED_EXIT,
     DecodeError,
     canonical,
-    decode_value,
+    tree_repr,
     unpack_frames,
 )
 
@@ -134,7 +134,7 @@ def judge(
                     memory = True
                     errors[index] = "MemoryError (memory limit reached)"
                 elif "e" in frame:
-                    errors[index] = short(str(frame["e"]), 300)
+                    errors[index] = short(str(frame["e"]), 300 if mode == "io" else 700)
                 elif mode == "script":
                     passed[index] = frame.get("ok") == 1
                     if not passed[index]:
@@ -143,7 +143,7 @@ def judge(
                     tree = frame.get("v")
                     try:
                         got = canonical(tree)
-                        actual[index] = short(repr(decode_value(tree)), 300)
+                        actual[index] = short(tree_repr(tree, 300), 300)
                     except (DecodeError, RecursionError):
                         tampered = True
                         break

@@ -24,8 +24,9 @@
  *   -1  the parent closed the control pipe: the waiting child was stopped; clean and return;
  *   -2  an unexpected error (errno is set): the server exits and the parent restarts it.
  *
- * The protocol is the one of _worker.py: a request is a 12-byte header (4-byte big-endian
- * payload length, 8-byte big-endian IEEE double timeout in seconds) and the payload, which is
+ * The protocol is the one of _worker.py: a request is a 20-byte header (4-byte big-endian
+ * payload length, 8-byte big-endian IEEE double timeout in seconds, 8-byte big-endian
+ * sequence number, echoed in the answer) and the payload, which is
  * the child's request frame, passed on unread; the answer is a JSON header frame followed by
  * the raw bytes of the child's result pipe and the first bytes of its stderr.
  */
@@ -63,6 +64,7 @@ static char *payload = NULL;
 static size_t payload_cap = 0;
 static char header[512];
 static size_t header_len = 0;
+static unsigned long long request_seq = 0;
 
 static double now(void) {
     struct timespec ts;
@@ -302,9 +304,10 @@ static int run_one(size_t size, double timeout_s, const char *tmp_root, const ch
     if (WIFSIGNALED(status)) snprintf(signal_no, sizeof signal_no, "%d", WTERMSIG(status));
     int n = snprintf(header + 4, sizeof header - 4,
                      "{\"exit_code\":%s,\"signal\":%s,\"timed_out\":%s,\"elapsed_ms\":%.3f,"
-                     "\"res_overflow\":%s,\"err_total\":%lld,\"res_len\":%zu,\"err_len\":%zu}",
+                     "\"res_overflow\":%s,\"err_total\":%lld,\"res_len\":%zu,\"err_len\":%zu,"
+                     "\"seq\":%llu}",
                      exit_code, signal_no, timed_out ? "true" : "false", elapsed_ms,
-                     res_overflow ? "true" : "false", err_total, res_len, err_len);
+                     res_overflow ? "true" : "false", err_total, res_len, err_len, request_seq);
     header[0] = (char)((n >> 24) & 0xFF);
     header[1] = (char)((n >> 16) & 0xFF);
     header[2] = (char)((n >> 8) & 0xFF);
@@ -335,7 +338,7 @@ int lift_serve(int ctl_in, int ctl_out, const char *tmp_root, const char *keep, 
     }
     for (;;) {
         if (!resume) {
-            unsigned char head[12];
+            unsigned char head[20];
             int got = read_exact(ctl_in, (char *)head, sizeof head);
             if (got <= 0) {
                 discard();
@@ -347,6 +350,8 @@ int lift_serve(int ctl_in, int ctl_out, const char *tmp_root, const char *keep, 
             for (int i = 4; i < 12; i++) bits = (bits << 8) | head[i];
             double timeout_s;
             memcpy(&timeout_s, &bits, sizeof timeout_s);
+            request_seq = 0;
+            for (int i = 12; i < 20; i++) request_seq = (request_seq << 8) | head[i];
             if (size > payload_cap) {
                 char *grown = realloc(payload, size);
                 if (grown == NULL) return -2;

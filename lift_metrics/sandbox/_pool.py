@@ -9,7 +9,6 @@ import os
 import queue
 import secrets
 import select
-import shutil
 import signal
 import subprocess
 import threading
@@ -25,11 +24,15 @@ from lift_metrics.sandbox import _isolation
 from lift_metrics.sandbox._judge import error_result, judge, short
 from lift_metrics.sandbox._results import ExecutionResult
 from lift_metrics.sandbox._worker import (
+    MAX_RESULT_BYTES,
+    MAX_STDERR_BYTES,
     REQUEST_HEADER,
+    SCRIPT_FILENAME,
     EncodeError,
     canonical,
     encode_value,
     pack_request,
+    remove_tree,
 )
 
 Isolation = Literal["auto", "bwrap", "process"]
@@ -42,6 +45,8 @@ _GRACE_S = 3.0  # how long past the deadline the parent waits for a worker befor
 
 _USE_SECCOMP = True  # tests turn it off to exercise the process sweep on its own
 _USE_NATIVE = True  # tests turn it off to exercise the server loop in Python
+_USE_LANDLOCK = True  # tests turn it off to show what the other layers hold on their own
+_MAX_HEADER_BYTES = 4096
 _compile_lock = threading.Lock()  # warnings.catch_warnings is not thread-safe
 _fallback_warned = False
 _fallback_lock = threading.Lock()
@@ -54,24 +59,37 @@ class _WorkerGoneError(Exception):
 class _Worker:
     """One fork server (a bwrap sandbox or a plain process) and its control pipes."""
 
-    def __init__(self, mode: str, bwrap: str | None, memory_mb: int, native: bool) -> None:
+    def __init__(
+        self, mode: str, bwrap: str | None, memory_mb: int, native: bool, slot: int = 0
+    ) -> None:
         self.mode = mode
         self.tmp_root: str | None = None
+        self.seq = 0
         config: dict[str, Any] = {
             "sys_path": _isolation.import_paths(),
             "seccomp": _USE_SECCOMP,
             "memory_mb": memory_mb,
+            "drop_uid": _isolation.child_uid(slot),
         }
         if mode == "bwrap":
             assert bwrap is not None
-            config.update(tmp_root="/tmp", clean_shm=True, drop_uid=None)
+            # the mount namespace already shows only what the child may read: Landlock adds
+            # the ptrace and signal scoping and the write rules, with few rules (each one
+            # costs every child when its domain is made)
+            landlock: dict[str, list[str]] | None = None
+            if _USE_LANDLOCK:
+                landlock = _isolation.landlock_spec("/tmp", shm=True, visible_only=True)
+            config.update(tmp_root="/tmp", clean_shm=True, landlock=landlock)
             argv = _isolation.bwrap_command(bwrap, json.dumps(config))
             cwd = "/"
         else:
+            refusal = _isolation.process_refusal()
+            if refusal is not None:
+                raise _isolation.SandboxUnavailableError(refusal)
             self.tmp_root = _isolation.make_process_tmp_root()
             os.chmod(self.tmp_root, 0o711)
-            drop = 65534 if os.geteuid() == 0 and _isolation.world_readable_python() else None
-            config.update(tmp_root=self.tmp_root, clean_shm=False, drop_uid=drop)
+            landlock = _isolation.landlock_spec(self.tmp_root, shm=False) if _USE_LANDLOCK else None
+            config.update(tmp_root=self.tmp_root, clean_shm=False, landlock=landlock)
             argv = _isolation.process_command(json.dumps(config))
             cwd = self.tmp_root
         self.drop_uid: int | None = config["drop_uid"]
@@ -117,7 +135,12 @@ class _Worker:
 
     def _read_frame(self, deadline: float) -> Any:
         size = int.from_bytes(self._read(4, deadline), "big")
-        return json.loads(self._read(size, deadline))
+        if size > _MAX_HEADER_BYTES:
+            raise _WorkerGoneError("protocol violation: oversized header")
+        try:
+            return json.loads(self._read(size, deadline))
+        except (ValueError, RecursionError) as exc:
+            raise _WorkerGoneError("protocol violation: malformed header") from exc
 
     def wait_ready(self, timeout_s: float = _START_TIMEOUT_S) -> dict[str, Any]:
         if self.ready is None:
@@ -135,6 +158,8 @@ class _Worker:
         """
         self.wait_ready()
         deadline = time.monotonic() + budget_s
+        self.seq += 1
+        request = REQUEST_HEADER.pack(len(request), budget_s - _GRACE_S, self.seq) + request
         try:
             view = memoryview(request)
             while view:
@@ -142,8 +167,17 @@ class _Worker:
         except OSError as exc:
             raise _WorkerGoneError("write failed") from exc
         header = self._read_frame(deadline)
-        res = self._read(int(header["res_len"]), deadline)
-        err = self._read(int(header["err_len"]), deadline)
+        if (
+            type(header) is not dict
+            or header.get("seq") != self.seq
+            or type(header.get("res_len")) is not int
+            or type(header.get("err_len")) is not int
+            or not 0 <= header["res_len"] <= MAX_RESULT_BYTES
+            or not 0 <= header["err_len"] <= MAX_STDERR_BYTES
+        ):
+            raise _WorkerGoneError("protocol violation: unexpected header")
+        res = self._read(header["res_len"], deadline)
+        err = self._read(header["err_len"], deadline)
         return header, res, err
 
     def alive(self) -> bool:
@@ -165,7 +199,7 @@ class _Worker:
         with contextlib.suppress(OSError):
             self.proc.stdout.close()  # type: ignore[union-attr]
         if self.tmp_root is not None:
-            shutil.rmtree(self.tmp_root, ignore_errors=True)
+            remove_tree(self.tmp_root)  # iterative: any depth; never raises
             self.tmp_root = None
 
 
@@ -359,9 +393,12 @@ class Sandbox:
     memory_mb : int, default 512
         Address-space limit of the child process, in MiB (``RLIMIT_AS``).
     isolation : {"auto", "bwrap", "process"}, default "auto"
-        ``"bwrap"``: user, PID, network, IPC and mount namespaces, read-only root, private
-        ``/tmp``, cleared environment; error if bwrap cannot start. ``"process"``: rlimits,
-        seccomp and process groups only (see Notes). ``"auto"``: bwrap, else warn once with a
+        ``"bwrap"``: PID, network, IPC, UTS and mount namespaces (and a user namespace when
+        not root); the child sees only the interpreter's trees and the system libraries,
+        read-only, and a private ``/tmp``; cleared environment; error if bwrap cannot start.
+        ``"process"``: rlimits, seccomp, Landlock, a per-slot uid when root, and process
+        groups (see Notes); as root it refuses to start when that uid cannot read the
+        interpreter. ``"auto"``: bwrap, else warn once with a
         :class:`SandboxIsolationWarning` and use ``"process"``.
 
     Attributes
@@ -392,26 +429,44 @@ class Sandbox:
     -----
     In every mode the child gets: ``RLIMIT_AS`` from ``memory_mb``, ``RLIMIT_CPU`` of
     ``ceil(timeout_s) + 1`` s, 16 MiB ``RLIMIT_FSIZE``, no core files, ``RLIMIT_NPROC`` and 256
-    descriptors; stdin reads ``/dev/null``; stdout is discarded; the first 8 KiB of stderr is kept.
-    A seccomp filter makes ``fork``/``vfork``/process ``clone`` fail (threads still work), and
-    blocks ``ptrace``, sockets, namespace calls and signals to any process but itself. The
-    child is in its own process group; after every execution the server kills that group and
-    every remaining descendant (it is a child subreaper), and empties the child's temp dir.
-    The parent's deadline (``timeout_s`` + 3 s) kills a worker that stops answering; a dead
-    worker is restarted on the next execution. Workers are started from one long-lived
-    thread, because bwrap's ``--die-with-parent`` fires when the starting *thread* exits
-    (a worker started from a short-lived thread, such as one of ``dspy.Evaluate``'s, was
-    killed with it, and the execution running on it came back ``"crashed"``). A Sandbox
-    belongs to the process that created it: a forked copy of that process cannot use it
-    (RuntimeError; :func:`get_default_sandbox` makes a new one there) and does not stop
-    its workers when it exits.
-    Candidate code may import the standard library and this environment's site-packages.
+    descriptors; stdin reads ``/dev/null``; stdout is discarded; the first 8 KiB of stderr is
+    kept; no descriptor of the server but its own pipes; no capabilities and no new
+    privileges. Seccomp (an allowlist of the system calls Python needs on x86_64, a blocklist
+    on aarch64) makes ``fork``/``vfork``/process ``clone`` and ``exec`` fail (threads still
+    work) and refuses ``ptrace``, ``process_vm_*``, signals to other processes
+    (``kill``, ``rt_sigqueueinfo``, pidfds), sockets (``socketpair`` only), namespaces, the
+    old and new mount API, io_uring, System V IPC and POSIX message queues, keyrings, bpf,
+    perf events and userfaultfd. Where the kernel has Landlock, the child can read only the
+    interpreter's trees and the system libraries (this package is hidden: its shipped
+    datasets hold expected values), write only its temp dir, and neither ptrace nor signal
+    a process outside its own domain. The server is not dumpable, so its memory and
+    descriptors are closed to the child even with the same uid. As root, each pool slot's
+    children run as their own unprivileged uid (``1610000000 + n``). The child is in its own
+    process group; after every execution the server kills that group and every remaining
+    descendant (it is a child subreaper), and empties the child's temp dir (at any depth).
+    The parent's deadline (``timeout_s`` + 3 s) kills a worker that stops answering, and any
+    answer that breaks the control protocol (wrong sequence number, malformed header)
+    restarts the worker; a dead worker is restarted on the next execution. Judging in the
+    parent is linear in the size of the result (at most 8 MiB). Workers are started from
+    one long-lived thread, because bwrap's ``--die-with-parent`` fires when the starting
+    *thread* exits (a worker started from a short-lived thread, such as one of
+    ``dspy.Evaluate``'s, was killed with it, and the execution running on it came back
+    ``"crashed"``). A Sandbox belongs to the process that created it: a forked copy of that
+    process cannot use it (RuntimeError; :func:`get_default_sandbox` makes a new one there)
+    and does not stop its workers when it exits. Candidate code may import the standard
+    library and this environment's site-packages (not this package).
 
-    Process isolation is weaker: no namespaces, so the code sees the real filesystem, /tmp
-    and other processes (sockets, process creation and signals to others are still blocked by
-    seccomp). As root the child runs as uid 65534 when that user can read the interpreter's
-    files, otherwise (and when not root) with the caller's own permissions: it can then
-    write where the caller can, and read the parent's environment through /proc.
+    Under bwrap as root there is no user namespace (it would map the child to uid 0
+    outside): bwrap keeps the server only the capabilities it needs to switch the child's
+    uid and clean up after it, and the child drops them all with that switch. ``/dev`` is
+    read-only with a 16 MiB ``/dev/shm``, ``/tmp`` a 256 MiB tmpfs, both emptied after each
+    execution; each worker has its own IPC namespace.
+
+    Process isolation is weaker: no namespaces, so the code sees other processes, and files
+    by their permissions where the kernel has no Landlock. As root it refuses to start
+    (:class:`SandboxUnavailableError`, naming the ways out) when the children's uid cannot
+    read the interpreter (a Python under ``/root``); as a normal user the child keeps the
+    caller's uid, and without Landlock it can then read what the caller can.
 
     Examples
     --------
@@ -447,7 +502,7 @@ class Sandbox:
             if self._bwrap is not None:
                 try:
                     first = _spawn(
-                        lambda: _Worker("bwrap", self._bwrap, self.memory_mb, self._native)
+                        lambda: _Worker("bwrap", self._bwrap, self.memory_mb, self._native, 0)
                     )
                     first.wait_ready()
                     self.isolation = "bwrap"
@@ -462,16 +517,19 @@ class Sandbox:
                         f"isolation='bwrap' was requested but {failure}; use isolation='auto' "
                         "or 'process' to run with weaker isolation"
                     )
+                refusal = _isolation.process_refusal()
+                if refusal is not None:
+                    raise _isolation.SandboxUnavailableError(f"{failure}, and {refusal}")
                 _warn_fallback(failure)
         # a Sandbox that is never closed is cleaned up when collected or at interpreter exit
         self._owner_pid = os.getpid()
         self._finalizer = weakref.finalize(self, _close_all, self._slots, self._owner_pid)
         try:
             if first is None:
-                first = _spawn(lambda: _Worker("process", None, self.memory_mb, self._native))
+                first = _spawn(lambda: _Worker("process", None, self.memory_mb, self._native, 0))
             self._slots[0] = first
             for index in range(1, self.workers):
-                self._slots[index] = self._new_worker()
+                self._slots[index] = self._new_worker(index)
             ready = first.wait_ready()
         except (OSError, _WorkerGoneError, ValueError) as exc:
             if first is not None and self._slots[0] is None:
@@ -485,8 +543,10 @@ class Sandbox:
         self.seccomp: bool = bool(ready.get("seccomp"))
         self.native: bool = bool(ready.get("native"))
 
-    def _new_worker(self) -> _Worker:
-        return _spawn(lambda: _Worker(self.isolation, self._bwrap, self.memory_mb, self._native))
+    def _new_worker(self, slot: int) -> _Worker:
+        return _spawn(
+            lambda: _Worker(self.isolation, self._bwrap, self.memory_mb, self._native, slot)
+        )
 
     # -- context manager ---------------------------------------------------------------------
     def __enter__(self) -> Sandbox:
@@ -611,7 +671,7 @@ class Sandbox:
         if isinstance(tests, str):
             mode = "script"
             try:
-                script_tree, script_code = _parse(tests, "<tests>")
+                script_tree, script_code = _parse(tests, SCRIPT_FILENAME)
             except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
                 raise ValueError(f"tests is a script that does not parse: {exc}") from exc
             if "check" not in _top_level_functions(script_tree):
@@ -666,13 +726,13 @@ class Sandbox:
                 "entry_point": name,
                 "cases": [dict(kwargs) for kwargs, _ in cases],
                 "script": script_code,
+                "script_source": tests if mode == "script" else None,
                 "timeout_s": limit_s,
                 "nonce": nonce,
                 "max_value_bytes": MAX_VALUE_BYTES,
             }
         )
-        request = REQUEST_HEADER.pack(len(payload), limit_s) + payload
-        return self._execute(request, mode, cases, expected, nonce, limit_s)
+        return self._execute(payload, mode, cases, expected, nonce, limit_s)
 
     def _execute(
         self,
@@ -692,7 +752,7 @@ class Sandbox:
                 if worker is None or not worker.alive():
                     if worker is not None:
                         worker.close(graceful=False)
-                    worker = self._slots[index] = self._new_worker()
+                    worker = self._slots[index] = self._new_worker(index)
             start = time.monotonic()
             try:
                 header, res, err = worker.execute(request, limit_s + _GRACE_S)
@@ -708,6 +768,9 @@ class Sandbox:
                     status = "timeout"
                 elif self._closed:
                     header, reason, status = {}, "the sandbox was closed during the run", "crashed"
+                elif str(exc).startswith("protocol violation"):
+                    header, status = {}, "crashed"
+                    reason = f"the sandbox worker broke the control protocol ({exc}); restarted"
                 else:
                     header, status = {}, "crashed"
                     reason = "the sandbox worker died during the execution (killed by the code?)"

@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 from lift_metrics.sandbox import Sandbox, _pool
-from lift_metrics.sandbox._isolation import bwrap_binary, native_library
+from lift_metrics.sandbox._isolation import bwrap_binary, native_library, process_refusal
 
-MODES = ("bwrap", "process")
+# LIFT_SANDBOX_TEST_MODES narrows the modes (the private-namespace run takes "process")
+MODES = tuple(os.environ.get("LIFT_SANDBOX_TEST_MODES", "bwrap,process").split(","))
 
 
 def _stat(pid: int) -> tuple[int, str] | None:
@@ -71,12 +72,24 @@ def server_pids(table: dict[int, tuple[int, str]]) -> set[int]:
 
 
 def _waiting_for_a_request(pid: int) -> bool:
-    """Whether ``pid`` is blocked in read(2) (x86_64: 0, aarch64: 63): a pre-forked child."""
+    """Whether ``pid`` is blocked in read(2) (x86_64: 0, aarch64: 63): a pre-forked child.
+
+    The children are not dumpable, so a caller that is not root cannot read their
+    ``/proc/PID/syscall``; then a sleeping process (state S) is taken for the waiting child.
+    """
     try:
         with open(f"/proc/{pid}/syscall") as fh:
             return fh.read().split()[0] in ("0", "63")
+    except PermissionError:
+        pass
     except (OSError, IndexError):
         return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 :].split()[0] == b"S"
 
 
 def execution_leftovers(settle_s: float = 2.0) -> list[str]:
@@ -103,24 +116,29 @@ def _leftovers_now() -> list[str]:
     return left
 
 
-def private_tmp_entries() -> list[str]:
+def private_tmp_entries(box: Sandbox) -> list[str]:
     """Return what the fork servers' private temp dirs contain, apart from the empty working
-    directory ("run") already made for the next, pre-forked execution."""
-    table = process_table()
+    directory ("run") already made for the next, pre-forked execution.
+
+    Process mode: each worker's temp root. bwrap: the private /tmp seen through
+    ``/proc/SERVER/root``, which only root may open (the servers are not dumpable); as
+    another user the bwrap case is not inspected here.
+    """
+    roots = {w.tmp_root: w.tmp_root for w in box._slots if w is not None and w.tmp_root}
+    if box.isolation == "bwrap" and os.geteuid() == 0:
+        for server in server_pids(process_table()):
+            if os.readlink(f"/proc/{server}/cwd") == "/tmp":
+                roots[str(server)] = f"/proc/{server}/root/tmp"
     entries = []
-    for server in server_pids(table):
-        cwd = os.readlink(f"/proc/{server}/cwd")
-        # bwrap: /proc/PID/root is the server's own mount namespace with its private /tmp;
-        # process mode: the private dir is the server's working directory
-        root = f"/proc/{server}/root/tmp" if cwd == "/tmp" else cwd
+    for label, root in roots.items():
         for name in os.listdir(root):
             path = os.path.join(root, name)
             if os.path.ismount(path):  # a read-only bind (a virtualenv under /tmp), not a leak
                 continue
             if name == "run" and os.path.isdir(path):
-                entries += [f"{server}:run/{inner}" for inner in os.listdir(path)]
+                entries += [f"{label}:run/{inner}" for inner in os.listdir(path)]
             else:
-                entries.append(f"{server}:{name}")
+                entries.append(f"{label}:{name}")
     return entries
 
 
@@ -154,6 +172,19 @@ def bwrap_works() -> bool:
 _BWRAP = bwrap_works()
 
 
+def process_mode_refused() -> bool:
+    """Whether isolation="process" refuses to start here (root, and the unprivileged uid of
+    the children cannot read the interpreter: it lives under a directory closed to others)."""
+    return process_refusal() is not None
+
+
+PROCESS_REFUSED_REASON = (
+    "process isolation refuses to run as root here (uid of the children cannot read the "
+    "interpreter); test_root_private_namespace.py runs these tests in a private mount "
+    "namespace where it can"
+)
+
+
 LOOPS = ("native", "python")
 
 
@@ -171,13 +202,19 @@ def make_sandbox(loop: str, **options: Any) -> Sandbox:
     return sandbox
 
 
-@pytest.fixture(scope="module", params=[(m, loop) for m in MODES for loop in LOOPS])
+@pytest.fixture(
+    scope="module",
+    params=[(m, loop) for m in MODES for loop in LOOPS],
+    ids=[f"{m}-{loop}" for m in MODES for loop in LOOPS],
+)
 def box(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
     """A 2-worker sandbox in each isolation mode (bwrap is skipped where it cannot run), with
     the server loop compiled from C and in Python."""
     mode, loop = request.param
     if mode == "bwrap" and not _BWRAP:
         pytest.skip("bwrap cannot start on this machine; the process fallback is tested")
+    if mode == "process" and process_mode_refused():
+        pytest.skip(PROCESS_REFUSED_REASON)
     sandbox = make_sandbox(loop, workers=2, timeout_s=5.0, isolation=mode)
     yield sandbox
     sandbox.close()
@@ -188,6 +225,8 @@ def isolation_mode(request: pytest.FixtureRequest) -> str:
     """Each isolation mode by name, for tests that build their own sandbox."""
     if request.param == "bwrap" and not _BWRAP:
         pytest.skip("bwrap cannot start on this machine; the process fallback is tested")
+    if request.param == "process" and process_mode_refused():
+        pytest.skip(PROCESS_REFUSED_REASON)
     mode: str = request.param
     return mode
 
@@ -212,7 +251,7 @@ def no_leaks(box: Sandbox) -> Iterator[None]:
     for _ in range(box.workers):  # touch every worker: a killed one is restarted here
         assert box.run_tests("def f():\n    return 1\n", [({}, 1)]).status == "passed"
     assert execution_leftovers() == []
-    assert private_tmp_entries() == []
+    assert private_tmp_entries(box) == []
     after = snapshot(box)
     assert after.fds == before.fds, "open descriptors changed"
     assert after.threads == before.threads, "threads of the parent changed"
