@@ -63,12 +63,66 @@ _MAX_CHARS = 20_000  # features are computed on at most this many characters of 
 _UNK = re.compile(r"<\s*unk\s*>", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z_]\w*|\d+(?:\.\d+)?|'[^'\n]*'|\S")
 _CALL = re.compile(r"([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\(")
-_WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?[.,;:!?]?")
-_CODE_MARK = re.compile(r"[()\[\]{}=<>+*/%&|^~@:]|\.\w|\w\.|_")
+_WORD = re.compile(r"[A-Za-z0-9]+(?:'[a-z]+)?[.,;:!?]?")
+_CODE_MARK = re.compile(r"[()\[\]{}=<>+*/%&|^~@]|\w\.\w|\w_|_\w|:\S")
 _PLACEHOLDER_WORDS = frozenset(
-    "code your the a here answer solution output program placeholder todo insert python "
-    "snippet function implementation fill in write goes body result response completion "
-    "generated".split()
+    (
+        "code",
+        "your",
+        "the",
+        "a",
+        "here",
+        "answer",
+        "solution",
+        "output",
+        "program",
+        "placeholder",
+        "todo",
+        "insert",
+        "python",
+        "snippet",
+        "function",
+        "implementation",
+        "fill",
+        "in",
+        "write",
+        "goes",
+        "body",
+        "result",
+        "response",
+        "completion",
+        "generated",
+    )
+)
+# common English words that are neither Python keywords nor usual variable names
+_PROSE_WORDS = frozenset(
+    (
+        "the",
+        "to",
+        "of",
+        "you",
+        "this",
+        "that",
+        "it",
+        "use",
+        "can",
+        "should",
+        "here",
+        "we",
+        "will",
+        "your",
+        "please",
+        "using",
+        "which",
+        "how",
+        "following",
+        "would",
+        "then",
+        "returns",
+        "there",
+        "need",
+        "just",
+    )
 )
 _WRAPPED = re.compile(r"^(\{\{?|<|\[\[?|\$\{)\s*([A-Za-z_][\w \-.]*?)\s*(\}\}?|>|\]\]?)$")
 
@@ -227,9 +281,11 @@ def _degenerate(predicted: str) -> str | None:
     if _parse(text) is None:
         words = text.split()
         prose_words = [w for w in words if _WORD.fullmatch(w)]
-        if len(words) >= 3 and len(prose_words) >= 0.8 * len(words):
-            if len(_CODE_MARK.findall(text)) <= max(1, len(words) // 8):
-                return "prose"
+        marks = len(_CODE_MARK.findall(text))
+        english = any(w.lower().strip(".,;:!?") in _PROSE_WORDS for w in words)
+        mostly_words = len(words) >= 3 and len(prose_words) >= 0.8 * len(words)
+        if english and mostly_words and marks <= max(1, len(words) // 8):
+            return "prose"
     return None
 
 
@@ -404,7 +460,9 @@ def _breakdowns(
             score = 1.0
             reasons[i].append("the prediction equals the reference")
         features = {name: float(matrix[i, k]) for k, name in enumerate(REFERENCE_FEATURES)}
-        out.append(ReferenceScoreBreakdown(score=score, features=features, reasons=tuple(reasons[i])))
+        out.append(
+            ReferenceScoreBreakdown(score=score, features=features, reasons=tuple(reasons[i]))
+        )
     return out
 
 
@@ -705,9 +763,7 @@ def grouped_bootstrap_interval(
     from scipy import stats
 
     if statistic not in ("pearson", "spearman", "kendall"):
-        raise ValueError(
-            f"statistic must be 'pearson', 'spearman' or 'kendall', got {statistic!r}"
-        )
+        raise ValueError(f"statistic must be 'pearson', 'spearman' or 'kendall', got {statistic!r}")
     x = np.asarray(scores, dtype=np.float64)
     y = np.asarray(grades, dtype=np.float64)
     labels = np.asarray(list(groups))
