@@ -60,7 +60,7 @@ def chrf_score(predicted: str, expected: str) -> float:
     >>> chrf_score("os.kill(os.getpid(), 9)", "os.kill(os.getpid(), 9)")
     1.0
     >>> round(chrf_score("os.getpid()", "os.kill(os.getpid(), 9)"), 3)
-    0.337
+    0.487
     """
     check_code("predicted", predicted)
     check_code("expected", expected)

@@ -343,7 +343,8 @@ def _cosines(
     predicted: Sequence[str], expected: Sequence[str], embedder: Embedder | None
 ) -> list[float]:
     """Embedding cosine of each pair, one batch for all distinct texts (identical pairs: 1)."""
-    pending = [i for i, (p, e) in enumerate(zip(predicted, expected, strict=True)) if p != e]
+    pairs = zip(predicted, expected, strict=True)
+    pending = [i for i, (p, e) in enumerate(pairs) if p.strip() != e.strip()]
     out = [1.0] * len(predicted)
     if not pending:
         return out
