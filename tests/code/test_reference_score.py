@@ -115,7 +115,10 @@ def test_batch_equals_one_by_one_and_embeds_once() -> None:
     batch = reference_scores(predicted, expected, embedder=embedder)
     assert len(embedder.calls) == 1
     assert sorted(embedder.calls[0]) == sorted({"os.kill(1, 9)", "print(x)", REFERENCE})
-    single = [reference_score(p, e, embedder=HashEmbedder()) for p, e in zip(predicted, expected)]
+    single = [
+        reference_score(p, e, embedder=HashEmbedder())
+        for p, e in zip(predicted, expected, strict=True)
+    ]
     assert batch == pytest.approx(single)
     assert reference_scores([], [], embedder=ExplodingEmbedder()) == []
 
@@ -146,7 +149,7 @@ def test_shipped_model_is_monotone_non_negative_and_small() -> None:
     assert all(w >= 0 for w in model["weights"])
     x, y = np.asarray(model["calibration"]["x"]), np.asarray(model["calibration"]["y"])
     assert np.all(np.diff(x) > 0) and np.all(np.diff(y) >= 0)
-    assert 0.0 <= y.min() and y.max() <= 1.0
+    assert y.min() >= 0.0 and y.max() <= 1.0
     assert len(x) <= 50
     assert model["fitted_by"] == "scripts/fit_reference_model.py"
 
@@ -158,7 +161,7 @@ def test_fit_recovers_the_informative_feature_and_is_monotone() -> None:
     model = fit_reference_model(x, grades)
     weights = dict(zip(model["features"], model["weights"], strict=True))
     assert max(weights, key=weights.__getitem__) == "chrf"
-    assert all(b >= a for a, b in zip(model["calibration"]["y"], model["calibration"]["y"][1:]))
+    assert np.all(np.diff(model["calibration"]["y"]) >= 0)
     with pytest.raises(ValueError, match="features"):
         fit_reference_model(x, grades, features=["nope"])
     with pytest.raises(ValueError, match="shape"):
