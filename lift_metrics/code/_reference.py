@@ -289,6 +289,40 @@ def _degenerate(predicted: str) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Side:
+    """What the features need from one text (cached: a reference is read once)."""
+
+    text: str
+    parses: bool
+    values: tuple[str, ...]
+    joined: str
+    literals: Counter[str]
+    identifiers: frozenset[str]
+    calls: frozenset[str]
+    nodes: Counter[str]
+    kinds: Counter[str]
+
+
+@functools.lru_cache(maxsize=8192)
+def _side(raw: str) -> _Side:
+    text = _canonical(raw)
+    tree = _parse(text)
+    tokens = _tokens(text)
+    values = tuple(t for _, t in tokens)
+    return _Side(
+        text=text,
+        parses=tree is not None,
+        values=values,
+        joined=" ".join(values),
+        literals=Counter(t for k, t in tokens if k in ("STRING", "NUMBER")),
+        identifiers=frozenset(t for k, t in tokens if k == "NAME"),
+        calls=frozenset(_calls(text, tree)),
+        nodes=Counter() if tree is None else _node_bag(tree),
+        kinds=Counter(k for k, _ in tokens),
+    )
+
+
 def _pair_features(
     predicted: str, expected: str, cosine: float
 ) -> tuple[dict[str, float], list[str]]:
@@ -296,44 +330,32 @@ def _pair_features(
     from lift_metrics.code._field import bleu_score, chrf_score
 
     reasons: list[str] = []
-    pred = _canonical(predicted)
-    ref = _canonical(expected)
-    unk = len(_UNK.findall(pred))
+    pred = _side(predicted)
+    ref = _side(expected)
+    unk = len(_UNK.findall(pred.text))
     if unk:
         reasons.append(f"the prediction holds {unk} <unk> token(s)")
-    pred_tree = _parse(pred)
-    ref_tree = _parse(ref)
-    if pred_tree is None:
+    if not pred.parses:
         reasons.append("the prediction does not parse: names and tokens are read with a regex")
-    if ref_tree is None:
+    if not ref.parses:
         reasons.append("the reference does not parse: names and tokens are read with a regex")
-    pred_tokens = _tokens(pred)
-    ref_tokens = _tokens(ref)
-    values = [t for _, t in pred_tokens]
-    ref_values = [t for _, t in ref_tokens]
-    literals = Counter(t for k, t in pred_tokens if k in ("STRING", "NUMBER"))
-    ref_literals = Counter(t for k, t in ref_tokens if k in ("STRING", "NUMBER"))
-    identifiers = {t for k, t in pred_tokens if k == "NAME"}
-    ref_identifiers = {t for k, t in ref_tokens if k == "NAME"}
-    if pred_tree is not None and ref_tree is not None:
-        ast_bag = _cosine_counts(_node_bag(pred_tree), _node_bag(ref_tree))
+    if pred.parses and ref.parses:
+        ast_bag = _cosine_counts(pred.nodes, ref.nodes)
     else:
         reasons.append("no syntax-tree comparison: token kinds compared instead")
-        ast_bag = _cosine_counts(
-            Counter(k for k, _ in pred_tokens), Counter(k for k, _ in ref_tokens)
-        )
-    longer = max(len(values), len(ref_values))
+        ast_bag = _cosine_counts(pred.kinds, ref.kinds)
+    longer = max(len(pred.values), len(ref.values))
     features = {
         "embedding": float(cosine),
-        "chrf": chrf_score(pred, ref),
-        "token_edit": sequence_similarity(values, ref_values),
-        "bleu": bleu_score(" ".join(values), " ".join(ref_values)),
-        "calls": _f1(_calls(pred, pred_tree), _calls(ref, ref_tree)),
-        "identifiers": _f1(identifiers, ref_identifiers),
-        "literals": _f1(literals, ref_literals),
+        "chrf": chrf_score(pred.text, ref.text),
+        "token_edit": sequence_similarity(pred.values, ref.values),
+        "bleu": bleu_score(pred.joined, ref.joined),
+        "calls": _f1(set(pred.calls), set(ref.calls)),
+        "identifiers": _f1(set(pred.identifiers), set(ref.identifiers)),
+        "literals": _f1(pred.literals, ref.literals),
         "ast_bag": ast_bag,
-        "length": min(len(values), len(ref_values)) / longer if longer else 1.0,
-        "parses": 1.0 if pred_tree is not None else 0.0,
+        "length": min(len(pred.values), len(ref.values)) / longer if longer else 1.0,
+        "parses": 1.0 if pred.parses else 0.0,
         "unk": 1.0 / (1.0 + unk),
     }
     return features, reasons
