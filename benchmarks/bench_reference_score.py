@@ -29,6 +29,7 @@ from lift_metrics.code._field import codebleu_available
 from lift_metrics.code._reference import (
     REFERENCE_FEATURES,
     cross_validated_reference_scores,
+    graders_mean,
     grouped_bootstrap_interval,
     reference_feature_matrix,
 )
@@ -65,10 +66,12 @@ def main() -> None:
     )
 
     matrix, _, _ = reference_feature_matrix(predicted, expected, embedder=embedder)
-    cv = cross_validated_reference_scores(matrix, grades, groups, **FIT)
+    target = [graders_mean(row) for row in rows]  # fitted on the graders' mean, as shipped
+    cv = cross_validated_reference_scores(matrix, target, groups, **FIT)
     pearson, low, high = grouped_bootstrap_interval(cv, grades, groups)
     print(f"\n{'metric':<34} {'Pearson [95% CI]':<22}  {'Spearman':<22}  {'Kendall':<22}")
     print(_line("reference_score (grouped 5-fold CV)", cv, grades, groups))
+    print(_line("  same, vs the graders' mean", cv, np.asarray(target), groups))
     column = {name: matrix[:, k] for k, name in enumerate(REFERENCE_FEATURES)}
     others: dict[str, list[float]] = {
         "chrF (sacrebleu)": [chrf_score(p, e) for p, e in zip(predicted, expected, strict=True)],

@@ -8,8 +8,9 @@ It computes the features of every (prediction, reference) pair of ``datasets/con
 with :func:`lift_metrics.code._reference.reference_feature_matrix`, prints the grouped 5-fold
 cross-validated Pearson (folds and bootstrap grouped by intent), fits
 :func:`lift_metrics.code._reference.fit_reference_model` on all rows and writes
-``lift_metrics/code/reference_model.json``. Only the dev half is used; nothing is tuned on
-any other data. Needs scikit-learn (``pip install 'lift-metrics[validation]'``).
+``lift_metrics/code/reference_model.json``. The model is fitted on the mean of each row's
+per-grader grades and judged against the aggregated ``grade``. Only the dev half is used;
+nothing is tuned on any other data. Needs scikit-learn (``pip install 'lift-metrics[validation]'``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from lift_metrics.code._reference import (
     cross_validated_reference_scores,
     fit_reference_model,
+    graders_mean,
     grouped_bootstrap_interval,
     reference_feature_matrix,
     reference_model_path,
@@ -37,18 +39,20 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=reference_model_path())
     args = parser.parse_args()
     rows = [json.loads(line) for line in args.data.read_text(encoding="utf-8").splitlines()]
-    grades = [float(row["grade"]) for row in rows]
+    grades = [float(row["grade"]) for row in rows]  # what the score is judged against
+    target = [graders_mean(row) for row in rows]  # what it is fitted on (every grader's grade)
     groups = [row["id"].split("-")[1] for row in rows]  # conala-<intent>-<system>
     matrix, _, _ = reference_feature_matrix(
         [row["prediction"] for row in rows], [row["reference"] for row in rows]
     )
-    cv = cross_validated_reference_scores(matrix, grades, groups, alpha=ALPHA, knots=KNOTS)
+    cv = cross_validated_reference_scores(matrix, target, groups, alpha=ALPHA, knots=KNOTS)
     value, low, high = grouped_bootstrap_interval(cv, grades, groups)
     print(f"grouped 5-fold CV Pearson {value:.3f} [{low:.3f}, {high:.3f}] on {len(rows)} rows")
-    model = fit_reference_model(matrix, grades, alpha=ALPHA, knots=KNOTS)
+    model = fit_reference_model(matrix, target, alpha=ALPHA, knots=KNOTS)
     model["fitted_on"] = f"{args.data.name} ({len(rows)} rows, CoNaLa dev half)"
     model["fitted_by"] = "scripts/fit_reference_model.py"
-    model["cv_pearson"] = round(value, 4)
+    model["target"] = "mean of the per-grader grades / 4"
+    model["cv_pearson_with_grade"] = round(value, 4)
     args.out.write_text(json.dumps(model, indent=1) + "\n", encoding="utf-8")
     print(f"model written to {args.out}")
 

@@ -811,3 +811,22 @@ def grouped_bootstrap_interval(
     tail = (1.0 - confidence_level) / 2.0
     low, high = np.quantile(values, [tail, 1.0 - tail])
     return corr(x, y), float(low), float(high)
+
+
+def graders_mean(row: Mapping[str, Any]) -> float:
+    """The mean of a CoNaLa row's per-grader grades (``grades``), else its ``grade``.
+
+    The model is fitted on this mean: it uses every grader's judgement, and is less noisy than
+    the aggregated ``grade`` it is then judged against.
+
+    Examples
+    --------
+    >>> graders_mean({"grade": 3.0, "grades": {"a": 4, "b": 1, "c": 4}})
+    3.0
+    >>> graders_mean({"grade": 2.0})
+    2.0
+    """
+    grades = row.get("grades")
+    if isinstance(grades, Mapping) and grades:
+        return float(np.mean([float(v) for v in grades.values()]))
+    return float(row["grade"])
