@@ -273,8 +273,8 @@ def _degenerate(predicted: str) -> str | None:
         return "empty"
     wrapped = _WRAPPED.match(text)
     if wrapped:
-        words = set(re.split(r"[\s_\-.]+", wrapped.group(2).lower())) - {""}
-        if text.startswith("<") or words <= _PLACEHOLDER_WORDS:
+        inside = set(re.split(r"[\s_\-.]+", wrapped.group(2).lower())) - {""}
+        if text.startswith("<") or inside <= _PLACEHOLDER_WORDS:
             return "placeholder"
     if _UNK.sub("", text).strip() == "":
         return "placeholder"

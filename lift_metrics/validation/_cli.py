@@ -18,6 +18,7 @@ from lift_metrics.validation._adapters import (
     CodePairScorer,
     EndToEndScorer,
     FieldMetricScorer,
+    ReferenceScorer,
     builtin_scorer,
     import_metric,
 )
@@ -340,6 +341,8 @@ def _calibrate(
     args: argparse.Namespace, spec: str, data: Path, reported: list[LabelledItem]
 ) -> tuple[CalibrationResult, ValidationResult, Path]:
     scorer = builtin_scorer(spec)
+    if isinstance(scorer, ReferenceScorer):
+        raise ValueError("--calibrate does not apply to reference_score (its model ships fitted)")
     every = load_labels(
         data,
         score_field=args.score_field,
