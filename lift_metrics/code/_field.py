@@ -31,6 +31,15 @@ def _bleu() -> Any:
     return BLEU(effective_order=True)  # sentence BLEU: orders with no n-gram are skipped
 
 
+def _sentence_score(metric: Any, predicted: str, expected: str) -> float:
+    """A sacrebleu metric's sentence score (0-100) of one pair, in [0, 1]."""
+    check_code("predicted", predicted)
+    check_code("expected", expected)
+    with _LOCK:  # sacrebleu metric objects cache references: not thread-safe
+        value = metric().sentence_score(predicted, [expected]).score
+    return min(1.0, max(0.0, float(value) / 100.0))
+
+
 def chrf_score(predicted: str, expected: str) -> float:
     """Character n-gram F-score (chrF, sacrebleu's defaults) of ``predicted`` against ``expected``.
 
@@ -62,11 +71,7 @@ def chrf_score(predicted: str, expected: str) -> float:
     >>> round(chrf_score("os.getpid()", "os.kill(os.getpid(), 9)"), 3)
     0.487
     """
-    check_code("predicted", predicted)
-    check_code("expected", expected)
-    with _LOCK:
-        value = _chrf().sentence_score(predicted, [expected]).score
-    return min(1.0, max(0.0, float(value) / 100.0))
+    return _sentence_score(_chrf, predicted, expected)
 
 
 def bleu_score(predicted: str, expected: str) -> float:
@@ -100,11 +105,7 @@ def bleu_score(predicted: str, expected: str) -> float:
     >>> bleu_score("", "x = 1")
     0.0
     """
-    check_code("predicted", predicted)
-    check_code("expected", expected)
-    with _LOCK:
-        value = _bleu().sentence_score(predicted, [expected]).score
-    return min(1.0, max(0.0, float(value) / 100.0))
+    return _sentence_score(_bleu, predicted, expected)
 
 
 def exact_match(predicted: str, expected: str) -> float:
