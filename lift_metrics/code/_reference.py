@@ -329,7 +329,11 @@ def _pair_features(
     """Every feature of one pair (the prediction is not degenerate) and the reasons to note."""
     from lift_metrics.code._field import bleu_score, chrf_score
 
-    reasons: list[str] = []
+    reasons: list[str] = [
+        f"the {name} is longer than {_MAX_CHARS} characters: only its start is compared"
+        for name, text in (("prediction", predicted), ("reference", expected))
+        if len(text) > _MAX_CHARS
+    ]
     pred = _side(predicted)
     ref = _side(expected)
     unk = len(_UNK.findall(pred.text))

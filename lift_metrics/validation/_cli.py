@@ -80,7 +80,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="a human-graded dataset shipped with the package, instead of --data: 'conala' "
         "is 1,200 CoNaLa snippets graded 0-4 by programmers (Evtikhiev et al. 2023; "
         "datasets/conala/README.md); sets the label field and the item fields, and "
-        "turns on --baselines",
+        "turns on --baselines. reference_score's model was fitted on this file, so its "
+        "figure here is in-sample; benchmarks/bench_reference_score.py gives the "
+        "cross-validated one",
     )
     parser.add_argument(
         "--baselines",

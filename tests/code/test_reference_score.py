@@ -86,6 +86,8 @@ def test_closer_code_scores_higher() -> None:
         ("pd.concat([df ['A'], how = ['A','<unk>']))", REFERENCE, "<unk>"),
         ("else:", "if x:", "does not parse"),
         ("\x00\x01 )))(((", "'''", "does not parse"),
+        ("(" * 5000 + ")" * 5000, "x", "does not parse"),
+        ("x = 1\n" * 10000, "x = 1", "only its start is compared"),
     ],
 )
 def test_fragments_and_unparseable_code_never_raise(
