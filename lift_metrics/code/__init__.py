@@ -10,6 +10,11 @@ Scores follow scikit-learn's naming: every ``*_similarity``/``*_correctness``/``
   :func:`style_conformance`.
 - :func:`is_stub`: whether generated code is a placeholder (``code_quality``'s opt-in
   ``stub_cap``; its other opt-in is ``wrong_answer_gate``).
+- :func:`reference_score` / :func:`reference_scores` / :func:`reference_score_breakdown`: the
+  no-test score of code against a reference only, calibrated on programmers' grades
+  (``datasets/conala/README.md``).
+- :func:`chrf_score`, :func:`bleu_score`, :func:`codebleu_score`, :func:`exact_match`: the
+  field's reference metrics (sacrebleu, the optional ``codebleu`` package), for comparison.
 - :func:`forge_inputs` / :func:`forge_score_from_code`: forgetest's score on Python code
   (compiles, tests, ruff findings) through :func:`lift_metrics.stats.forge_score`.
 - :func:`lint_code`, :func:`count_lint_findings`, :func:`lint_paths`: ruff's pyflakes rules.
@@ -20,6 +25,7 @@ Scores follow scikit-learn's naming: every ``*_similarity``/``*_correctness``/``
 from __future__ import annotations
 
 from lift_metrics.code._features import MAX_CODE_CHARS
+from lift_metrics.code._field import bleu_score, chrf_score, codebleu_score, exact_match
 from lift_metrics.code._forge import ForgeInputs, forge_inputs, forge_score_from_code
 from lift_metrics.code._lint import (
     LintFinding,
@@ -33,6 +39,12 @@ from lift_metrics.code._quality import (
     CodeQualityBreakdown,
     code_quality,
     code_quality_breakdown,
+)
+from lift_metrics.code._reference import (
+    ReferenceScoreBreakdown,
+    reference_score,
+    reference_score_breakdown,
+    reference_scores,
 )
 from lift_metrics.code._semantic import semantic_similarity
 from lift_metrics.code._static import (
@@ -54,13 +66,18 @@ __all__ = [
     "ForgeInputs",
     "LintFinding",
     "MAX_CODE_CHARS",
+    "ReferenceScoreBreakdown",
     "SandboxLike",
     "StaticAnalysis",
     "analyze_code",
     "analyze_path",
+    "bleu_score",
+    "chrf_score",
     "code_quality",
     "code_quality_breakdown",
+    "codebleu_score",
     "count_lint_findings",
+    "exact_match",
     "forge_inputs",
     "forge_score_from_code",
     "is_stub",
@@ -69,6 +86,9 @@ __all__ = [
     "lint_paths",
     "maintainability_grade",
     "python_files",
+    "reference_score",
+    "reference_score_breakdown",
+    "reference_scores",
     "semantic_similarity",
     "structural_similarity",
     "style_conformance",

@@ -26,9 +26,12 @@ from __future__ import annotations
 
 from lift_metrics.validation._adapters import (
     BUILTIN_METRICS,
+    FIELD_METRICS,
     CodePairScorer,
     EndToEndScorer,
+    FieldMetricScorer,
     IRPairScorer,
+    ReferenceScorer,
     builtin_scorer,
     import_metric,
 )
@@ -45,10 +48,13 @@ from lift_metrics.validation._calibrate import (
     unrelated_similarity_floor,
 )
 from lift_metrics.validation._labels import (
+    SHIPPED_DATASETS,
     SHIPPED_LABELS,
     LabelFileError,
     LabelledItem,
+    ShippedDataset,
     load_labels,
+    shipped_dataset_path,
     shipped_labels_path,
 )
 from lift_metrics.validation._plot import plot_validation
@@ -68,11 +74,16 @@ __all__ = [
     "CodePairScorer",
     "ConstantInputWarning",
     "EndToEndScorer",
+    "FIELD_METRICS",
+    "FieldMetricScorer",
     "IRPairScorer",
     "LabelFileError",
     "LabelledItem",
+    "ReferenceScorer",
+    "SHIPPED_DATASETS",
     "SHIPPED_LABELS",
     "SHIPPED_PROFILES",
+    "ShippedDataset",
     "ValidationResult",
     "builtin_scorer",
     "calibrate_weights",
@@ -86,6 +97,7 @@ __all__ = [
     "plot_validation",
     "save_weights",
     "score_value",
+    "shipped_dataset_path",
     "shipped_labels_path",
     "shipped_profile_path",
     "unrelated_similarity_floor",

@@ -8,7 +8,11 @@ from typing import Any
 
 from lift_metrics._checks import normalize_weights
 
-BUILTIN_METRICS: tuple[str, ...] = ("ir_quality", "code_quality", "end_to_end")
+BUILTIN_METRICS: tuple[str, ...] = ("ir_quality", "code_quality", "end_to_end", "reference_score")
+
+FIELD_METRICS: tuple[str, ...] = ("chrf", "bleu", "codebleu", "exact_match")
+"""The field's reference metrics ``lift-metrics validate --baselines`` adds (see
+:class:`FieldMetricScorer`)."""
 
 
 def _tests_of(value: Any) -> list[tuple[dict[str, Any], Any]] | str:
@@ -324,6 +328,106 @@ class EndToEndScorer:
         """Nothing to batch ahead (kept for a uniform interface)."""
 
 
+def _code_pair(item: Any, scorer: str) -> tuple[str, str]:
+    """``(predicted, expected)`` code of an item: ``predicted_code``/``expected_code`` keys,
+    or ``prediction``/``reference`` (the CoNaLa grades' own names)."""
+    if isinstance(item, Mapping) and "predicted_code" not in item and "prediction" in item:
+        return str(_field(item, "prediction", scorer)), str(_field(item, "reference", scorer))
+    return (
+        str(_field(item, "predicted_code", scorer)),
+        str(_field(item, "expected_code", scorer)),
+    )
+
+
+class ReferenceScorer:
+    """Score a code pair without tests with :func:`lift_metrics.code.reference_score`.
+
+    Item keys: ``predicted_code`` and ``expected_code`` (or ``prediction`` and
+    ``reference``); tests, when the item has them, are not used.
+
+    Examples
+    --------
+    >>> ReferenceScorer()({"predicted_code": "x = 1", "expected_code": "x = 1"})
+    1.0
+    """
+
+    name = "reference_score"
+    __name__ = "reference_score"
+
+    def __init__(self, *, embedder: Any = None) -> None:
+        self.embedder = embedder
+
+    def __repr__(self) -> str:
+        return "ReferenceScorer()"
+
+    def breakdown(self, item: Any) -> Any:
+        """The :class:`~lift_metrics.code.ReferenceScoreBreakdown` of one item."""
+        from lift_metrics.code import reference_score_breakdown
+
+        predicted, expected = _code_pair(item, "reference_score")
+        return reference_score_breakdown(predicted, expected, embedder=self.embedder)
+
+    def __call__(self, item: Any) -> float:
+        return float(self.breakdown(item).score)
+
+    def group(self, item: Any) -> str | None:
+        """The reference snippet (predictions for one task share a fold)."""
+        try:
+            return _code_pair(item, "reference_score")[1]
+        except (TypeError, ValueError):
+            return None
+
+    def prefetch(self, items: Sequence[Any]) -> None:
+        """Embed every predicted and expected snippet in one batch; best effort."""
+        from lift_metrics.similarity import resolve_embedder
+
+        texts: list[str] = []
+        for item in items:
+            try:
+                texts += _code_pair(item, "reference_score")
+            except (TypeError, ValueError):
+                continue
+        if texts:
+            self.embedder = resolve_embedder(self.embedder)
+            self.embedder.embed(list(dict.fromkeys(texts)))
+
+
+class FieldMetricScorer:
+    """Score a code pair with one of the field's metrics (:data:`FIELD_METRICS`).
+
+    ``chrf``, ``bleu``, ``codebleu`` and ``exact_match`` call
+    :func:`lift_metrics.code.chrf_score`, :func:`~lift_metrics.code.bleu_score`,
+    :func:`~lift_metrics.code.codebleu_score` and :func:`~lift_metrics.code.exact_match` on
+    the item's ``predicted_code``/``expected_code`` (or ``prediction``/``reference``).
+
+    Examples
+    --------
+    >>> FieldMetricScorer("exact_match")({"prediction": "x = 1", "reference": "x = 1"})
+    1.0
+    """
+
+    def __init__(self, metric: str) -> None:
+        from lift_metrics.code import bleu_score, chrf_score, codebleu_score, exact_match
+
+        functions = {
+            "chrf": chrf_score,
+            "bleu": bleu_score,
+            "codebleu": codebleu_score,
+            "exact_match": exact_match,
+        }
+        if metric not in functions:
+            raise ValueError(f"metric must be one of {FIELD_METRICS}, got {metric!r}")
+        self.name = self.__name__ = metric
+        self.function = functions[metric]
+
+    def __repr__(self) -> str:
+        return f"FieldMetricScorer({self.name!r})"
+
+    def __call__(self, item: Any) -> float:
+        predicted, expected = _code_pair(item, self.name)
+        return float(self.function(predicted, expected))
+
+
 def builtin_scorer(
     name: str,
     *,
@@ -331,8 +435,9 @@ def builtin_scorer(
     similarity_floor: float = 0.0,
     wrong_answer_gate: bool = False,
     stub_cap: float | None = None,
-) -> IRPairScorer | CodePairScorer | EndToEndScorer:
-    """The item scorer for ``"ir_quality"``, ``"code_quality"`` or ``"end_to_end"``.
+) -> IRPairScorer | CodePairScorer | EndToEndScorer | ReferenceScorer:
+    """The item scorer for ``"ir_quality"``, ``"code_quality"``, ``"end_to_end"`` or
+    ``"reference_score"`` (which takes none of the options).
 
     ``similarity_floor`` (opt-in, default 0: the seed's metric) applies to ``ir_quality`` and
     ``code_quality``; ``end_to_end`` takes none. ``wrong_answer_gate`` and ``stub_cap``
@@ -359,6 +464,10 @@ def builtin_scorer(
     if name != "code_quality" and (wrong_answer_gate is not False or stub_cap is not None):
         given = "wrong_answer_gate" if wrong_answer_gate is not False else "stub_cap"
         raise ValueError(f"{given} applies to code_quality only, not to {name!r}")
+    if name == "reference_score":
+        if weights is not None or similarity_floor:
+            raise ValueError("reference_score takes no weights or similarity_floor")
+        return ReferenceScorer()
     if name == "ir_quality":
         return IRPairScorer(weights=weights, similarity_floor=similarity_floor)
     if name == "code_quality":

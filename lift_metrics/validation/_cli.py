@@ -14,8 +14,11 @@ from typing import Any
 
 from lift_metrics.validation._adapters import (
     BUILTIN_METRICS,
+    FIELD_METRICS,
     CodePairScorer,
     EndToEndScorer,
+    FieldMetricScorer,
+    ReferenceScorer,
     builtin_scorer,
     import_metric,
 )
@@ -31,9 +34,11 @@ from lift_metrics.validation._calibrate import (
     weights_file_metric,
 )
 from lift_metrics.validation._labels import (
+    SHIPPED_DATASETS,
     SHIPPED_LABELS,
     LabelledItem,
     load_labels,
+    shipped_dataset_path,
     shipped_labels_path,
 )
 from lift_metrics.validation._validate import ValidationResult, validate_metric
@@ -51,9 +56,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "interval, Spearman, Kendall tau-b, the calibration line and, with several rating "
             "fields, Krippendorff's alpha among raters. Writes a Markdown report, a JSON file "
             "and one scatter plot per metric to --out. METRIC is ir_quality, code_quality, "
-            "end_to_end or an import path 'package.module:attribute' (default: ir_quality and "
-            "code_quality on the shipped labels). Exit code 1 when a metric misses its "
-            "target, 2 on bad input."
+            "end_to_end, reference_score (code against a reference, no tests) or an import "
+            "path 'package.module:attribute' (default: ir_quality and code_quality on the "
+            "shipped labels; with --labels conala, reference_score). --baselines adds the "
+            "field's metrics (chrF, BLEU, CodeBLEU, exact match) as extra rows. Example: "
+            "'lift-metrics validate --labels conala' reports reference_score and the field's "
+            "metrics on programmers' grades of CoNaLa snippets (datasets/conala/README.md). "
+            "Exit code 1 when a metric misses its target, 2 on bad input."
         ),
     )
     parser.add_argument("metrics", nargs="*", metavar="METRIC", help="metric(s) to validate")
@@ -63,6 +72,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=None,
         metavar="FILE",
         help="labelled data (.jsonl or .csv); default the shipped labels of the metric",
+    )
+    parser.add_argument(
+        "--labels",
+        choices=sorted(SHIPPED_DATASETS),
+        default=None,
+        help="a human-graded dataset shipped with the package, instead of --data: 'conala' "
+        "is 1,200 CoNaLa snippets graded 0-4 by programmers (Evtikhiev et al. 2023; "
+        "datasets/conala/README.md); sets the label field and the item fields, and "
+        "turns on --baselines. reference_score's model was fitted on this file, so its "
+        "figure here is in-sample; benchmarks/bench_reference_score.py gives the "
+        "cross-validated one",
+    )
+    parser.add_argument(
+        "--baselines",
+        action="store_true",
+        help="also report the field's reference metrics on the same items: "
+        f"{', '.join(FIELD_METRICS)} (CodeBLEU only when the codebleu package is "
+        "installed); items need predicted_code/expected_code (or prediction/reference)",
     )
     parser.add_argument(
         "--split",
@@ -316,6 +343,8 @@ def _calibrate(
     args: argparse.Namespace, spec: str, data: Path, reported: list[LabelledItem]
 ) -> tuple[CalibrationResult, ValidationResult, Path]:
     scorer = builtin_scorer(spec)
+    if isinstance(scorer, ReferenceScorer):
+        raise ValueError("--calibrate does not apply to reference_score (its model ships fitted)")
     every = load_labels(
         data,
         score_field=args.score_field,
@@ -394,13 +423,53 @@ def _calibrate(
     return fit, result, path
 
 
+def _baseline_results(
+    args: argparse.Namespace, items: Sequence[LabelledItem]
+) -> list[ValidationResult]:
+    """The field's metrics on ``items``, through :func:`validate_metric` like any metric."""
+    from lift_metrics.code._field import codebleu_available
+
+    out: list[ValidationResult] = []
+    for name in FIELD_METRICS:
+        if name == "codebleu" and not codebleu_available():
+            print(
+                "note: codebleu is not installed (pip install 'lift-metrics[codebleu]'); "
+                "its row is left out",
+                file=sys.stderr,
+            )
+            continue
+        out.append(
+            validate_metric(
+                FieldMetricScorer(name),
+                items,
+                target=args.target,
+                confidence_level=args.confidence_level,
+                name=f"{name} (field baseline)",
+                errors="missing",
+                num_threads=args.threads,
+            )
+        )
+    return out
+
+
 def _run(args: argparse.Namespace) -> int:
     from lift_metrics._io import atomic_write_json, atomic_write_text, to_jsonable
     from lift_metrics.validation._plot import plot_validation
     from lift_metrics.validation._report import format_table, markdown_report
 
     started = time.perf_counter()
-    metrics = list(args.metrics or _DEFAULT_METRICS)
+    dataset = None
+    if args.labels is not None:
+        if args.data is not None:
+            raise ValueError("--labels and --data are exclusive: give one")
+        dataset = SHIPPED_DATASETS[args.labels]
+        args.data = shipped_dataset_path(args.labels)
+        if args.score_field == "human_score":
+            args.score_field = dataset.score_field
+        if args.field is None:
+            args.field = [f"{key}={column}" for key, column in dataset.fields.items()]
+        args.baselines = True
+    metrics = list(args.metrics or (dataset.metrics if dataset else _DEFAULT_METRICS))
     if args.folds < 2:
         raise ValueError(f"--folds must be >= 2, got {args.folds}")
     if args.threads < 1:
@@ -413,6 +482,11 @@ def _run(args: argparse.Namespace) -> int:
             )
     if args.calibrate and any(spec not in BUILTIN_METRICS for spec in metrics):
         raise ValueError("--calibrate works for the built-in metrics only")
+    if "reference_score" in metrics and (args.calibrate or args.weights):
+        raise ValueError(
+            "--calibrate and --weights do not apply to reference_score (its model ships "
+            "fitted; see scripts/fit_reference_model.py)"
+        )
     if args.similarity_floor is not None:
         if not args.calibrate:
             raise ValueError("--similarity-floor applies with --calibrate only")
@@ -435,6 +509,7 @@ def _run(args: argparse.Namespace) -> int:
     calibrations: dict[str, tuple[CalibrationResult, ValidationResult | None]] = {}
     categories: dict[str, dict[str, str]] = {}
     saved: list[Path] = []
+    baseline_done: set[str] = set()
     split_shown = None
     for spec in metrics:
         if args.data is not None:
@@ -501,6 +576,12 @@ def _run(args: argparse.Namespace) -> int:
             fit, fitted_result, path = _calibrate(args, spec, data, items)
             calibrations[result.metric] = (fit, fitted_result)
             saved.append(path)
+        if args.baselines and str(data) not in baseline_done:
+            baseline_done.add(str(data))
+            for baseline in _baseline_results(args, items):
+                results.append(baseline)
+                sources[baseline.metric] = str(data)
+                categories[baseline.metric] = categories[result.metric]
 
     args.out.mkdir(parents=True, exist_ok=True)
     for result in results:
@@ -543,7 +624,12 @@ def _run(args: argparse.Namespace) -> int:
         print(f"weights written to {path}")
     elapsed = time.perf_counter() - started
     print(f"report: {args.out / 'validation.md'} ({elapsed:.1f} s)")
-    failed = [r for r in results if not (r.passed_ci if args.require_ci else r.passed)]
+    failed = [
+        r
+        for r in results
+        if not r.metric.endswith("(field baseline)")  # shown for comparison, not gated
+        and not (r.passed_ci if args.require_ci else r.passed)
+    ]
     if failed:
         names = ", ".join(r.metric for r in failed)
         print(f"below target {args.target:g}: {names}", file=sys.stderr)

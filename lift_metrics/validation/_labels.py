@@ -21,6 +21,62 @@ SHIPPED_LABELS: Mapping[str, str] = {
 _SPLITS = ("heldout", "calibration", "all")
 
 
+@dataclass(frozen=True)
+class ShippedDataset:
+    """A labelled dataset that ships with the package (``lift-metrics validate --labels NAME``).
+
+    Attributes
+    ----------
+    path : str
+        File under ``datasets/``.
+    score_field : str
+        The field holding the label.
+    fields : mapping of str to str
+        Item key -> file field: what the metrics are called on.
+    group_field : str or None
+        Field naming the item's group, if any.
+    metrics : tuple of str
+        The metrics validated when none is named.
+    """
+
+    path: str
+    score_field: str
+    fields: Mapping[str, str]
+    group_field: str | None = None
+    metrics: tuple[str, ...] = ()
+
+
+SHIPPED_DATASETS: Mapping[str, ShippedDataset] = {
+    "conala": ShippedDataset(
+        path="conala/dev.jsonl",
+        score_field="grade",
+        fields={
+            "predicted_code": "prediction",
+            "expected_code": "reference",
+            "intent": "intent",
+            "system": "system",
+        },
+        metrics=("reference_score",),
+    ),
+}
+"""Name -> shipped human-graded dataset (see ``datasets/conala/README.md``)."""
+
+
+def shipped_dataset_path(name: str) -> Path:
+    """Path of the shipped labelled dataset ``name`` (see :data:`SHIPPED_DATASETS`).
+
+    Examples
+    --------
+    >>> shipped_dataset_path("conala").name
+    'dev.jsonl'
+    """
+    from lift_metrics._paths import datasets_dir
+
+    if name not in SHIPPED_DATASETS:
+        raise ValueError(f"labels must be one of {sorted(SHIPPED_DATASETS)}, got {name!r}")
+    return datasets_dir() / SHIPPED_DATASETS[name].path
+
+
 class LabelFileError(ValueError):
     """A labelled-data file is malformed; the message names the file, line and field."""
 

@@ -1,0 +1,117 @@
+"""The no-test score (issue 11, parts 4 and 6) on the CoNaLa dev grades.
+
+1. Agreement with people: ``reference_score``'s model refitted in grouped 5-fold
+   cross-validation (folds by intent, the same procedure as ``scripts/fit_reference_model.py``)
+   on ``datasets/conala/dev.jsonl``: Pearson, Spearman and Kendall of the out-of-fold scores
+   with the graders' ``grade``, each with a 95% bootstrap interval resampling intents.
+   Bar: Pearson >= 0.70. Next to it, on the same rows and intervals, the field's metrics and
+   single features (no fitting, so their figure is their plain correlation): chrF, BLEU,
+   Levenshtein ratio, MiniLM cosine alone, CodeBLEU (when installed), exact match.
+2. Throughput: ``reference_scores`` on all 1,200 pairs with a warm model and an empty embedding
+   cache (every text embedded, each reference once). Bar: >= 200 pairs/s on 2 cores.
+
+This is a development figure: the features and the model were chosen on this same file. The
+other half of the grades (different intents) and a second dataset are held out elsewhere.
+
+Run: HF_HUB_OFFLINE=1 python benchmarks/bench_reference_score.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import numpy as np
+
+from lift_metrics.code import bleu_score, chrf_score, codebleu_score, exact_match, reference_scores
+from lift_metrics.code._field import codebleu_available
+from lift_metrics.code._reference import (
+    REFERENCE_FEATURES,
+    cross_validated_reference_scores,
+    graders_mean,
+    grouped_bootstrap_interval,
+    reference_feature_matrix,
+)
+from lift_metrics.similarity import get_default_embedder, sequence_similarity
+from lift_metrics.validation import shipped_dataset_path
+
+BAR_PEARSON = 0.70
+BAR_PAIRS_PER_S = 200.0
+FIT = {"alpha": 1.0, "knots": 21}  # as in scripts/fit_reference_model.py
+
+
+def _line(name: str, scores: np.ndarray, grades: np.ndarray, groups: list[str]) -> str:
+    cells = []
+    for statistic in ("pearson", "spearman", "kendall"):
+        value, low, high = grouped_bootstrap_interval(scores, grades, groups, statistic=statistic)
+        cells.append(f"{value:.3f} [{low:.3f}, {high:.3f}]")
+    return f"{name:<34} " + "  ".join(f"{c:<22}" for c in cells)
+
+
+def main() -> None:
+    rows = [
+        json.loads(line)
+        for line in shipped_dataset_path("conala").read_text(encoding="utf-8").splitlines()
+    ]
+    predicted = [row["prediction"] for row in rows]
+    expected = [row["reference"] for row in rows]
+    grades = np.array([float(row["grade"]) for row in rows])
+    groups = [row["id"].split("-")[1] for row in rows]
+    embedder = get_default_embedder()
+    embedder.embed(["warm up"])
+    print(
+        f"CoNaLa dev: {len(rows)} rows, {len(set(groups))} intents; cpus={os.cpu_count()}, "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
+
+    matrix, _, _ = reference_feature_matrix(predicted, expected, embedder=embedder)
+    target = [graders_mean(row) for row in rows]  # fitted on the graders' mean, as shipped
+    cv = cross_validated_reference_scores(matrix, target, groups, **FIT)
+    pearson, low, high = grouped_bootstrap_interval(cv, grades, groups)
+    print(f"\n{'metric':<34} {'Pearson [95% CI]':<22}  {'Spearman':<22}  {'Kendall':<22}")
+    print(_line("reference_score (grouped 5-fold CV)", cv, grades, groups))
+    print(_line("  same, vs the graders' mean", cv, np.asarray(target), groups))
+    column = {name: matrix[:, k] for k, name in enumerate(REFERENCE_FEATURES)}
+    others: dict[str, list[float]] = {
+        "chrF (sacrebleu)": [chrf_score(p, e) for p, e in zip(predicted, expected, strict=True)],
+        "BLEU (sacrebleu)": [bleu_score(p, e) for p, e in zip(predicted, expected, strict=True)],
+        "Levenshtein ratio": [
+            sequence_similarity(p, e) for p, e in zip(predicted, expected, strict=True)
+        ],
+        "MiniLM cosine alone": list(column["embedding"]),
+        "exact match": [exact_match(p, e) for p, e in zip(predicted, expected, strict=True)],
+    }
+    if codebleu_available():
+        others["CodeBLEU (codebleu)"] = [
+            codebleu_score(p, e) for p, e in zip(predicted, expected, strict=True)
+        ]
+    else:
+        print("CodeBLEU: not installed (pip install 'lift-metrics[codebleu]'), left out")
+    for name, values in others.items():
+        print(_line(name, np.asarray(values), grades, groups))
+    verdict = "PASS" if pearson >= BAR_PEARSON else "FAIL"
+    print(
+        f"\nreference_score grouped 5-fold CV Pearson {pearson:.3f} [{low:.3f}, {high:.3f}]  "
+        f"bar >= {BAR_PEARSON:.2f}  {verdict} (development figure: chosen on this file)"
+    )
+
+    embedder.cache_clear()
+    started, cpu_started = time.perf_counter(), time.process_time()
+    reference_scores(predicted, expected, embedder=embedder)
+    rate = len(rows) / (time.perf_counter() - started)
+    # CPU seconds of all this process's threads: on idle cores the wall-clock rate is at least
+    # this (the threads never use more CPU than wall time x cores), so it is the figure that
+    # does not depend on how busy the machine is
+    cpu_rate = len(rows) / (time.process_time() - cpu_started)
+    verdict = "PASS" if cpu_rate >= BAR_PAIRS_PER_S else "FAIL"
+    print(
+        f"reference_scores throughput {cpu_rate:.0f} pairs per CPU-second, {rate:.0f} pairs/s "
+        f"wall-clock (warm model, empty cache, {len(set(predicted) | set(expected))} distinct "
+        f"texts)  bar >= {BAR_PAIRS_PER_S:.0f}/s  {verdict}; load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
+
+
+if __name__ == "__main__":
+    main()
