@@ -200,11 +200,13 @@ def extract_code(text: str, *, entry_point: str | None = None) -> str:
 def complete_with_prompt(code: str, prompt: str | None, entry_point: str | None) -> str:
     """``prompt + code`` for a body-only completion, else ``code`` (internal).
 
-    The prompt is prepended when it is given, ``code`` does not itself define the entry
-    function (``entry_point``, or any function when it is None) and the joined text parses.
+    The prompt is prepended when it is code that defines a function (a HumanEval prompt: a
+    signature and docstring; a natural-language task is not), ``code`` does not itself
+    define the entry function (``entry_point``, or any function when it is None) and the
+    joined text parses.
     """
-    if not prompt:
-        return code
+    if not prompt or not parses(prompt) or not re.search(r"^(?:async\s+)?def\s", prompt, re.M):
+        return code  # no prompt, or a natural-language one: nothing to complete
     if entry_point is not None and defines(code, entry_point):
         return code
     if entry_point is None and parses(code) and re.search(r"^(?:async\s+)?def\s", code, re.M):

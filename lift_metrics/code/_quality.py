@@ -557,6 +557,58 @@ def _weighted(
     )
 
 
+def read_answer(text: str, entry_point: str | None, prompt: str | None) -> str:
+    """The code to score and run: extracted, and completed by the prompt when body-only."""
+    return complete_with_prompt(extract_code(text, entry_point=entry_point), prompt, entry_point)
+
+
+def run_answer(
+    predicted: str,
+    tests: NormalizedTests,
+    *,
+    entry_point: str | None,
+    prompt: str | None,
+    sandbox: SandboxLike | None,
+    timeout_s: float | None,
+) -> CodeQualityBreakdown:
+    """Only the tests of an answer, read as the validated profile reads it (internal).
+
+    For the pass/fail metrics: ``score`` is the share of tests passed (0 for a degenerate
+    answer, which is not run); ``components`` holds ``syntax`` and ``tests``.
+    """
+    code = read_answer(predicted, entry_point, prompt)
+    kind = degenerate_kind(predicted, entry_point=entry_point, prompt=prompt, function=True)
+    components: dict[str, float] = {"syntax": 1.0 if code_features(code).parses else 0.0}
+    if kind is not None:
+        components["tests"] = 0.0
+        return CodeQualityBreakdown(
+            score=0.0,
+            components=components,
+            weights={},
+            execution=None,
+            tests_passed=0,
+            tests_total=tests.count,
+            reasons=(f"tests: not run: degenerate: {kind}",),
+            profile="tests",
+            degenerate=kind,
+            code=code,
+        )
+    box = resolve_sandbox(sandbox) if components["syntax"] else None
+    executed = run_tests(code, tests, entry_point=entry_point, sandbox=box, timeout_s=timeout_s)
+    components["tests"] = executed.rate
+    return CodeQualityBreakdown(
+        score=executed.rate,
+        components=components,
+        weights={},
+        execution=executed.execution,
+        tests_passed=executed.passed,
+        tests_total=tests.count,
+        reasons=() if executed.rate >= 1.0 else (f"tests: {executed.reason}",),
+        profile="tests",
+        code=code,
+    )
+
+
 def validated_score(passed: int, total: int, resemblance: float) -> float:
     """The validated profile's score from the tests passed and the reference resemblance.
 
@@ -601,8 +653,8 @@ def _validated(
     from lift_metrics.code._reference import reference_score
 
     has_tests = normalized.count > 0
-    code = complete_with_prompt(extract_code(predicted, entry_point=entry), prompt, entry)
-    reference_code = complete_with_prompt(extract_code(expected, entry_point=entry), prompt, entry)
+    code = read_answer(predicted, entry, prompt)
+    reference_code = read_answer(expected, entry, prompt)
     candidate = code_features(code)
     reference = code_features(reference_code)
     # a function is asked for when there are tests, an entry point, or a reference that is
