@@ -59,6 +59,31 @@ def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctio
     }
 
 
+def _body_kind(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """:func:`placeholder_kind` of the function once imports and bare strings are set aside.
+
+    HumanEval prompts may put an import before the docstring (``import math`` then the
+    docstring): such a body still does no work.
+    """
+    kept = [
+        node
+        for node in function.body
+        if not isinstance(node, ast.Import | ast.ImportFrom)
+        and not (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        )
+    ]
+    if len(kept) == len(function.body):
+        return placeholder_kind(function)
+    copy = ast.FunctionDef(
+        name=function.name, args=function.args, body=kept, decorator_list=[], returns=None
+    )
+    kind = placeholder_kind(copy)
+    return "docstring only" if kind == "docstring only" or not kept else kind
+
+
 def _looks_like_prose(text: str) -> bool:
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
@@ -176,7 +201,7 @@ def degenerate_kind(
     else:
         target = next(iter(functions.values())) if len(functions) == 1 else None
     if target is not None:
-        body_kind = placeholder_kind(target)
+        body_kind = _body_kind(target)
         if body_kind in _NO_BODY:
             if prompt and full != code:
                 return f"the prompt echoed with no body ({body_kind})"

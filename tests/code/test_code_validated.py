@@ -176,6 +176,7 @@ def test_non_code_is_degenerate_everywhere(text: str, kind: str) -> None:
         ("# just a comment\n", "no code"),
         ("'Here is the code'", "only a string"),
         ("def add(a, b):\n    raise NotImplementedError\n", "the entry function has no body"),
+        ('def add(a, b):\n    import math\n    """Doc."""\n', "the entry function has no body"),
     ],
 )
 def test_where_a_function_is_asked_these_are_degenerate_too(text: str, kind: str) -> None:
