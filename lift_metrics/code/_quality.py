@@ -368,7 +368,7 @@ def code_quality_options(
     weights, similarity_floor, wrong_answer_gate, stub_cap
         Weighted-sum options (see :func:`code_quality`). They cannot be combined with
         ``"validated"`` nor with a calibrated profile (its file sets them); with ``"seed"``
-        they override the seed's.
+        they override the seed's. A floor of 0 and a gate of False are neutral: not given.
     timeout_s : float or None, default None
         Per-execution time limit; ``None`` keeps the profile's (the sandbox's own).
     name, weights_name : str, default "profile", "weights"
@@ -397,6 +397,7 @@ def code_quality_options(
     0.1
     """
     timeout = check_timeout(timeout_s)
+    # 0.0 and False are the neutral values of the floor and the gate: not given
     weighted = {
         key: value
         for key, value in (
@@ -406,6 +407,8 @@ def code_quality_options(
             ("stub_cap", stub_cap),
         )
         if value is not None
+        and not (key == "wrong_answer_gate" and value is False)
+        and not (key == "similarity_floor" and type(value) in (int, float) and value == 0)
     }
     if isinstance(profile, CodeQualityOptions):
         if weighted:

@@ -250,6 +250,9 @@ def test_options_are_one_frozen_object() -> None:
         options.profile = "seed"  # type: ignore[misc]
     assert code_quality_options(options) is options
     assert code_quality_options(options, timeout_s=2).timeout_s == 2.0
+    neutral = code_quality_options(similarity_floor=0.0, wrong_answer_gate=False)
+    assert neutral.validated  # the neutral values of the seed's options select nothing
+    assert code_quality_options(stub_cap=0.0).profile == "custom"
 
 
 @pytest.mark.parametrize(
