@@ -221,31 +221,9 @@ def _check_embedder(embedder: Any) -> Any:
 
 def _resolve_profile(metric: str, name: str, profile: Any) -> CalibrationProfile:
     """``profile`` (a CalibrationProfile, a path or "shipped") as a profile for ``metric``."""
-    from lift_metrics.validation import CalibrationProfile, load_profile, shipped_profile_path
+    from lift_metrics.validation._calibrate import resolve_profile
 
-    if isinstance(profile, CalibrationProfile):
-        if profile.metric not in (None, metric):
-            raise ValueError(
-                f"{name} must be a profile for {metric!r}, got one for {profile.metric!r}"
-            )
-        return profile
-    if isinstance(profile, str) and profile == "shipped":
-        path: str | os.PathLike[str] = shipped_profile_path(metric)
-    elif isinstance(profile, str | os.PathLike):
-        path = profile
-    else:
-        raise TypeError(
-            f"{name} must be a CalibrationProfile, a path to a profile file or 'shipped', "
-            f"got {type(profile).__name__}"
-        )
-    try:
-        return load_profile(path, metric=metric)
-    except FileNotFoundError as exc:
-        raise FileNotFoundError(
-            f"{name}: {exc} (pass a profile file, a CalibrationProfile or 'shipped')"
-        ) from None
-    except (TypeError, ValueError) as exc:
-        raise type(exc)(f"{name}: {exc}") from None
+    return resolve_profile(metric, name, profile)
 
 
 def _weights_and_options(

@@ -324,24 +324,12 @@ class CodeQualityOptions:
 
 
 def _load_calibrated(profile: Any, name: str) -> tuple[str, CalibrationProfile]:
-    from lift_metrics.validation import CalibrationProfile, load_profile, shipped_profile_path
+    from lift_metrics.validation import CalibrationProfile
+    from lift_metrics.validation._calibrate import resolve_profile
 
-    if isinstance(profile, CalibrationProfile):
-        if profile.metric not in (None, "code_quality"):
-            raise ValueError(
-                f"{name} must be a profile for 'code_quality', got one for {profile.metric!r}"
-            )
-        return "custom", profile
-    label = "shipped" if profile == "shipped" else str(profile)
-    path = shipped_profile_path("code_quality") if profile == "shipped" else profile
-    try:
-        return label, load_profile(path, metric="code_quality")
-    except FileNotFoundError as exc:
-        raise FileNotFoundError(
-            f"{name}: {exc} (pass one of {PROFILES}, a profile file or a CalibrationProfile)"
-        ) from None
-    except (TypeError, ValueError) as exc:
-        raise type(exc)(f"{name}: {exc}") from None
+    label = "custom" if isinstance(profile, CalibrationProfile) else str(profile)
+    allowed = f"one of {PROFILES}, a profile file or a CalibrationProfile"
+    return label, resolve_profile("code_quality", name, profile, allowed=allowed)
 
 
 def code_quality_options(
