@@ -57,9 +57,10 @@ def test_pass_rate_with_an_assertion_script(fake_sandbox) -> None:
     assert code_metrics.test_pass_rate(WRONG, script, sandbox=fake_sandbox) == 0.0
 
 
-def test_pass_rate_without_tests_is_one_as_seed_002_says(fake_sandbox) -> None:
-    assert code_metrics.test_pass_rate(REFERENCE, [], sandbox=fake_sandbox) == 1.0
-    assert code_metrics.test_pass_rate(REFERENCE, "  \n", sandbox=fake_sandbox) == 1.0
+def test_pass_rate_without_tests_is_an_error_not_a_pass(fake_sandbox) -> None:
+    for empty in ([], "  \n"):
+        with pytest.raises(ValueError, match=r"^tests is empty"):
+            code_metrics.test_pass_rate(REFERENCE, empty, sandbox=fake_sandbox)
     assert fake_sandbox.calls == []  # nothing to run, no process
 
 
@@ -69,9 +70,6 @@ def test_pass_rate_of_unparsable_code_is_zero_without_a_process() -> None:
     assert (
         code_metrics.test_pass_rate("def add(a, b) return", TESTS, sandbox=ExplodingSandbox())
         == 0.0
-    )
-    assert (
-        code_metrics.test_pass_rate("def add(a, b) return", [], sandbox=ExplodingSandbox()) == 0.0
     )
 
 
