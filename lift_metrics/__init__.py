@@ -26,20 +26,25 @@ __version__ = "0.1.0"
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
     "Aggregate": "lift_metrics.dspy_metrics",
+    "AllTestsPass": "lift_metrics.dspy_metrics",
     "CodeQuality": "lift_metrics.dspy_metrics",
+    "CodeQualityOptions": "lift_metrics.code",
     "EndToEnd": "lift_metrics.dspy_metrics",
     "IR": "lift_metrics.ir",
     "IRParseError": "lift_metrics.ir",
     "IRQuality": "lift_metrics.dspy_metrics",
     "ProviderRoute": "lift_metrics.routes",
+    "TestPassRate": "lift_metrics.dspy_metrics",
     "aggregate_metric": "lift_metrics.aggregate",
     "code_quality": "lift_metrics.code",
     "code_quality_breakdown": "lift_metrics.code",
     "constraint_match": "lift_metrics.ir",
     "constraint_satisfied": "lift_metrics.ir",
     "cost_usd_for_model": "lift_metrics.pricing",
+    "degenerate_kind": "lift_metrics.code",
     "end_to_end": "lift_metrics.end_to_end",
     "end_to_end_breakdown": "lift_metrics.end_to_end",
+    "extract_code": "lift_metrics.code",
     "intent_match": "lift_metrics.ir",
     "ir_quality": "lift_metrics.ir",
     "ir_quality_breakdown": "lift_metrics.ir",
@@ -62,20 +67,25 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "Aggregate",
+    "AllTestsPass",
     "CodeQuality",
+    "CodeQualityOptions",
     "EndToEnd",
     "IR",
     "IRParseError",
     "IRQuality",
     "ProviderRoute",
+    "TestPassRate",
     "aggregate_metric",
     "code_quality",
     "code_quality_breakdown",
     "constraint_match",
     "constraint_satisfied",
     "cost_usd_for_model",
+    "degenerate_kind",
     "end_to_end",
     "end_to_end_breakdown",
+    "extract_code",
     "intent_match",
     "ir_quality",
     "ir_quality_breakdown",
@@ -99,8 +109,11 @@ __all__ = [
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from lift_metrics.aggregate import aggregate_metric
     from lift_metrics.code import (
+        CodeQualityOptions,
         code_quality,
         code_quality_breakdown,
+        degenerate_kind,
+        extract_code,
         reference_score,
         reference_score_breakdown,
         reference_scores,
@@ -110,7 +123,14 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         syntax_correctness,
         test_pass_rate,
     )
-    from lift_metrics.dspy_metrics import Aggregate, CodeQuality, EndToEnd, IRQuality
+    from lift_metrics.dspy_metrics import (
+        Aggregate,
+        AllTestsPass,
+        CodeQuality,
+        EndToEnd,
+        IRQuality,
+        TestPassRate,
+    )
     from lift_metrics.end_to_end import end_to_end, end_to_end_breakdown, latency_penalty
     from lift_metrics.ir import (
         IR,

@@ -60,12 +60,12 @@ from lift_metrics.aggregate import (
     AggregateBreakdown,
     aggregate_breakdown,
 )
+from lift_metrics.code._quality import DEFAULT_CODE_QUALITY_WEIGHTS, score_code
 from lift_metrics.end_to_end import (
     DEFAULT_E2E_WEIGHTS,
     DEFAULT_TARGET_MS,
     EndToEndBreakdown,
     _assemble,
-    _code_quality_breakdown,
 )
 from lift_metrics.ir import (
     DEFAULT_IR_WEIGHTS,
@@ -76,6 +76,7 @@ from lift_metrics.ir import (
 )
 
 if TYPE_CHECKING:
+    from lift_metrics.code import CodeQualityOptions
     from lift_metrics.sandbox import Sandbox
     from lift_metrics.similarity import Embedder
     from lift_metrics.validation import CalibrationProfile
@@ -84,15 +85,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Aggregate",
+    "AllTestsPass",
     "CodeQuality",
     "EndToEnd",
     "IRQuality",
     "MetricBreakdown",
+    "TestPassRate",
 ]
 
 logger = logging.getLogger(__name__)
 
-_DEFAULT_CODE_WEIGHTS = {"syntax": 0.2, "tests": 0.4, "semantic": 0.3, "style": 0.1}
 _MISSING = object()
 _MAX_FAILED_TESTS_SHOWN = 5
 #: options of a calibrated profile that each metric takes besides ``weights``
@@ -219,31 +221,9 @@ def _check_embedder(embedder: Any) -> Any:
 
 def _resolve_profile(metric: str, name: str, profile: Any) -> CalibrationProfile:
     """``profile`` (a CalibrationProfile, a path or "shipped") as a profile for ``metric``."""
-    from lift_metrics.validation import CalibrationProfile, load_profile, shipped_profile_path
+    from lift_metrics.validation._calibrate import resolve_profile
 
-    if isinstance(profile, CalibrationProfile):
-        if profile.metric not in (None, metric):
-            raise ValueError(
-                f"{name} must be a profile for {metric!r}, got one for {profile.metric!r}"
-            )
-        return profile
-    if isinstance(profile, str) and profile == "shipped":
-        path: str | os.PathLike[str] = shipped_profile_path(metric)
-    elif isinstance(profile, str | os.PathLike):
-        path = profile
-    else:
-        raise TypeError(
-            f"{name} must be a CalibrationProfile, a path to a profile file or 'shipped', "
-            f"got {type(profile).__name__}"
-        )
-    try:
-        return load_profile(path, metric=metric)
-    except FileNotFoundError as exc:
-        raise FileNotFoundError(
-            f"{name}: {exc} (pass a profile file, a CalibrationProfile or 'shipped')"
-        ) from None
-    except (TypeError, ValueError) as exc:
-        raise type(exc)(f"{name}: {exc}") from None
+    return resolve_profile(metric, name, profile)
 
 
 def _weights_and_options(
@@ -372,8 +352,10 @@ def _failed_tests(code: Any, entry_point: str | None) -> list[str]:
     lines: list[str] = []
     outcomes = [o for o in getattr(execution, "outcomes", ()) if not o.passed]
     for outcome in outcomes[:_MAX_FAILED_TESTS_SHOWN]:
-        if outcome.inputs is None:
-            call = "the check script"
+        if outcome.inputs is None:  # the error names the failing assertion and its values
+            failure = outcome.error or f"{execution.status}: {execution.reason}"
+            lines.append(_short(f"test {outcome.index}: the check script failed: {failure}", 400))
+            continue
         else:
             args = ", ".join(f"{k}={v!r}" for k, v in outcome.inputs.items())
             call = f"{entry_point or 'the function'}({args})"
@@ -393,8 +375,9 @@ class _Metric:
     #: example/prediction fields of each part, filled in by subclasses
     _part_fields: dict[str, str]
 
-    def __init__(self, *, threshold: float, history_size: int, cache_size: int) -> None:
-        self.threshold = check_unit_interval("threshold", threshold)
+    def __init__(self, *, threshold: float | None, history_size: int, cache_size: int) -> None:
+        # None: the class's default, set by the subclass once its weights are known
+        self.threshold = 0.5 if threshold is None else check_unit_interval("threshold", threshold)
         size = check_int("history_size", history_size, minimum=0)
         self._lock = threading.Lock()
         self._history: collections.deque[MetricBreakdown] = collections.deque(maxlen=size)
@@ -605,44 +588,77 @@ class _CodePart:
         expected_code_field: str,
         tests_field: str | None,
         entry_point_field: str | None,
+        prompt_field: str | None,
         code_field: str,
         code_weights: Mapping[str, float] | None,
-        code_profile: ProfileLike | None,
+        code_profile: ProfileLike | CodeQualityOptions | None,
         embedder: Embedder | None,
         sandbox: Sandbox | None,
         timeout_s: float | None,
         names: tuple[str, str] = ("code_weights", "code_profile"),
     ) -> None:
+        from lift_metrics.code import CodeQualityOptions, code_quality_options
+
         self.expected_code_field = _check_field("expected_code_field", expected_code_field)
         self.tests_field = _check_field("tests_field", tests_field, optional=True)
         self.entry_point_field = _check_field("entry_point_field", entry_point_field, optional=True)
+        self.prompt_field = _check_field("prompt_field", prompt_field, optional=True)
         self.code_field = _check_field("code_field", code_field)
-        self.code_weights, self._code_options, self.code_profile = _weights_and_options(
-            "code_quality",
-            weights=code_weights,
-            profile=code_profile,
-            weights_name=names[0],
-            profile_name=names[1],
-            defaults=_DEFAULT_CODE_WEIGHTS,
-        )
+        self.timeout_s = None if timeout_s is None else check_positive("timeout_s", timeout_s)
+        self.code_profile: CalibrationProfile | None = None
+        if isinstance(code_profile, CodeQualityOptions) or code_profile in (
+            None,
+            "validated",
+            "seed",
+        ):
+            options = code_quality_options(
+                code_profile,
+                weights=code_weights,
+                timeout_s=self.timeout_s,
+                name=names[1],
+                weights_name="code_weights",  # the attribute's name, as the IR part does
+            )
+        else:
+            _, _, resolved = _weights_and_options(
+                "code_quality",
+                weights=code_weights,
+                profile=code_profile,
+                weights_name=names[0],
+                profile_name=names[1],
+                defaults=DEFAULT_CODE_QUALITY_WEIGHTS,
+            )
+            self.code_profile = resolved
+            options = code_quality_options(resolved, timeout_s=self.timeout_s, name=names[1])
+            label = "shipped" if code_profile == "shipped" else options.profile
+            options = dataclasses.replace(options, profile=label)
+        self.code_quality_options: CodeQualityOptions = options
+        self.code_weights: dict[str, float] = dict(options.weights or {})
+        self._code_options = types.MappingProxyType(options.metric_options())
         self.embedder = _check_embedder(embedder)
         if sandbox is not None and not callable(getattr(sandbox, "run_tests", None)):
             raise TypeError(f"sandbox must have a run_tests method, got {type(sandbox).__name__}")
         self.sandbox = sandbox
-        self.timeout_s = None if timeout_s is None else check_positive("timeout_s", timeout_s)
+
+    def _failing_code_ceiling(self) -> float:
+        """The most the code part can score when the code fails every test."""
+        from lift_metrics.code._quality import FAIL_CEILING
+
+        if self.code_quality_options.validated:
+            return FAIL_CEILING
+        return 1.0 - self.code_weights.get("tests", 0.0)
 
     @property
     def code_options(self) -> Mapping[str, Any]:
-        """Options passed to :func:`lift_metrics.code.code_quality_breakdown` besides the weights.
+        """The weighted-sum options besides the weights (read-only).
 
-        Read-only; empty without a profile (the seed's metric), else ``similarity_floor`` plus
-        ``wrong_answer_gate`` and ``stub_cap`` where the profile sets them.
+        Empty for the validated profile and for a weighted sum without them; else
+        ``similarity_floor``, ``wrong_answer_gate`` and ``stub_cap`` where set. The whole
+        configuration is :attr:`code_quality_options`.
         """
         return self._code_options
 
-    def _score_code(
-        self, example: Any, prediction: Any
-    ) -> tuple[Any, float, str | None, str | None]:
+    def _code_inputs(self, example: Any) -> tuple[str, Any, str | None, str | None]:
+        """(reference, tests, entry point, prompt) from the example; config errors raise."""
         name = type(self).__name__
         expected = _example_field(name, example, str(self.expected_code_field))
         if not isinstance(expected, str):
@@ -653,33 +669,55 @@ class _CodePart:
         tests: Any = []
         if self.tests_field is not None:
             tests = _as_tests(name, _example_field(name, example, self.tests_field))
-        entry_point = None
-        if self.entry_point_field is not None:
-            value = _read(example, self.entry_point_field)
-            entry_point = None if value is _MISSING else value
+        return expected, tests, *self._task_fields(example)
+
+    def _task_fields(self, example: Any) -> tuple[str | None, str | None]:
+        """The optional entry point and prompt of the example (absent: None)."""
+        found: list[str | None] = []
+        for field in (self.entry_point_field, self.prompt_field):
+            value = _MISSING if field is None else _read(example, field)
+            if value is _MISSING or value is None or value == "":
+                found.append(None)
+            elif isinstance(value, str):
+                found.append(value)
+            else:
+                raise ValueError(
+                    f"{type(self).__name__}: example.{field} must be a str, "
+                    f"got {type(value).__name__}"
+                )
+        return found[0], found[1]
+
+    def _score_code(
+        self, example: Any, prediction: Any
+    ) -> tuple[Any, float, str | None, str | None]:
+        from lift_metrics.code._tests import check_entry_point, normalize_tests
+        from lift_metrics.sandbox import SandboxUnavailableError
+
+        expected, tests, entry_point, prompt = self._code_inputs(example)
         try:
             code = _prediction_field(prediction, str(self.code_field))
             if not isinstance(code, str):
                 raise _PartFailedError(
                     f"prediction.{self.code_field} is a {type(code).__name__}, not a str"
                 )
-            key = ("code", code, expected, _cache_key(tests), entry_point)
+            key = ("code", code, expected, _cache_key(tests), entry_point, prompt)
             cached = self._cache.get(key)
             if cached is not _MISSING:
                 return cached, float(cached.score), None, entry_point
-            result = _code_quality_breakdown(
+            result = score_code(
                 code,
                 expected,
-                tests,
-                weights=self.code_weights,
+                normalize_tests(tests),
+                self.code_quality_options,
+                entry_point=check_entry_point(entry_point),
+                prompt=prompt,
                 embedder=self.embedder,
                 sandbox=self.sandbox,
-                entry_point=entry_point,
-                timeout_s=self.timeout_s,
-                **self._code_options,
             )
         except _PartFailedError as exc:
             return None, 0.0, f"code: scored 0 because {exc}", entry_point
+        except SandboxUnavailableError:
+            raise  # the score cannot be computed: an error the caller sees, never a 0
         except Exception as exc:
             logger.warning("code_quality raised; scoring the code part 0", exc_info=True)
             reason = f"code: scored 0 because code_quality raised {type(exc).__name__}: {exc}"
@@ -697,6 +735,11 @@ class _CodePart:
             if reason.startswith("tests"):
                 lines.extend(f"{prefix}tests: {t}" for t in _failed_tests(code, entry_point))
         return lines
+
+
+def _threshold_above(ceiling: float) -> float:
+    """A default bootstrapping threshold: 0.05 above ``ceiling``, at least 0.5, at most 0.99."""
+    return round(min(0.99, max(0.5, ceiling + 0.05)), 4)
 
 
 def _number_field(prediction: Any, field: str, unit: str) -> tuple[float, str | None]:
@@ -820,45 +863,63 @@ class CodeQuality(_CodePart, _Metric):
         ``[(kwargs, expected), ...]`` or a ``check(candidate)`` script. None: no tests.
     entry_point_field : str or None, default "entry_point"
         Optional example field naming the function to test (absent: the only top-level one).
+    prompt_field : str or None, default "prompt"
+        Optional example field with a HumanEval-style prompt (signature and docstring): a
+        prediction that does not define the entry function itself is scored as
+        ``prompt + prediction`` (a body-only completion). Absent or None: not used.
     code_field : str, default "code"
-        Prediction field with the generated code.
+        Prediction field with the generated code (fences and prose around it are read
+        through, :func:`lift_metrics.code.extract_code`).
+    profile : str, CodeQualityOptions, CalibrationProfile or path, optional
+        ``"validated"`` (the default; see :func:`lift_metrics.code.code_quality`),
+        ``"seed"`` (the plain weighted sum), ``"shipped"`` (the calibrated weighted sum in
+        ``datasets/labels/calibrated_code_quality.json``), a profile file, a
+        :class:`~lift_metrics.validation.CalibrationProfile` or options from
+        :func:`lift_metrics.code.code_quality_options`. The whole configuration is in the
+        attribute ``code_quality_options``; a calibrated profile itself in ``code_profile``.
+        A profile for another metric raises ValueError.
     weights : mapping, optional
-        ``syntax``/``tests``/``semantic``/``style``; default 0.2/0.4/0.3/0.1. Normalised to
-        sum to 1 in the attribute ``code_weights``.
-    profile : CalibrationProfile, path or "shipped", optional
-        A calibrated ``code_quality`` profile (:func:`lift_metrics.validation.load_profile`):
-        a :class:`~lift_metrics.validation.CalibrationProfile`, the path of a profile file,
-        or ``"shipped"`` for ``datasets/labels/calibrated_code_quality.json``. Its weights
-        replace the defaults (giving ``weights`` too is an error) and its other options
-        (``similarity_floor``, and ``wrong_answer_gate`` and ``stub_cap`` where set) are
-        passed to :func:`lift_metrics.code.code_quality_breakdown` on every call; they are
-        in the read-only attribute ``code_options`` (empty without a profile: the seed's
-        metric). A profile for another metric raises ValueError.
+        Weighted-sum weights ``syntax``/``tests``/``semantic``/``style``; giving them
+        selects the seed's weighted sum with them (not with ``"validated"`` or a calibrated
+        profile: an error). Normalised in the attribute ``code_weights`` (empty for the
+        validated profile).
     embedder, sandbox, timeout_s
-        Passed to :func:`lift_metrics.code.code_quality_breakdown` (defaults: the bundled
-        embedder and the process-wide sandbox).
+        Passed to the scoring core (defaults: the bundled embedder and the process-wide
+        sandbox).
     threshold : float, default 0.5
+        ``score >= threshold`` accepts a demonstration when bootstrapping. With tests the
+        validated score of code that fails every test is at most 0.2, so the default never
+        accepts it; code that passes at least about a third of the tests is accepted.
     history_size, cache_size : int
         As in :class:`IRQuality`.
 
+    Notes
+    -----
+    A bad prediction (missing, None, not a str) scores 0 with the reason recorded. A
+    sandbox that cannot run at all (:class:`lift_metrics.sandbox.SandboxUnavailableError`)
+    raises: that is a broken machine, not a bad prediction, and a silent 0 would mislead
+    the optimizer.
+
     Examples
     --------
-    The shipped calibrated profile caps a placeholder at 0.1 (a toy embedder here, so that
-    no model is loaded; no tests, so that nothing runs in the sandbox):
+    A toy embedder here, so that no model is loaded; no tests, so that nothing runs in the
+    sandbox. A placeholder scores 0 by default (the reference asks for a function):
 
     >>> import numpy as np
     >>> class Parallel:  # every text -> the same unit vector: cosine 1
     ...     def embed(self, texts):
     ...         return np.ones((len(texts), 2)) / np.sqrt(2)
+    >>> example = {"expected_code": "def add(a, b):\\n    return a + b\\n"}
+    >>> stub = {"code": "def add(a, b):\\n    pass\\n"}
+    >>> CodeQuality(embedder=Parallel(), tests_field=None)(example, stub)
+    0.0
+    >>> CodeQuality(embedder=Parallel(), tests_field=None, profile="seed")(example, stub) > 0.9
+    True
     >>> calibrated = CodeQuality(profile="shipped", embedder=Parallel(), tests_field=None)
     >>> dict(calibrated.code_options)
     {'similarity_floor': 0.44, 'wrong_answer_gate': True, 'stub_cap': 0.1}
-    >>> example = {"expected_code": "def add(a, b):\\n    return a + b\\n"}
-    >>> stub = {"code": "def add(a, b):\\n    pass\\n"}
     >>> calibrated(example, stub)
     0.1
-    >>> CodeQuality(embedder=Parallel(), tests_field=None)(example, stub) > 0.9  # the seed's
-    True
     """
 
     def __init__(
@@ -867,9 +928,10 @@ class CodeQuality(_CodePart, _Metric):
         expected_code_field: str = "expected_code",
         tests_field: str | None = "tests",
         entry_point_field: str | None = "entry_point",
+        prompt_field: str | None = "prompt",
         code_field: str = "code",
         weights: Mapping[str, float] | None = None,
-        profile: ProfileLike | None = None,
+        profile: ProfileLike | CodeQualityOptions | None = None,
         embedder: Embedder | None = None,
         sandbox: Sandbox | None = None,
         timeout_s: float | None = None,
@@ -884,6 +946,7 @@ class CodeQuality(_CodePart, _Metric):
             expected_code_field=expected_code_field,
             tests_field=tests_field,
             entry_point_field=entry_point_field,
+            prompt_field=prompt_field,
             code_field=code_field,
             code_weights=weights,
             code_profile=profile,
@@ -929,16 +992,27 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         ``ir``/``code``/``latency``; default 0.4/0.5/0.1.
     ir_weights, code_weights : mapping, optional
         Weights inside the IR and code metrics.
-    ir_profile, code_profile : CalibrationProfile, path or "shipped", optional
-        Calibrated profiles for the IR and code parts, as ``profile`` in :class:`IRQuality`
-        and :class:`CodeQuality` (``"shipped"`` picks the shipped profile of each metric).
-        A profile replaces ``ir_weights``/``code_weights`` (giving both is an error); its
-        other options are in the read-only attributes ``ir_options`` and ``code_options``.
-    embedder, sandbox, timeout_s, threshold, history_size, cache_size
+    ir_profile, code_profile : optional
+        Profiles of the IR and code parts, as ``profile`` in :class:`IRQuality` and
+        :class:`CodeQuality` (``"shipped"`` picks the shipped profile of each metric; the
+        code part defaults to ``"validated"``). A calibrated profile replaces
+        ``ir_weights``/``code_weights`` (giving both is an error); its other options are in
+        the read-only attributes ``ir_options`` and ``code_options``.
+    prompt_field
+        As in :class:`CodeQuality`.
+    threshold : float or None, default None
+        ``score >= threshold`` accepts a demonstration when bootstrapping. None: 0.05 above
+        the best score an output whose code fails every test can reach with a perfect IR
+        and latency (at least 0.5). With the default weights and the validated code
+        profile that best is ``0.4 + 0.5 * 0.2 + 0.1 = 0.6``, so the default is 0.65: a
+        perfect IR cannot carry failing code into the demonstrations.
+    embedder, sandbox, timeout_s, history_size, cache_size
         As in :class:`CodeQuality`.
 
     Examples
     --------
+    >>> EndToEnd().threshold
+    0.65
     >>> metric = EndToEnd(ir_profile="shipped", code_profile="shipped")
     >>> dict(metric.ir_options)
     {'similarity_floor': 0.44}
@@ -954,6 +1028,7 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         expected_code_field: str = "expected_code",
         tests_field: str | None = "tests",
         entry_point_field: str | None = "entry_point",
+        prompt_field: str | None = "prompt",
         code_field: str = "code",
         latency_field: str | None = "latency_ms",
         target_ms: float = DEFAULT_TARGET_MS,
@@ -961,11 +1036,11 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         ir_weights: Mapping[str, float] | None = None,
         code_weights: Mapping[str, float] | None = None,
         ir_profile: ProfileLike | None = None,
-        code_profile: ProfileLike | None = None,
+        code_profile: ProfileLike | CodeQualityOptions | None = None,
         embedder: Embedder | None = None,
         sandbox: Sandbox | None = None,
         timeout_s: float | None = None,
-        threshold: float = 0.5,
+        threshold: float | None = None,
         history_size: int = 256,
         cache_size: int = 4096,
     ) -> None:
@@ -983,6 +1058,7 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
             expected_code_field=expected_code_field,
             tests_field=tests_field,
             entry_point_field=entry_point_field,
+            prompt_field=prompt_field,
             code_field=code_field,
             code_weights=code_weights,
             code_profile=code_profile,
@@ -1000,6 +1076,16 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         self._part_fields = {"ir": str(self.ir_field), "code": str(self.code_field)}
         if self.latency_field is not None:
             self._part_fields["latency"] = self.latency_field
+        if threshold is None:  # Aggregate sets its own once its weights are known
+            self.threshold = _threshold_above(EndToEnd._failing_ceiling(self))
+
+    def _failing_ceiling(self) -> float:
+        """The best score of an output whose code fails every test (all else perfect)."""
+        w = dict(self.weights)
+        if self.latency_field is None:
+            rest = w["ir"] + w["code"]
+            w = {"ir": w["ir"] / rest, "code": w["code"] / rest, "latency": 0.0}
+        return w["ir"] + w["latency"] + w["code"] * self._failing_code_ceiling()
 
     def __repr__(self) -> str:
         return (
@@ -1062,9 +1148,19 @@ class Aggregate(EndToEnd):
     latency_ceiling_ms : float, default 60000
     latency_field : str, default "latency_ms"
         Required here (the aggregate always scores latency).
+    threshold : float or None, default None
+        None: 0.05 above the best aggregate an output whose code fails every test can reach
+        (perfect IR, free, instant). With the default weights and the validated code
+        profile: quality ``(1 + 0.2 + 0.6) / 3 = 0.6``, aggregate ``0.7 * 0.6 + 0.2 + 0.1 =
+        0.72``, so the default is 0.77.
     others
         As in :class:`EndToEnd` (``weights`` are the end-to-end weights; ``ir_profile`` and
-        ``code_profile`` the calibrated profiles of the IR and code parts).
+        ``code_profile`` the profiles of the IR and code parts).
+
+    Examples
+    --------
+    >>> Aggregate().threshold
+    0.77
     """
 
     def __init__(
@@ -1075,6 +1171,7 @@ class Aggregate(EndToEnd):
         expected_code_field: str = "expected_code",
         tests_field: str | None = "tests",
         entry_point_field: str | None = "entry_point",
+        prompt_field: str | None = "prompt",
         code_field: str = "code",
         latency_field: str = "latency_ms",
         cost_field: str = "cost_usd",
@@ -1084,13 +1181,13 @@ class Aggregate(EndToEnd):
         ir_weights: Mapping[str, float] | None = None,
         code_weights: Mapping[str, float] | None = None,
         ir_profile: ProfileLike | None = None,
-        code_profile: ProfileLike | None = None,
+        code_profile: ProfileLike | CodeQualityOptions | None = None,
         cost_ceiling_usd: float = DEFAULT_COST_CEILING_USD,
         latency_ceiling_ms: float = DEFAULT_LATENCY_CEILING_MS,
         embedder: Embedder | None = None,
         sandbox: Sandbox | None = None,
         timeout_s: float | None = None,
-        threshold: float = 0.5,
+        threshold: float | None = None,
         history_size: int = 256,
         cache_size: int = 4096,
     ) -> None:
@@ -1102,6 +1199,7 @@ class Aggregate(EndToEnd):
             expected_code_field=expected_code_field,
             tests_field=tests_field,
             entry_point_field=entry_point_field,
+            prompt_field=prompt_field,
             code_field=code_field,
             latency_field=latency_field,
             target_ms=target_ms,
@@ -1124,6 +1222,15 @@ class Aggregate(EndToEnd):
         self.cost_ceiling_usd = check_positive("cost_ceiling_usd", cost_ceiling_usd)
         self.latency_ceiling_ms = check_positive("latency_ceiling_ms", latency_ceiling_ms)
         self._part_fields["cost"] = str(self.cost_field)
+        if threshold is None:
+            self.threshold = _threshold_above(self._failing_ceiling())
+
+    def _failing_ceiling(self) -> float:
+        """The best aggregate of an output whose code fails every test (all else perfect)."""
+        e2e = EndToEnd._failing_ceiling(self)
+        quality = (1.0 + self._failing_code_ceiling() + e2e) / 3.0
+        w = self.aggregate_weights
+        return w["quality"] * quality + w["cost"] + w["latency"]
 
     def breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
         """Score one pair; see the class docstring."""
@@ -1158,3 +1265,166 @@ class Aggregate(EndToEnd):
             end_to_end=e2e,
             aggregate=agg,
         )
+
+
+class TestPassRate(_CodePart, _Metric):
+    """The share of tests a prediction's code passes, as a DSPy metric (pass@1 as objective).
+
+    The code is read as :func:`lift_metrics.code.code_quality` reads it (fences and prose
+    removed, ``prompt + answer`` for a body-only completion) and run in the sandbox; an
+    answer that is not code (:func:`lift_metrics.code.degenerate_kind`) is not run and scores
+    0. No reference is needed. For GEPA the feedback lists each failing test: input, expected
+    and actual value for I/O cases, the failing assertion and its values for a check script.
+
+    Parameters
+    ----------
+    tests_field : str, default "tests"
+        Example field with the tests, as in :class:`CodeQuality`. An example without tests
+        raises ValueError: a pass rate without tests is not a number (never a pass).
+    entry_point_field, prompt_field, code_field, sandbox, timeout_s
+        As in :class:`CodeQuality`.
+    threshold : float, default 1.0
+        ``score >= threshold`` accepts a demonstration when bootstrapping: by default only
+        code that passes every test.
+    history_size, cache_size : int
+        As in :class:`IRQuality`.
+
+    Notes
+    -----
+    ``score = k / n`` for ``k`` of ``n`` tests passed (a check script is one test). A
+    timeout, crash, ``sys.exit``, memory blow-up or missing entry point fails the tests; a
+    sandbox that cannot run at all raises :class:`lift_metrics.sandbox.
+    SandboxUnavailableError`.
+
+    Examples
+    --------
+    >>> example = {"tests": [{"inputs": {"a": 1, "b": 2}, "expected": 3},
+    ...                      {"inputs": {"a": 0, "b": 0}, "expected": 0}]}
+    >>> metric = TestPassRate()
+    >>> metric(example, {"code": "def add(a, b):\\n    return a * b\\n"})
+    0.5
+    >>> metric(example, {"code": "{code}"})
+    0.0
+    >>> AllTestsPass()(example, {"code": "```python\\ndef add(a, b):\\n    return a + b\\n```"})
+    1.0
+    """
+
+    __test__ = False  # pytest: not a test class
+    _strict = False
+
+    def __init__(
+        self,
+        *,
+        tests_field: str = "tests",
+        entry_point_field: str | None = "entry_point",
+        prompt_field: str | None = "prompt",
+        code_field: str = "code",
+        sandbox: Sandbox | None = None,
+        timeout_s: float | None = None,
+        threshold: float = 1.0,
+        history_size: int = 256,
+        cache_size: int = 4096,
+    ) -> None:
+        _Metric.__init__(
+            self, threshold=threshold, history_size=history_size, cache_size=cache_size
+        )
+        self.tests_field = _check_field("tests_field", tests_field)
+        self.entry_point_field = _check_field("entry_point_field", entry_point_field, optional=True)
+        self.prompt_field = _check_field("prompt_field", prompt_field, optional=True)
+        self.code_field = _check_field("code_field", code_field)
+        self.timeout_s = None if timeout_s is None else check_positive("timeout_s", timeout_s)
+        if sandbox is not None and not callable(getattr(sandbox, "run_tests", None)):
+            raise TypeError(f"sandbox must have a run_tests method, got {type(sandbox).__name__}")
+        self.sandbox = sandbox
+        self._part_fields = {"tests": str(self.code_field)}
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(tests_field={self.tests_field!r}, "
+            f"code_field={self.code_field!r}, threshold={self.threshold})"
+        )
+
+    def _run(self, example: Any, prediction: Any) -> tuple[Any, str | None, str | None]:
+        from lift_metrics.code._quality import run_answer
+        from lift_metrics.code._tests import check_entry_point, normalize_tests
+        from lift_metrics.sandbox import SandboxUnavailableError
+
+        name = type(self).__name__
+        tests = normalize_tests(
+            _as_tests(name, _example_field(name, example, str(self.tests_field)))
+        )
+        if tests.count == 0:
+            raise ValueError(
+                f"{name}: example.{self.tests_field} holds no tests; a pass rate needs tests "
+                "(no tests is absent evidence, never a pass)"
+            )
+        entry_point, prompt = self._task_fields(example)
+        try:
+            code = _prediction_field(prediction, str(self.code_field))
+            if not isinstance(code, str):
+                raise _PartFailedError(
+                    f"prediction.{self.code_field} is a {type(code).__name__}, not a str"
+                )
+            key = ("tests", code, _cache_key(tests.payload()), entry_point, prompt)
+            cached = self._cache.get(key)
+            if cached is not _MISSING:
+                return cached, None, entry_point
+            result = run_answer(
+                code,
+                tests,
+                entry_point=check_entry_point(entry_point),
+                prompt=prompt,
+                sandbox=self.sandbox,
+                timeout_s=self.timeout_s,
+            )
+        except _PartFailedError as exc:
+            return None, f"tests: scored 0 because {exc}", entry_point
+        except SandboxUnavailableError:
+            raise  # the score cannot be computed: an error the caller sees, never a 0
+        except Exception as exc:
+            logger.warning("the tests raised; scoring 0", exc_info=True)
+            return None, f"tests: scored 0 because {type(exc).__name__}: {exc}", entry_point
+        if getattr(result.execution, "status", None) != "crashed":
+            self._cache.put(key, result)
+        return result, None, entry_point
+
+    def breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
+        """Score one pair; see the class docstring."""
+        result, failure, entry_point = self._run(example, prediction)
+        if result is None:
+            score = 0.0
+            reasons = [str(failure)]
+        else:
+            rate = float(result.score)
+            score = (1.0 if rate >= 1.0 else 0.0) if self._strict else rate
+            reasons = self._code_reasons(result, entry_point, "")
+            if self._strict and score < 1.0 and result.tests_total:
+                reasons.insert(
+                    0,
+                    f"tests: {result.tests_passed} of {result.tests_total} passed; "
+                    "every test must pass",
+                )
+        name = type(self).__name__
+        return MetricBreakdown(
+            name, score, {"tests": score}, {"tests": 1.0}, tuple(reasons), code=result
+        )
+
+
+class AllTestsPass(TestPassRate):
+    """1.0 when a prediction's code passes every test, else 0.0 (strict pass@1), for DSPy.
+
+    Parameters and reading of the code are those of :class:`TestPassRate`; the feedback
+    lists the failing tests in the same way.
+
+    Examples
+    --------
+    >>> example = {"tests": "def check(candidate):\\n    assert candidate(2) == 4\\n",
+    ...            "entry_point": "double"}
+    >>> AllTestsPass()(example, {"code": "def double(x):\\n    return x + 2\\n"})
+    1.0
+    >>> AllTestsPass()(example, {"code": "def double(x):\\n    return x * 3\\n"})
+    0.0
+    """
+
+    __test__ = False
+    _strict = True

@@ -15,9 +15,13 @@ from typing import TYPE_CHECKING, Any
 from lift_metrics._checks import check_non_negative, check_positive, normalize_weights
 
 if TYPE_CHECKING:
+    import os
+
+    from lift_metrics.code import CodeQualityOptions
     from lift_metrics.ir import IR, IRQualityBreakdown
     from lift_metrics.sandbox import Sandbox
     from lift_metrics.similarity import Embedder
+    from lift_metrics.validation import CalibrationProfile
 
 __all__ = [
     "DEFAULT_E2E_WEIGHTS",
@@ -181,37 +185,6 @@ def _assemble(
     )
 
 
-def _code_quality_breakdown(
-    predicted: str,
-    expected: str,
-    tests: Any,
-    *,
-    weights: Mapping[str, float] | None,
-    embedder: Embedder | None,
-    sandbox: Sandbox | None,
-    entry_point: str | None,
-    timeout_s: float | None,
-    similarity_floor: float = 0.0,
-    wrong_answer_gate: bool = False,
-    stub_cap: float | None = None,
-) -> Any:
-    from lift_metrics.code import code_quality_breakdown
-
-    return code_quality_breakdown(
-        predicted,
-        expected,
-        tests,
-        weights=weights,
-        embedder=embedder,
-        sandbox=sandbox,
-        entry_point=entry_point,
-        timeout_s=timeout_s,
-        similarity_floor=similarity_floor,
-        wrong_answer_gate=wrong_answer_gate,
-        stub_cap=stub_cap,
-    )
-
-
 def end_to_end_breakdown(
     *,
     predicted_ir: IR | Mapping[str, Any] | str,
@@ -224,9 +197,11 @@ def end_to_end_breakdown(
     weights: Mapping[str, float] | None = None,
     ir_weights: Mapping[str, float] | None = None,
     code_weights: Mapping[str, float] | None = None,
+    code_profile: str | os.PathLike[str] | CalibrationProfile | CodeQualityOptions | None = None,
     embedder: Embedder | None = None,
     sandbox: Sandbox | None = None,
     entry_point: str | None = None,
+    prompt: str | None = None,
     timeout_s: float | None = None,
 ) -> EndToEndBreakdown:
     """Compute :func:`end_to_end` and keep the IR and code breakdowns and what lost points.
@@ -249,8 +224,12 @@ def end_to_end_breakdown(
         Keys ``ir``, ``code``, ``latency``; default 0.4 / 0.5 / 0.1 (seed h10).
     ir_weights, code_weights : mapping, optional
         Passed to :func:`lift_metrics.ir.ir_quality_breakdown` and
-        :func:`lift_metrics.code.code_quality_breakdown` as ``weights``.
-    embedder, sandbox, entry_point, timeout_s
+        :func:`lift_metrics.code.code_quality_breakdown` as ``weights`` (code weights select
+        the weighted-sum family of the code metric).
+    code_profile : str, path, CalibrationProfile, CodeQualityOptions or None, default None
+        The code metric's profile, as ``profile`` in :func:`lift_metrics.code.code_quality`
+        (None: ``"validated"``, or the seed's weighted sum when ``code_weights`` is given).
+    embedder, sandbox, entry_point, prompt, timeout_s
         Passed on to the IR and code metrics.
 
     Returns
@@ -273,7 +252,8 @@ def end_to_end_breakdown(
 
     Examples
     --------
-    Without the embedding terms (intent and semantic weights 0), so no model is loaded:
+    Without the embedding terms (intent and semantic weights 0, the code part as the seed's
+    weighted sum), so no model is loaded:
 
     >>> ir = {"intent": "Add a and b.", "signature": {"name": "add",
     ...       "parameters": [{"name": "a"}, {"name": "b"}]}}
@@ -296,16 +276,25 @@ def end_to_end_breakdown(
     )
     target = check_positive("target_ms", target_ms)
     normalize_weights("weights", weights, DEFAULT_E2E_WEIGHTS)  # fail before the slow parts
+    from lift_metrics.code import code_quality_breakdown, code_quality_options
+
+    options = code_quality_options(
+        code_profile,
+        weights=code_weights,
+        timeout_s=timeout_s,
+        name="code_profile",
+        weights_name="code_weights",
+    )
     ir = ir_quality_breakdown(predicted_ir, expected_ir, weights=ir_weights, embedder=embedder)
-    code = _code_quality_breakdown(
+    code = code_quality_breakdown(
         predicted_code,
         expected_code,
         tests,
-        weights=code_weights,
+        profile=options,
         embedder=embedder,
         sandbox=sandbox,
         entry_point=entry_point,
-        timeout_s=timeout_s,
+        prompt=prompt,
     )
     return _assemble(
         ir=ir,
@@ -330,9 +319,11 @@ def end_to_end(
     weights: Mapping[str, float] | None = None,
     ir_weights: Mapping[str, float] | None = None,
     code_weights: Mapping[str, float] | None = None,
+    code_profile: str | os.PathLike[str] | CalibrationProfile | CodeQualityOptions | None = None,
     embedder: Embedder | None = None,
     sandbox: Sandbox | None = None,
     entry_point: str | None = None,
+    prompt: str | None = None,
     timeout_s: float | None = None,
 ) -> float:
     """End-to-end pipeline quality in [0, 1]: 0.4 IR + 0.5 code + 0.1 latency (seed h10).
@@ -366,8 +357,10 @@ def end_to_end(
         weights=weights,
         ir_weights=ir_weights,
         code_weights=code_weights,
+        code_profile=code_profile,
         embedder=embedder,
         sandbox=sandbox,
         entry_point=entry_point,
+        prompt=prompt,
         timeout_s=timeout_s,
     ).score

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import lift_metrics.end_to_end as e2e_module
 from lift_metrics.end_to_end import end_to_end, end_to_end_breakdown, latency_penalty
 
 IR_A: dict[str, Any] = {
@@ -79,7 +78,9 @@ def fake_code(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
         calls.append((predicted, expected, tests, kwargs))
         return FakeCodeBreakdown(0.6, ("tests: 1 of 2 failed",))
 
-    monkeypatch.setattr(e2e_module, "_code_quality_breakdown", fake)
+    import lift_metrics.code as code_module
+
+    monkeypatch.setattr(code_module, "code_quality_breakdown", fake)
     return calls
 
 
@@ -108,7 +109,7 @@ def test_end_to_end_is_the_seed_weighted_sum(fake_code: list[tuple[Any, ...]]) -
     assert any(r.startswith("latency: 32000 ms over the 16000 ms target") for r in result.reasons)
     predicted, expected_code, tests, kwargs = fake_code[0]
     assert (predicted, expected_code, tests) == (CODE, CODE, TESTS)
-    assert kwargs["weights"] is None and kwargs["sandbox"] is None
+    assert kwargs["profile"].profile == "validated" and kwargs["sandbox"] is None
 
 
 def test_end_to_end_without_latency_rescales_ir_and_code(fake_code: Any) -> None:

@@ -32,10 +32,11 @@ def test_readme_python_examples_run() -> None:
     for block in blocks:
         exec(compile(block, str(README), "exec"), namespace)
     assert namespace["breakdown"].components["tests"] == 0.0  # type: ignore[attr-defined]
+    # both tests fail: the validated default keeps it at most 0.2 (no credit for looks)
     assert (
-        0.4
+        0.0
         < namespace["code_quality"](  # type: ignore[operator]
             namespace["wrong"], namespace["right"], namespace["tests"]
         )
-        < 0.7
+        <= 0.2
     )

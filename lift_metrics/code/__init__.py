@@ -3,8 +3,13 @@
 Scores follow scikit-learn's naming: every ``*_similarity``/``*_correctness``/``*_rate``/
 ``*_conformance``/``code_quality`` value is higher-is-better in [0, 1].
 
-- :func:`code_quality` / :func:`code_quality_breakdown`: seed 002's weighted score of generated
-  code (syntax 0.2, tests 0.4, semantic 0.3, style 0.1) and the breakdown behind it.
+- :func:`code_quality` / :func:`code_quality_breakdown`: the score of generated code and the
+  breakdown behind it. The default ``"validated"`` profile: tests dominate when they exist,
+  non-code scores near zero, and without tests the no-test reference score; ``"seed"`` is the
+  plain weighted sum (syntax 0.2, tests 0.4, semantic 0.3, style 0.1). One options object,
+  :class:`CodeQualityOptions` (:func:`code_quality_options`), serves every code scorer.
+- :func:`extract_code`: the code in an answer (Markdown fences, prose around it).
+- :func:`degenerate_kind`: why an answer is not code (placeholder, prose, imports only...).
 - :func:`syntax_correctness`, :func:`test_pass_rate` (run in :mod:`lift_metrics.sandbox`),
   :func:`semantic_similarity` (embeddings), :func:`structural_similarity` (AST, no model),
   :func:`style_conformance`.
@@ -24,6 +29,8 @@ Scores follow scikit-learn's naming: every ``*_similarity``/``*_correctness``/``
 
 from __future__ import annotations
 
+from lift_metrics.code._degenerate import degenerate_kind
+from lift_metrics.code._extract import extract_code
 from lift_metrics.code._features import MAX_CODE_CHARS
 from lift_metrics.code._field import bleu_score, chrf_score, codebleu_score, exact_match
 from lift_metrics.code._forge import ForgeInputs, forge_inputs, forge_score_from_code
@@ -37,8 +44,10 @@ from lift_metrics.code._lint import (
 from lift_metrics.code._quality import (
     DEFAULT_CODE_QUALITY_WEIGHTS,
     CodeQualityBreakdown,
+    CodeQualityOptions,
     code_quality,
     code_quality_breakdown,
+    code_quality_options,
 )
 from lift_metrics.code._reference import (
     ReferenceScoreBreakdown,
@@ -62,6 +71,7 @@ from lift_metrics.code._tests import SandboxLike, test_pass_rate
 
 __all__ = [
     "CodeQualityBreakdown",
+    "CodeQualityOptions",
     "DEFAULT_CODE_QUALITY_WEIGHTS",
     "ForgeInputs",
     "LintFinding",
@@ -75,9 +85,12 @@ __all__ = [
     "chrf_score",
     "code_quality",
     "code_quality_breakdown",
+    "code_quality_options",
     "codebleu_score",
     "count_lint_findings",
+    "degenerate_kind",
     "exact_match",
+    "extract_code",
     "forge_inputs",
     "forge_score_from_code",
     "is_stub",

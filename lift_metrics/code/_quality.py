@@ -1,4 +1,10 @@
-"""The code_quality metric (seed 002): syntax, tests, semantic similarity and style."""
+"""The code_quality metric: one scoring core, one options object, several profiles.
+
+The default profile, ``"validated"``, ranks code the way people do: tests dominate when
+they exist, answers that are not code score near zero, and without tests the score is the
+no-test reference score. The weighted-sum family (``"seed"``, ``"shipped"``, custom
+``weights``) is the earlier syntax/tests/semantic/style sum, kept for comparison.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +13,23 @@ import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lift_metrics._checks import normalize_weights
+from lift_metrics.code._degenerate import degenerate_kind
+from lift_metrics.code._extract import (
+    complete_with_prompt,
+    defines,
+    extract_code,
+    single_function,
+)
 from lift_metrics.code._features import CodeFeatures, check_code, code_features
 from lift_metrics.code._semantic import check_similarity_floor, rescale_similarity
 from lift_metrics.code._stub import check_stub_cap, stub_kind
 from lift_metrics.code._style import style_parts
 from lift_metrics.code._tests import (
     ExecutedTests,
+    NormalizedTests,
     SandboxLike,
     TestCases,
     check_entry_point,
@@ -33,6 +47,7 @@ from lift_metrics.similarity import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from lift_metrics.sandbox import ExecutionResult
+    from lift_metrics.validation import CalibrationProfile
 
 DEFAULT_CODE_QUALITY_WEIGHTS: Mapping[str, float] = {
     "syntax": 0.2,
@@ -40,7 +55,7 @@ DEFAULT_CODE_QUALITY_WEIGHTS: Mapping[str, float] = {
     "semantic": 0.3,
     "style": 0.1,
 }
-"""Seed 002's weights. Add a ``"structural"`` key to a weights mapping to score it too."""
+"""The ``"seed"`` profile's weights. Add a ``"structural"`` key to a weights mapping to score it."""
 
 GATED_COMPONENTS: tuple[str, ...] = ("semantic", "style", "structural")
 """The resemblance components that ``wrong_answer_gate`` scales (syntax and tests are not)."""
@@ -134,6 +149,23 @@ class CodeQualityBreakdown:
     stub : bool
         Whether the predicted entry function is a placeholder (:func:`~lift_metrics.code.
         is_stub`); computed whether or not ``stub_cap`` is used.
+    profile : str
+        The profile that scored it (``"validated"``, ``"seed"``, ``"shipped"``, ``"custom"``
+        or a profile file's name).
+    degenerate : str or None
+        Why the answer is not an attempt at the code asked for
+        (:func:`~lift_metrics.code.degenerate_kind`); ``None`` when it is one. The
+        validated profile only.
+    code : str or None
+        The code that was scored and run, after :func:`~lift_metrics.code.extract_code` and
+        the prompt for a body-only completion (the validated profile; ``None`` otherwise).
+
+    Notes
+    -----
+    In the validated profile ``components`` holds ``syntax`` (1 when the scored code
+    parses), ``tests`` (the share of tests passed, when there are tests), ``reference`` (the
+    no-test reference score) and ``tests.wrong_answers``; ``weights`` is empty (the score is
+    not a weighted sum).
     """
 
     score: float
@@ -144,6 +176,9 @@ class CodeQualityBreakdown:
     tests_total: int
     reasons: tuple[str, ...] = field(default=())
     stub: bool = False
+    profile: str = "validated"
+    degenerate: str | None = None
+    code: str | None = None
 
     def __float__(self) -> float:
         return self.score
@@ -166,14 +201,17 @@ class CodeQualityBreakdown:
             "execution": execution,
             "reasons": list(self.reasons),
             "stub": self.stub,
+            "profile": self.profile,
+            "degenerate": self.degenerate,
+            "code": self.code,
         }
 
 
-def _weights(weights: Mapping[str, Any] | None) -> dict[str, float]:
+def _weights(weights: Mapping[str, Any] | None, name: str = "weights") -> dict[str, float]:
     defaults = dict(DEFAULT_CODE_QUALITY_WEIGHTS)
     if isinstance(weights, Mapping) and "structural" in weights:
         defaults["structural"] = 0.0
-    return normalize_weights("weights", weights, defaults)
+    return normalize_weights(name, weights, defaults)
 
 
 def _run_concurrently(
@@ -220,59 +258,213 @@ def _style(
     return parts, "style: " + "; ".join(details)
 
 
-def code_quality_breakdown(
-    predicted: str,
-    expected: str,
-    tests: TestCases,
+PROFILES: tuple[str, ...] = ("validated", "seed", "shipped")
+"""The named profiles; a path to a profile file or a CalibrationProfile works too."""
+
+FAIL_CEILING = 0.2
+"""The most an output that fails every test can score (validated profile)."""
+PASS_FLOOR = 0.25
+"""The least an output that passes at least one test scores (validated profile)."""
+RESEMBLANCE_SPAN = 0.3
+"""How much of one passed test's share the reference resemblance can take away."""
+DEGENERATE_SCORE = 0.0
+"""What an answer that is not code scores (validated profile)."""
+
+
+@dataclass(frozen=True)
+class CodeQualityOptions:
+    """How code_quality scores: one frozen object shared by every code scorer.
+
+    Build it with :func:`code_quality_options` (which validates); the pure functions, the
+    DSPy objects (:class:`~lift_metrics.dspy_metrics.CodeQuality`, ``EndToEnd``,
+    ``Aggregate``, ``TestPassRate``) and the validation scorer all take one.
+
+    Attributes
+    ----------
+    profile : str
+        ``"validated"`` (the default), ``"seed"``, ``"shipped"``, ``"custom"`` (weights
+        given) or the name of a profile file.
+    weights : dict of str to float or None
+        Normalised weights of the weighted-sum family; ``None`` for the validated profile.
+    similarity_floor, wrong_answer_gate, stub_cap
+        Options of the weighted-sum family (see :func:`code_quality`).
+    timeout_s : float or None
+        Per-execution time limit for the tests; ``None`` means the sandbox's own.
+
+    Notes
+    -----
+    The entry point and the prompt describe the task, not the metric: they are per-call
+    arguments (the DSPy objects read them from each example).
+    """
+
+    profile: str = "validated"
+    weights: Mapping[str, float] | None = None
+    similarity_floor: float = 0.0
+    wrong_answer_gate: bool = False
+    stub_cap: float | None = None
+    timeout_s: float | None = None
+
+    @property
+    def validated(self) -> bool:
+        """Whether this is the validated scoring (not a weighted sum)."""
+        return self.weights is None
+
+    def metric_options(self) -> dict[str, Any]:
+        """The weighted-sum options as keyword arguments (empty for the validated profile)."""
+        if self.weights is None:
+            return {}
+        options: dict[str, Any] = {}
+        if self.similarity_floor:
+            options["similarity_floor"] = self.similarity_floor
+        if self.wrong_answer_gate:
+            options["wrong_answer_gate"] = True
+        if self.stub_cap is not None:
+            options["stub_cap"] = self.stub_cap
+        return options
+
+
+def _load_calibrated(profile: Any, name: str) -> tuple[str, CalibrationProfile]:
+    from lift_metrics.validation import CalibrationProfile
+    from lift_metrics.validation._calibrate import resolve_profile
+
+    label = "custom" if isinstance(profile, CalibrationProfile) else str(profile)
+    allowed = f"one of {PROFILES}, a profile file or a CalibrationProfile"
+    return label, resolve_profile("code_quality", name, profile, allowed=allowed)
+
+
+def code_quality_options(
+    profile: str | os.PathLike[str] | CalibrationProfile | CodeQualityOptions | None = None,
     *,
     weights: Mapping[str, float] | None = None,
-    embedder: Embedder | None = None,
-    sandbox: SandboxLike | None = None,
-    entry_point: str | None = None,
-    timeout_s: float | None = None,
-    similarity_floor: float = 0.0,
-    wrong_answer_gate: bool = False,
+    similarity_floor: float | None = None,
+    wrong_answer_gate: bool | None = None,
     stub_cap: float | None = None,
-) -> CodeQualityBreakdown:
-    """Score generated code like :func:`code_quality` and say why.
+    timeout_s: float | None = None,
+    name: str = "profile",
+    weights_name: str = "weights",
+) -> CodeQualityOptions:
+    """Validate code_quality's options into one :class:`CodeQualityOptions`.
 
-    Parameters and raised errors are those of :func:`code_quality`.
+    Parameters
+    ----------
+    profile : str, path, CalibrationProfile, CodeQualityOptions or None, default None
+        ``"validated"``, ``"seed"``, ``"shipped"`` (``datasets/labels/
+        calibrated_code_quality.json``), the path of a profile file, a
+        :class:`~lift_metrics.validation.CalibrationProfile` or ready options. None means
+        ``"validated"``, unless a weighted-sum option is given (then ``"custom"``: the seed's
+        weighted sum with those options).
+    weights, similarity_floor, wrong_answer_gate, stub_cap
+        Weighted-sum options (see :func:`code_quality`). They cannot be combined with
+        ``"validated"`` nor with a calibrated profile (its file sets them); with ``"seed"``
+        they override the seed's. A floor of 0 and a gate of False are neutral: not given.
+    timeout_s : float or None, default None
+        Per-execution time limit; ``None`` keeps the profile's (the sandbox's own).
+    name, weights_name : str, default "profile", "weights"
+        The parameter names used in error messages.
 
     Returns
     -------
-    CodeQualityBreakdown
-        ``score`` plus ``components``, normalised ``weights``, the sandbox ``execution`` with
-        per-test outcomes, ``tests_passed``/``tests_total``, ``reasons`` and ``stub``.
+    CodeQualityOptions
+
+    Raises
+    ------
+    TypeError, ValueError, FileNotFoundError
+        An unknown profile name or a missing file, weighted options given with
+        ``"validated"`` or a calibrated profile, or an invalid option value.
 
     Examples
     --------
-    Without a neural model (``structural`` instead of ``semantic``):
-
-    >>> reference = "def add(a, b):\\n    return a + b\\n"
-    >>> no_model = {"syntax": 0.2, "tests": 0.4, "semantic": 0, "style": 0.1, "structural": 0.3}
-    >>> result = code_quality_breakdown("def add(a, b) return a + b", reference, [],
-    ...                                 weights=no_model)
-    >>> result.score, result.components["syntax"], result.components["tests"], result.execution
-    (0.0, 0.0, 0.0, None)
-    >>> result.reasons[0]
-    "syntax: SyntaxError: expected ':' (line 1)"
-
-    A placeholder with the opt-in stub cap:
-
-    >>> stub = "def add(a, b):\\n    raise NotImplementedError\\n"
-    >>> capped = code_quality_breakdown(stub, reference, [], weights=no_model, stub_cap=0.1)
-    >>> capped.stub, capped.score
-    (True, 0.1)
+    >>> code_quality_options().profile
+    'validated'
+    >>> seed = code_quality_options("seed")
+    >>> seed.profile, seed.weights["tests"]
+    ('seed', 0.4)
+    >>> code_quality_options(stub_cap=0.1).profile
+    'custom'
+    >>> code_quality_options("shipped").stub_cap
+    0.1
     """
-    check_code("predicted", predicted)
-    check_code("expected", expected)
-    normalized = normalize_tests(tests)
-    weight = _weights(weights)
-    entry = check_entry_point(entry_point)
     timeout = check_timeout(timeout_s)
-    floor = check_similarity_floor(similarity_floor)
-    gate = check_wrong_answer_gate(wrong_answer_gate)
-    cap = check_stub_cap(stub_cap)
+    # 0.0 and False are the neutral values of the floor and the gate: not given
+    weighted = {
+        key: value
+        for key, value in (
+            ("weights", weights),
+            ("similarity_floor", similarity_floor),
+            ("wrong_answer_gate", wrong_answer_gate),
+            ("stub_cap", stub_cap),
+        )
+        if value is not None
+        and not (key == "wrong_answer_gate" and value is False)
+        and not (key == "similarity_floor" and type(value) in (int, float) and value == 0)
+    }
+    if isinstance(profile, CodeQualityOptions):
+        if weighted:
+            raise ValueError(
+                f"give {name} as CodeQualityOptions or the options {sorted(weighted)}, not both"
+            )
+        if timeout is None:
+            return profile
+        return CodeQualityOptions(**{**profile.__dict__, "timeout_s": timeout})
+    if profile is None:
+        profile = "custom" if weighted else "validated"
+    if profile == "validated":
+        if weighted:
+            raise ValueError(
+                f"{name}='validated' is not a weighted sum; it takes none of {sorted(weighted)} "
+                "(use profile='seed' with them, or leave them out)"
+            )
+        return CodeQualityOptions(timeout_s=timeout)
+    if profile in ("seed", "custom"):
+        return CodeQualityOptions(
+            profile=str(profile),
+            weights=_weights(weights, weights_name),
+            similarity_floor=check_similarity_floor(similarity_floor or 0.0),
+            wrong_answer_gate=check_wrong_answer_gate(
+                False if wrong_answer_gate is None else wrong_answer_gate
+            ),
+            stub_cap=check_stub_cap(stub_cap),
+            timeout_s=timeout,
+        )
+    from lift_metrics.validation import CalibrationProfile
+
+    if not isinstance(profile, str | os.PathLike | CalibrationProfile):
+        raise TypeError(
+            f"{name} must be one of {PROFILES}, a profile file, a CalibrationProfile or "
+            f"CodeQualityOptions, got {type(profile).__name__}"
+        )
+    if isinstance(profile, str) and profile not in PROFILES and not os.path.exists(profile):
+        raise ValueError(
+            f"{name} must be one of {PROFILES} or the path of a profile file, got {profile!r}"
+        )
+    if weighted:
+        raise ValueError(
+            f"give {name} or the weighted-sum options {sorted(weighted)}, not both: the "
+            f"profile sets them; got {name}={profile!r}"
+        )
+    label, calibrated = _load_calibrated(profile, name)
+    options = calibrated.metric_options()
+    return CodeQualityOptions(
+        profile=label,
+        weights=_weights(options["weights"], f"{name} weights"),
+        similarity_floor=check_similarity_floor(options.get("similarity_floor", 0.0)),
+        wrong_answer_gate=check_wrong_answer_gate(options.get("wrong_answer_gate", False)),
+        stub_cap=check_stub_cap(options.get("stub_cap")),
+        timeout_s=timeout,
+    )
+
+
+def _weighted(
+    predicted: str,
+    expected: str,
+    normalized: NormalizedTests,
+    options: CodeQualityOptions,
+    entry: str | None,
+    embedder: Embedder | None,
+    sandbox: SandboxLike | None,
+) -> CodeQualityBreakdown:
+    """The weighted-sum family: seed, shipped and custom profiles."""
+    weight = dict(options.weights or {})
     if weight["semantic"] > 0:
         embedder = resolve_embedder(embedder)
     if sandbox is not None or (
@@ -280,20 +472,24 @@ def code_quality_breakdown(
     ):
         sandbox = resolve_sandbox(sandbox)
     reference = code_features(expected)
-    if not reference.parses:
-        raise ValueError(f"expected must be valid Python, but it does not parse: {reference.error}")
     candidate = code_features(predicted)
 
     components: dict[str, float] = {"syntax": 1.0 if candidate.parses else 0.0}
     reasons: list[str] = [] if candidate.parses else [f"syntax: {candidate.error}"]
+    if not reference.parses:
+        reasons.append(
+            f"reference: does not parse ({reference.error}); structural 0 and style's import "
+            "part compared with no imports"
+        )
 
     def execute() -> ExecutedTests:
         return run_tests(
-            predicted, normalized, entry_point=entry, sandbox=sandbox, timeout_s=timeout
+            predicted, normalized, entry_point=entry, sandbox=sandbox, timeout_s=options.timeout_s
         )
 
     def similarity() -> float:
-        return rescale_similarity(text_similarity(predicted, expected, embedder=embedder), floor)
+        cosine = text_similarity(predicted, expected, embedder=embedder)
+        return rescale_similarity(cosine, options.similarity_floor)
 
     executed, semantic = _run_concurrently(
         execute if weight["tests"] > 0 else None,
@@ -310,19 +506,21 @@ def code_quality_breakdown(
         components["semantic"] = semantic
         if semantic < 1.0:
             reasons.append(f"semantic: embedding similarity {semantic:.3f}")
-    style, style_reason = _style(candidate, predicted, expected)
+    style, style_reason = _style(candidate, predicted, expected if reference.parses else "")
     components.update(style)
     if style_reason:
         reasons.append(style_reason)
     components["structural"] = (
-        sequence_similarity(candidate.structure, reference.structure) if candidate.parses else 0.0
+        sequence_similarity(candidate.structure, reference.structure)
+        if candidate.parses and reference.parses
+        else 0.0
     )
     if weight.get("structural", 0.0) > 0 and components["structural"] < 1.0:
         reasons.append(f"structural: AST similarity {components['structural']:.3f}")
 
     scored = components
     wrong = components.get("tests.wrong_answers", 0.0)
-    if gate and wrong > 0:
+    if options.wrong_answer_gate and wrong > 0:
         scored = gate_by_wrong_answers(components)
         gated = ", ".join(k for k in GATED_COMPONENTS if weight.get(k, 0.0) > 0) or "nothing"
         reasons.append(
@@ -333,6 +531,7 @@ def code_quality_breakdown(
     score = sum(w * scored.get(key, 0.0) for key, w in weight.items())
     score = min(1.0, max(0.0, score))
     kind = stub_kind(predicted, expected, entry) if candidate.parses else None
+    cap = options.stub_cap
     if kind is not None and cap is not None and score > cap:
         score = cap
         reasons.append(f"stub: the entry function is a placeholder ({kind}); capped at {cap:g}")
@@ -345,7 +544,288 @@ def code_quality_breakdown(
         tests_total=normalized.count,
         reasons=tuple(reasons),
         stub=kind is not None,
+        profile=options.profile,
     )
+
+
+def read_answer(text: str, entry_point: str | None, prompt: str | None) -> str:
+    """The code to score and run: extracted, and completed by the prompt when body-only."""
+    return complete_with_prompt(extract_code(text, entry_point=entry_point), prompt, entry_point)
+
+
+def run_answer(
+    predicted: str,
+    tests: NormalizedTests,
+    *,
+    entry_point: str | None,
+    prompt: str | None,
+    sandbox: SandboxLike | None,
+    timeout_s: float | None,
+) -> CodeQualityBreakdown:
+    """Only the tests of an answer, read as the validated profile reads it (internal).
+
+    For the pass/fail metrics: ``score`` is the share of tests passed (0 for a degenerate
+    answer, which is not run); ``components`` holds ``syntax`` and ``tests``.
+    """
+    code = read_answer(predicted, entry_point, prompt)
+    kind = degenerate_kind(predicted, entry_point=entry_point, prompt=prompt, function=True)
+    components: dict[str, float] = {"syntax": 1.0 if code_features(code).parses else 0.0}
+    if kind is not None:
+        components["tests"] = 0.0
+        return CodeQualityBreakdown(
+            score=0.0,
+            components=components,
+            weights={},
+            execution=None,
+            tests_passed=0,
+            tests_total=tests.count,
+            reasons=(f"tests: not run: degenerate: {kind}",),
+            profile="tests",
+            degenerate=kind,
+            code=code,
+        )
+    box = resolve_sandbox(sandbox) if components["syntax"] else None
+    executed = run_tests(code, tests, entry_point=entry_point, sandbox=box, timeout_s=timeout_s)
+    components["tests"] = executed.rate
+    return CodeQualityBreakdown(
+        score=executed.rate,
+        components=components,
+        weights={},
+        execution=executed.execution,
+        tests_passed=executed.passed,
+        tests_total=tests.count,
+        reasons=() if executed.rate >= 1.0 else (f"tests: {executed.reason}",),
+        profile="tests",
+        code=code,
+    )
+
+
+def validated_score(passed: int, total: int, resemblance: float) -> float:
+    """The validated profile's score from the tests passed and the reference resemblance.
+
+    Parameters
+    ----------
+    passed, total : int
+        Tests passed (k) and tests given (n >= 1).
+    resemblance : float
+        The no-test reference score r in [0, 1].
+
+    Returns
+    -------
+    float
+        ``0.2 r`` when ``k = 0``; else ``0.25 + 0.75 (k - 1 + p) / n`` with
+        ``p = 1 - 0.3 (1 - r)``.
+
+    Examples
+    --------
+    >>> validated_score(0, 5, 1.0), validated_score(5, 5, 1.0)
+    (0.2, 1.0)
+    >>> round(validated_score(1, 5, 0.0), 3)  # one test passed beats any all-failing output
+    0.355
+    """
+    r = min(1.0, max(0.0, float(resemblance)))
+    if passed <= 0:
+        return FAIL_CEILING * r
+    position = 1.0 - RESEMBLANCE_SPAN * (1.0 - r)
+    return min(1.0, PASS_FLOOR + (1.0 - PASS_FLOOR) * (passed - 1 + position) / total)
+
+
+def _validated(
+    predicted: str,
+    expected: str,
+    normalized: NormalizedTests,
+    options: CodeQualityOptions,
+    entry: str | None,
+    prompt: str | None,
+    embedder: Embedder | None,
+    sandbox: SandboxLike | None,
+) -> CodeQualityBreakdown:
+    """The validated profile (see :func:`code_quality`'s Notes)."""
+    from lift_metrics.code._reference import reference_score
+
+    has_tests = normalized.count > 0
+    code = read_answer(predicted, entry, prompt)
+    reference_code = read_answer(expected, entry, prompt)
+    candidate = code_features(code)
+    reference = code_features(reference_code)
+    # a function is asked for when there are tests, an entry point, or a reference that is
+    # one function definition (snippet references, as in CoNaLa, are not)
+    asked = entry if entry is not None else single_function(reference_code)
+    wants_function = has_tests or asked is not None
+    components: dict[str, float] = {"syntax": 1.0 if candidate.parses else 0.0}
+    reasons: list[str] = []
+    if code != predicted:
+        reasons.append("read: code extracted from the answer (fences, prose or prompt)")
+    if not reference.parses:
+        reasons.append(f"reference: does not parse ({reference.error}); its text is compared")
+
+    def result(score: float, **extra: Any) -> CodeQualityBreakdown:
+        executed: ExecutedTests | None = extra.get("executed")
+        return CodeQualityBreakdown(
+            score=min(1.0, max(0.0, score)),
+            components=components,
+            weights={},
+            execution=None if executed is None else executed.execution,
+            tests_passed=0 if executed is None else executed.passed,
+            tests_total=normalized.count,
+            reasons=tuple(reasons),
+            stub=bool(extra.get("stub", False)),
+            profile=options.profile,
+            degenerate=extra.get("degenerate"),
+            code=code,
+        )
+
+    kind = degenerate_kind(predicted, entry_point=asked, prompt=prompt, function=wants_function)
+    stub = candidate.parses and stub_kind(code, reference_code, asked) is not None
+    if kind is None and wants_function and not has_tests and candidate.parses:
+        if asked is not None and not defines(code, asked):
+            kind = f"no function {asked!r} defined"
+        else:
+            placeholder = stub_kind(code, reference_code, asked)
+            if placeholder is not None:
+                kind = f"the entry function is a placeholder ({placeholder})"
+    if kind is not None:
+        components["reference"] = 0.0
+        if has_tests:
+            components["tests"] = 0.0
+        reasons.append(f"degenerate: {kind}; scored {DEGENERATE_SCORE:g}")
+        return result(DEGENERATE_SCORE, degenerate=kind, stub=stub)
+
+    if has_tests:
+        box = resolve_sandbox(sandbox) if candidate.parses else None
+
+        def execute() -> ExecutedTests:
+            return run_tests(
+                code, normalized, entry_point=entry, sandbox=box, timeout_s=options.timeout_s
+            )
+
+        def resemblance() -> float:
+            return reference_score(code, reference_code, embedder=embedder)
+
+        ran, measured = _run_concurrently(
+            execute, resemblance, overlap=candidate.parses and code != reference_code
+        )
+        executed = cast(ExecutedTests, ran)  # both were given, so both ran
+        r = float(cast(float, measured))
+        components["tests"] = executed.rate
+        components["tests.wrong_answers"] = executed.wrong / normalized.count
+        components["reference"] = r
+        score = validated_score(executed.passed, normalized.count, r)
+        if executed.passed == 0:
+            reasons.append(
+                f"tests: {executed.reason}; no test passed, so at most {FAIL_CEILING:g} "
+                f"(reference resemblance {r:.3f})"
+            )
+        elif executed.passed < normalized.count:
+            reasons.append(f"tests: {executed.reason}")
+        if executed.passed and r < 1.0:
+            reasons.append(f"reference: resemblance {r:.3f} to the reference")
+        return result(score, executed=executed, stub=stub)
+
+    r = reference_score(code, reference_code, embedder=embedder)
+    components["reference"] = r
+    score = r
+    if not candidate.parses and wants_function:
+        score = FAIL_CEILING * r
+        reasons.append(
+            f"syntax: {candidate.error}; code that cannot run scores at most {FAIL_CEILING:g}"
+        )
+    elif r < 1.0:
+        reasons.append(f"reference: no tests; reference score {r:.3f}")
+    return result(score, stub=stub)
+
+
+def code_quality_breakdown(
+    predicted: str,
+    expected: str,
+    tests: TestCases,
+    *,
+    profile: str | os.PathLike[str] | CalibrationProfile | CodeQualityOptions | None = None,
+    weights: Mapping[str, float] | None = None,
+    embedder: Embedder | None = None,
+    sandbox: SandboxLike | None = None,
+    entry_point: str | None = None,
+    prompt: str | None = None,
+    timeout_s: float | None = None,
+    similarity_floor: float | None = None,
+    wrong_answer_gate: bool | None = None,
+    stub_cap: float | None = None,
+) -> CodeQualityBreakdown:
+    """Score generated code like :func:`code_quality` and say why.
+
+    Parameters and raised errors are those of :func:`code_quality`.
+
+    Returns
+    -------
+    CodeQualityBreakdown
+        ``score`` plus ``components``, ``weights`` (empty for the validated profile), the
+        sandbox ``execution`` with per-test outcomes, ``tests_passed``/``tests_total``,
+        ``reasons``, ``stub``, ``profile``, ``degenerate`` and the scored ``code``.
+
+    Examples
+    --------
+    >>> reference = "def add(a, b):\\n    return a + b\\n"
+    >>> result = code_quality_breakdown("{code}", reference, [], entry_point="add")
+    >>> result.score, result.degenerate
+    (0.0, "template placeholder '{code}'")
+
+    The seed's weighted sum without a neural model (``structural`` instead of ``semantic``):
+
+    >>> no_model = {"syntax": 0.2, "tests": 0.4, "semantic": 0, "style": 0.1, "structural": 0.3}
+    >>> result = code_quality_breakdown("def add(a, b) return a + b", reference, [],
+    ...                                 weights=no_model)
+    >>> result.score, result.components["syntax"], result.components["tests"], result.execution
+    (0.0, 0.0, 0.0, None)
+    >>> result.reasons[0]
+    "syntax: SyntaxError: expected ':' (line 1)"
+    """
+    check_code("predicted", predicted)
+    check_code("expected", expected)
+    if prompt is not None:
+        check_code("prompt", prompt)
+    normalized = normalize_tests(tests)
+    entry = check_entry_point(entry_point)
+    options = code_quality_options(
+        profile,
+        weights=weights,
+        similarity_floor=similarity_floor,
+        wrong_answer_gate=wrong_answer_gate,
+        stub_cap=stub_cap,
+        timeout_s=timeout_s,
+    )
+    if embedder is not None and not callable(getattr(embedder, "embed", None)):
+        raise TypeError(f"embedder must have an embed(texts) method, got {type(embedder).__name__}")
+    if sandbox is not None:
+        sandbox = resolve_sandbox(sandbox)
+    return score_code(
+        predicted,
+        expected,
+        normalized,
+        options,
+        entry_point=entry,
+        prompt=prompt,
+        embedder=embedder,
+        sandbox=sandbox,
+    )
+
+
+def score_code(
+    predicted: str,
+    expected: str,
+    tests: NormalizedTests,
+    options: CodeQualityOptions,
+    *,
+    entry_point: str | None,
+    prompt: str | None,
+    embedder: Embedder | None,
+    sandbox: SandboxLike | None,
+) -> CodeQualityBreakdown:
+    """The scoring core on validated inputs (internal; every code scorer calls it)."""
+    if options.validated:
+        return _validated(
+            predicted, expected, tests, options, entry_point, prompt, embedder, sandbox
+        )
+    return _weighted(predicted, expected, tests, options, entry_point, embedder, sandbox)
 
 
 def code_quality(
@@ -353,127 +833,154 @@ def code_quality(
     expected: str,
     tests: TestCases,
     *,
+    profile: str | os.PathLike[str] | CalibrationProfile | CodeQualityOptions | None = None,
     weights: Mapping[str, float] | None = None,
     embedder: Embedder | None = None,
     sandbox: SandboxLike | None = None,
     entry_point: str | None = None,
+    prompt: str | None = None,
     timeout_s: float | None = None,
-    similarity_floor: float = 0.0,
-    wrong_answer_gate: bool = False,
+    similarity_floor: float | None = None,
+    wrong_answer_gate: bool | None = None,
     stub_cap: float | None = None,
 ) -> float:
-    """Quality of generated code against a reference and tests, in [0, 1] (seed 002).
+    """Quality of generated code against a reference and tests, in [0, 1].
 
     Parameters
     ----------
     predicted : str
-        The generated Python code.
+        The generated answer: plain code, code in Markdown fences or among prose, or (with
+        ``prompt``) a body-only completion.
     expected : str
-        The reference (human-written) code; it must parse.
+        The reference (human-written) code. It need not parse (a fragment is scored on its
+        text, and the reasons say so).
     tests : list of (dict, object) pairs, or str
         I/O cases ``[(kwargs, expected_output), ...]`` or a HumanEval-style assertion script;
-        see :func:`~lift_metrics.code.test_pass_rate`.
+        see :func:`~lift_metrics.code.test_pass_rate`. ``[]`` means no tests.
+    profile : str, path, CalibrationProfile, CodeQualityOptions or None, default None
+        ``"validated"`` (the default; see Notes), ``"seed"`` (the plain weighted sum
+        ``0.2 syntax + 0.4 tests + 0.3 semantic + 0.1 style``), ``"shipped"`` (that sum with
+        the weights, floor, gate and cap fitted in ``datasets/labels/
+        calibrated_code_quality.json``), a profile file, a
+        :class:`~lift_metrics.validation.CalibrationProfile`, or options from
+        :func:`code_quality_options`.
     weights : mapping or None, default None
-        ``{"syntax": 0.2, "tests": 0.4, "semantic": 0.3, "style": 0.1}`` by default. A
-        mapping must have exactly these keys, optionally plus ``"structural"``
-        (:func:`~lift_metrics.code.structural_similarity`, the name-blind AST score: use
-        ``semantic=0, structural=0.3`` to score without a neural model). Weights are
-        rescaled to sum to 1.
+        Weighted-sum family only: ``syntax``/``tests``/``semantic``/``style``, optionally
+        plus ``structural`` (:func:`~lift_metrics.code.structural_similarity`; use
+        ``semantic=0, structural=0.3`` to score without a neural model); rescaled to sum to
+        1. Giving it (or the three options below) without a profile selects the seed's
+        weighted sum with it.
     embedder : Embedder or None, default None
-        For ``semantic``; ``None`` means the bundled all-MiniLM-L6-v2 (cached by text).
+        For the reference score and ``semantic``; ``None`` means the bundled
+        all-MiniLM-L6-v2 (cached by text).
     sandbox : Sandbox or None, default None
-        For ``tests``; ``None`` means :func:`lift_metrics.sandbox.get_default_sandbox`.
+        For the tests; ``None`` means :func:`lift_metrics.sandbox.get_default_sandbox`.
     entry_point : str or None, default None
-        Function the I/O cases call; ``None`` means the only top-level function.
+        The function asked for, which the I/O cases call; ``None`` means the only top-level
+        function. Given without tests, the answer must define it with a body.
+    prompt : str or None, default None
+        HumanEval-style prompt (signature and docstring). When given and the answer does
+        not define the entry function itself, ``prompt + answer`` is scored (if it parses),
+        so a body-only completion is read as the whole function. An answer that only echoes
+        the prompt is degenerate.
     timeout_s : float or None, default None
         Per-execution time limit; ``None`` means the sandbox's own.
-    similarity_floor : float, default 0.0
-        Opt-in rescaling of ``semantic``: ``max(0, (cos - floor) / (1 - floor))``
-        (:func:`~lift_metrics.code.semantic_similarity`). 0, the default, is seed 002's
-        metric; the calibrated profile ``datasets/labels/calibrated_code_quality.json``
-        pairs a floor with fitted weights (:func:`lift_metrics.validation.load_profile`).
-    wrong_answer_gate : bool, default False
-        Opt-in: multiply ``semantic``, ``style`` and ``structural`` by ``1 - r``, where ``r``
-        is the fraction of tests in which the code ran and returned a wrong value. Code whose
-        tests refute its logic then keeps little credit for merely looking like the
-        reference; code that fails for its interface (a renamed function or parameter, a
-        missing argument) or crashes keeps it. False, the default, is seed 002's metric.
+    similarity_floor : float or None, default None
+        Weighted-sum family only: rescale ``semantic`` to ``max(0, (cos - floor) / (1 -
+        floor))``; None means 0.
+    wrong_answer_gate : bool or None, default None
+        Weighted-sum family only: multiply ``semantic``, ``style`` and ``structural`` by
+        ``1 - r`` (``r``: the share of tests that returned a wrong value).
     stub_cap : float or None, default None
-        Opt-in: the most a prediction whose entry function is a placeholder (body only
-        ``pass``/``...``/a docstring, ``raise NotImplementedError``, or ``return`` of a
-        constant or of an argument unchanged; :func:`~lift_metrics.code.is_stub`) can
-        score, in [0, 1]. None, the default, is seed 002's metric (no cap).
+        Weighted-sum family only: the most a placeholder entry function
+        (:func:`~lift_metrics.code.is_stub`) can score.
 
     Returns
     -------
     float
-        :math:`\\sum_k w_k c_k` over the weighted components, in [0, 1] (see Notes for the
-        opt-in gate and cap).
+        The score in [0, 1].
 
     Raises
     ------
     TypeError
-        If ``predicted`` or ``expected`` is not a str, ``tests`` has the wrong shape,
-        ``weights``/``embedder``/``sandbox``/``entry_point`` has the wrong type, or
-        ``wrong_answer_gate`` is not a bool.
+        If ``predicted``/``expected``/``prompt`` is not a str, ``tests`` has the wrong
+        shape, or another option has the wrong type.
     ValueError
-        If ``weights`` has missing/unknown keys, negative values or a zero sum,
-        ``timeout_s <= 0``, ``entry_point`` is not an identifier, ``expected`` does not
-        parse, ``similarity_floor`` is outside [0, 1) or ``stub_cap`` outside [0, 1].
+        For an unknown profile, weighted-sum options given with ``"validated"`` or a
+        calibrated profile, bad weights, ``timeout_s <= 0``, or an ``entry_point`` that is
+        not an identifier.
+    lift_metrics.sandbox.SandboxUnavailableError
+        When the sandbox cannot run at all (a score that could not be computed is an error,
+        never a 0).
 
     Notes
     -----
-    .. math::
+    The validated profile reads the answer as a person would
+    (:func:`~lift_metrics.code.extract_code`, then ``prompt + answer`` for a body-only
+    completion) and then:
 
-        \\text{code\\_quality} = 0.2\\,\\text{syntax} + 0.4\\,\\text{tests}
-            + 0.3\\,\\text{semantic} + 0.1\\,\\text{style}
+    1. **Not code** (:func:`~lift_metrics.code.degenerate_kind`): empty text, a template
+       placeholder (``{code}``) or prose scores 0; where a function is asked for (tests or
+       an entry point), so do import lines only, a bare name, and the prompt or signature
+       echoed with no body. Without tests but with an entry point, a missing entry function
+       or a placeholder body (:func:`~lift_metrics.code.is_stub`) is degenerate too.
+    2. **With tests** (n tests, k passed, r = the no-test reference score of the code
+       against ``expected``, :func:`lift_metrics.code.reference_score`):
 
-    with :func:`~lift_metrics.code.syntax_correctness`,
-    :func:`~lift_metrics.code.test_pass_rate` (no tests: 1.0, as seed 002 says),
-    :func:`~lift_metrics.code.semantic_similarity` and
-    :func:`~lift_metrics.code.style_conformance`. A wrong prediction never raises: code that
-    does not parse scores 0 on syntax, tests (no process is started) and style, and keeps
-    its semantic similarity; a crash, timeout or missing entry point fails the tests. The
-    reasons are in :func:`code_quality_breakdown`. Thread-safe: the sandbox runs while the
-    calling thread computes the embedding.
+       .. math::
 
-    The opt-in options (the calibrated profile
-    ``datasets/labels/calibrated_code_quality.json`` sets them) change the score to
+           s = \\begin{cases} 0.2\\,r & k = 0 \\\\
+               0.25 + 0.75\\,\\dfrac{k - 1 + (1 - 0.3\\,(1 - r))}{n} & k \\ge 1 \\end{cases}
 
-    .. math::
+       An output that fails every test (wrong value, exception, timeout, crash, memory
+       limit, ``sys.exit``, missing entry point, code that does not parse) scores at most
+       0.2; one that passes a test at least 0.25 + 0.525 / n; one more passed test always
+       scores higher whatever the resemblance; a correct solution identical to the
+       reference scores 1.0. An assertion script counts as one test.
+    3. **Without tests**: ``s = r``. Code that does not parse where a function is asked for
+       cannot run: ``0.2 r``.
 
-        \\min\\Big(\\text{cap},\\ \\sum_{k \\notin G} w_k c_k
-            + (1 - r) \\sum_{k \\in G} w_k c_k\\Big)
-
-    with :math:`G` = {semantic, style, structural}, :math:`r` the fraction of tests that
-    returned a wrong value (0 without the gate, without tests, or when the code does not
-    parse) and the cap applied only to a stub. An assertion script counts as one test; its
-    failure is a wrong answer when ``check`` raised ``AssertionError``.
+    The ``"seed"`` profile's weighted sum gives a ``pass`` stub 0.58 on average over the 164
+    HumanEval problems with their check scripts (0.51 to 0.60; 0.564 on problem 0): no test
+    passes, but syntax, style and the embedding resemblance still count. It also counts no
+    tests as all tests passed. It is kept for comparison, not as an objective. A wrong
+    prediction never raises; the reasons are in :func:`code_quality_breakdown`. Thread-safe:
+    the sandbox runs while the calling thread computes the reference score.
 
     Examples
     --------
+    A fake embedder keeps these examples free of the neural model:
+
+    >>> import numpy as np
+    >>> class Parallel:  # every text -> the same unit vector: cosine 1
+    ...     def embed(self, texts):
+    ...         return np.ones((len(texts), 2)) / np.sqrt(2)
     >>> reference = "def add(a, b):\\n    return a + b\\n"
-    >>> code_quality(reference, reference, [])
-    0.98333
-
-    A stub passes no real test, yet without tests it keeps its syntax and style points; the
-    opt-in cap bounds it (no neural model here):
-
-    >>> stub = "def add(a, b):\\n    return 0\\n"
-    >>> no_model = {"syntax": 0.2, "tests": 0.4, "semantic": 0, "style": 0.1, "structural": 0.3}
-    >>> round(code_quality(stub, reference, [], weights=no_model), 3)
-    0.863
-    >>> code_quality(stub, reference, [], weights=no_model, stub_cap=0.1)
-    0.1
+    >>> tests = [({"a": 1, "b": 2}, 3), ({"a": 2, "b": 2}, 4)]
+    >>> code_quality(reference, reference, tests, embedder=Parallel())
+    1.0
+    >>> fenced = "Sure:\\n```python\\n" + reference + "```\\n"
+    >>> code_quality(fenced, reference, tests, embedder=Parallel())
+    1.0
+    >>> wrong = "def add(a, b):\\n    return a * b\\n"  # passes the second test only
+    >>> 0.25 < code_quality(wrong, reference, tests, embedder=Parallel()) <= 0.625
+    True
+    >>> stub = "def add(a, b):\\n    pass\\n"
+    >>> code_quality(stub, reference, tests, embedder=Parallel())
+    0.0
+    >>> round(code_quality(stub, reference, tests, embedder=Parallel(), profile="seed"), 3)
+    0.583
     """
     return code_quality_breakdown(
         predicted,
         expected,
         tests,
+        profile=profile,
         weights=weights,
         embedder=embedder,
         sandbox=sandbox,
         entry_point=entry_point,
+        prompt=prompt,
         timeout_s=timeout_s,
         similarity_floor=similarity_floor,
         wrong_answer_gate=wrong_answer_gate,

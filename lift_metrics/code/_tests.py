@@ -210,28 +210,32 @@ def test_pass_rate(
         If ``code`` is not a str, ``tests`` is not a list of pairs with dict inputs or a str,
         or ``entry_point``/``sandbox`` has the wrong type.
     ValueError
-        If ``timeout_s <= 0``, ``entry_point`` is not an identifier, or an input key is not an
-        argument name.
+        If there are no tests (an empty list or a blank script: a pass rate without tests is
+        not a number, and never a pass), ``timeout_s <= 0``, ``entry_point`` is not an
+        identifier, or an input key is not an argument name.
 
     Notes
     -----
-    No tests (an empty list or a blank script) gives 1.0, as seed 002 says (forgetest's score
-    gives 0 there: see :func:`~lift_metrics.code.forge_inputs`). Code that does not parse
-    scores 0.0 without starting a process, with or without tests (issue 3). Wrong code, a
-    missing entry point, a crash, a timeout or a memory blow-up are not errors: those tests
-    fail (the score says so, and :func:`~lift_metrics.code.code_quality_breakdown` says why).
+    Code that does not parse scores 0.0 without starting a process. (The ``"seed"`` profile
+    of :func:`~lift_metrics.code.code_quality` still counts no tests as its tests component
+    1.0, as it always did; the default profile does not.) Wrong code, a missing entry point,
+    a crash, a timeout or a memory blow-up are not errors: those tests fail (the score says
+    so, and :func:`~lift_metrics.code.code_quality_breakdown` says why).
 
     Examples
     --------
-    >>> test_pass_rate("def f(x):\\n    return x\\n", [])
-    1.0
+    >>> test_pass_rate("def f(x):\\n    return x\\n", [({"x": 1}, 1), ({"x": 2}, 3)])
+    0.5
     >>> test_pass_rate("def f(x) return x", [({"x": 1}, 1)])
-    0.0
-    >>> test_pass_rate("def f(x) return x", [])
     0.0
     """
     check_code("code", code)
     normalized = normalize_tests(tests)
+    if normalized.count == 0:
+        raise ValueError(
+            "tests is empty: a pass rate needs at least one test (no tests is absent "
+            f"evidence, never a pass), got {tests!r:.40}"
+        )
     entry = check_entry_point(entry_point)
     timeout = check_timeout(timeout_s)
     if sandbox is not None:

@@ -149,23 +149,32 @@ class IRPairScorer:
 class CodePairScorer:
     """Score a code pair with ``code_quality`` (item keys of ``code_pairs.jsonl``).
 
-    Calls ``code_quality(item["predicted_code"], item["expected_code"], tests,
-    entry_point=item.get("entry_point"), ...)`` where ``tests`` are the item's
-    ``[{"inputs": {...}, "expected": v}]`` cases as ``(kwargs, v)`` pairs (or a check script).
+    Calls the code_quality scoring core on ``item["predicted_code"]`` and
+    ``item["expected_code"]`` with the item's tests (``[{"inputs": {...}, "expected": v}]``
+    cases as ``(kwargs, v)`` pairs, or a check script), ``entry_point`` and ``prompt``
+    (both optional).
 
     Parameters
     ----------
+    profile : str, path, CalibrationProfile, CodeQualityOptions or None, default None
+        As in :func:`lift_metrics.code.code_quality` (None: ``"validated"``, or the seed's
+        weighted sum when a weighted-sum option is given).
     weights : mapping, optional
-        ``syntax``/``tests``/``semantic``/``style`` (optionally ``structural``); default
-        seed 002's.
+        Weighted-sum weights ``syntax``/``tests``/``semantic``/``style`` (optionally
+        ``structural``).
     embedder, sandbox, timeout_s
-        Passed to :func:`lift_metrics.code.code_quality_breakdown`.
-    similarity_floor : float, default 0.0
-        Passed to ``code_quality`` (opt-in rescaling of the ``semantic`` cosine; 0 is the
-        seed's metric).
-    wrong_answer_gate : bool, default False
+        Passed to the scoring core.
+    similarity_floor : float or None, default None
+    wrong_answer_gate : bool or None, default None
     stub_cap : float or None, default None
-        Passed to ``code_quality`` (opt-in; the defaults are the seed's metric).
+        Weighted-sum options (0.0 and False count as not given).
+
+    Examples
+    --------
+    >>> CodePairScorer().options.profile
+    'validated'
+    >>> CodePairScorer(profile="seed").weights["tests"]
+    0.4
     """
 
     name = "code_quality"
@@ -175,33 +184,39 @@ class CodePairScorer:
     def __init__(
         self,
         *,
+        profile: Any = None,
         weights: Mapping[str, float] | None = None,
         embedder: Any = None,
         sandbox: Any = None,
         timeout_s: float | None = None,
-        similarity_floor: float = 0.0,
-        wrong_answer_gate: bool = False,
+        similarity_floor: float | None = None,
+        wrong_answer_gate: bool | None = None,
         stub_cap: float | None = None,
     ) -> None:
-        from lift_metrics.code import DEFAULT_CODE_QUALITY_WEIGHTS
-        from lift_metrics.code._quality import check_wrong_answer_gate
-        from lift_metrics.code._semantic import check_similarity_floor
-        from lift_metrics.code._stub import check_stub_cap
+        from lift_metrics.code import DEFAULT_CODE_QUALITY_WEIGHTS, code_quality_options
 
-        defaults = dict(DEFAULT_CODE_QUALITY_WEIGHTS)
-        if isinstance(weights, Mapping) and "structural" in weights:
-            defaults["structural"] = 0.0
-        self.weights = normalize_weights("weights", weights, defaults)
+        self.options = code_quality_options(
+            profile,
+            weights=weights,
+            similarity_floor=similarity_floor or None,
+            wrong_answer_gate=wrong_answer_gate or None,
+            stub_cap=stub_cap,
+            timeout_s=timeout_s,
+        )
+        self.weights: dict[str, float] = dict(self.options.weights or {})
         self.embedder = embedder
         self.sandbox = sandbox
-        self.timeout_s = timeout_s
-        self.similarity_floor = check_similarity_floor(similarity_floor)
-        self.wrong_answer_gate = check_wrong_answer_gate(wrong_answer_gate)
-        self.stub_cap = check_stub_cap(stub_cap)
+        self.timeout_s = self.options.timeout_s
+        self.similarity_floor = self.options.similarity_floor
+        self.wrong_answer_gate = self.options.wrong_answer_gate
+        self.stub_cap = self.options.stub_cap
+        # the weighted-sum components, which ``--calibrate`` fits weights on
         self.components: tuple[str, ...] = tuple(DEFAULT_CODE_QUALITY_WEIGHTS)
         self.default_weights: dict[str, float] = dict(DEFAULT_CODE_QUALITY_WEIGHTS)
 
     def __repr__(self) -> str:
+        if self.options.validated:
+            return f"CodePairScorer(profile={self.options.profile!r})"
         floor = f", similarity_floor={self.similarity_floor:g}" if self.similarity_floor else ""
         gate = ", wrong_answer_gate=True" if self.wrong_answer_gate else ""
         cap = "" if self.stub_cap is None else f", stub_cap={self.stub_cap:g}"
@@ -212,18 +227,16 @@ class CodePairScorer:
         from lift_metrics.code import code_quality_breakdown
 
         entry_point = item.get("entry_point") if isinstance(item, Mapping) else None
+        prompt = item.get("prompt") if isinstance(item, Mapping) else None
         return code_quality_breakdown(
             _field(item, "predicted_code", "code_quality"),
             _field(item, "expected_code", "code_quality"),
             _tests_of(item.get("tests")),
-            weights=self.weights,
+            profile=self.options,
             embedder=self.embedder,
             sandbox=self.sandbox,
             entry_point=entry_point or None,
-            timeout_s=self.timeout_s,
-            similarity_floor=self.similarity_floor,
-            wrong_answer_gate=self.wrong_answer_gate,
-            stub_cap=self.stub_cap,
+            prompt=prompt or None,
         )
 
     def __call__(self, item: Any) -> float:
@@ -236,7 +249,7 @@ class CodePairScorer:
 
     def prefetch(self, items: Sequence[Any]) -> None:
         """Embed every predicted and expected snippet in one batch; best effort."""
-        if self.weights.get("semantic", 0) <= 0:
+        if not self.options.validated and self.weights.get("semantic", 0) <= 0:
             return
         from lift_metrics.similarity import resolve_embedder
 
@@ -265,6 +278,8 @@ class EndToEndScorer:
     weights : mapping, optional
         ``ir``/``code``/``latency``; default 0.4/0.5/0.1.
     ir_weights, code_weights : mapping, optional
+    code_profile : optional
+        The code part's profile, as ``profile`` in :func:`lift_metrics.code.code_quality`.
     embedder, sandbox, timeout_s
     """
 
@@ -277,15 +292,20 @@ class EndToEndScorer:
         weights: Mapping[str, float] | None = None,
         ir_weights: Mapping[str, float] | None = None,
         code_weights: Mapping[str, float] | None = None,
+        code_profile: Any = None,
         embedder: Any = None,
         sandbox: Any = None,
         timeout_s: float | None = None,
     ) -> None:
+        from lift_metrics.code import code_quality_options
         from lift_metrics.end_to_end import DEFAULT_E2E_WEIGHTS
 
         self.weights = normalize_weights("weights", weights, DEFAULT_E2E_WEIGHTS)
         self.ir_weights = ir_weights
         self.code_weights = code_weights
+        self.code_options = code_quality_options(
+            code_profile, weights=code_weights, name="code_profile", weights_name="code_weights"
+        )
         self.embedder = embedder
         self.sandbox = sandbox
         self.timeout_s = timeout_s
@@ -309,10 +329,11 @@ class EndToEndScorer:
             latency_ms=None if latency in (None, "") else float(latency),
             weights=self.weights,
             ir_weights=self.ir_weights,
-            code_weights=self.code_weights,
+            code_profile=self.code_options,
             embedder=self.embedder,
             sandbox=self.sandbox,
             entry_point=item.get("entry_point") or None,
+            prompt=item.get("prompt") or None,
             timeout_s=self.timeout_s,
         )
 
@@ -439,9 +460,10 @@ def builtin_scorer(
     """The item scorer for ``"ir_quality"``, ``"code_quality"``, ``"end_to_end"`` or
     ``"reference_score"`` (which takes none of the options).
 
-    ``similarity_floor`` (opt-in, default 0: the seed's metric) applies to ``ir_quality`` and
-    ``code_quality``; ``end_to_end`` takes none. ``wrong_answer_gate`` and ``stub_cap``
-    (opt-in, defaults the seed's metric) apply to ``code_quality`` only. A
+    ``code_quality`` scores with its default ``"validated"`` profile unless weighted-sum
+    options are given (``weights``, a ``similarity_floor`` above 0, ``wrong_answer_gate``,
+    ``stub_cap``: the seed's weighted sum with them). ``similarity_floor`` applies to
+    ``ir_quality`` and ``code_quality``; ``end_to_end`` takes none. A
     :class:`~lift_metrics.validation.CalibrationProfile` gives them all:
     ``builtin_scorer(name, **profile.metric_options())``.
 
@@ -452,8 +474,11 @@ def builtin_scorer(
 
     Examples
     --------
-    >>> builtin_scorer("code_quality").weights["tests"]
-    0.4
+    >>> builtin_scorer("code_quality").options.profile
+    'validated'
+    >>> builtin_scorer("code_quality", weights={"syntax": 0, "tests": 1, "semantic": 0,
+    ...                                         "style": 0}).weights["tests"]
+    1.0
     >>> builtin_scorer("ir_quality", similarity_floor=0.44).similarity_floor
     0.44
     >>> builtin_scorer("code_quality", stub_cap=0.1).stub_cap

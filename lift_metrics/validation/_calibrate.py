@@ -560,6 +560,43 @@ def load_profile(path: str | os.PathLike[str], *, metric: str | None = None) -> 
     )
 
 
+def resolve_profile(
+    metric: str,
+    name: str,
+    profile: Any,
+    *,
+    allowed: str = "a CalibrationProfile, a path to a profile file or 'shipped'",
+) -> CalibrationProfile:
+    """``profile`` (a CalibrationProfile, a path or "shipped") as a profile for ``metric``.
+
+    Internal: the metric objects and code_quality's options resolve profiles here; ``name``
+    is the parameter named in errors, ``allowed`` what it accepts.
+
+    Examples
+    --------
+    >>> resolve_profile("code_quality", "profile", "shipped").stub_cap
+    0.1
+    """
+    if isinstance(profile, CalibrationProfile):
+        if profile.metric not in (None, metric):
+            raise ValueError(
+                f"{name} must be a profile for {metric!r}, got one for {profile.metric!r}"
+            )
+        return profile
+    if isinstance(profile, str) and profile == "shipped":
+        path: str | os.PathLike[str] = shipped_profile_path(metric)
+    elif isinstance(profile, str | os.PathLike):
+        path = profile
+    else:
+        raise TypeError(f"{name} must be {allowed}, got {type(profile).__name__}")
+    try:
+        return load_profile(path, metric=metric)
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"{name}: {exc} (pass {allowed})") from None
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{name}: {exc}") from None
+
+
 def shipped_profile_path(metric: str) -> Path:
     """Path of the calibrated profile shipped for ``ir_quality`` or ``code_quality``.
 

@@ -295,7 +295,9 @@ def _components(scorer: Any, items: Sequence[LabelledItem]) -> dict[str, list[fl
     For ``code_quality`` also ``tests.wrong_answers`` and ``stub`` (1.0 for a placeholder),
     which the opt-in gate and stub cap need; :func:`_calibrate` takes them out before fitting.
     """
-    full = type(scorer)(embedder=scorer.embedder)  # default weights: every component computed
+    # the seed's weighted sum: every component computed (what the weights are fitted on)
+    seed = {"profile": "seed"} if isinstance(scorer, CodePairScorer) else {}
+    full = type(scorer)(embedder=scorer.embedder, **seed)
     full.prefetch([item.item for item in items])
     columns: dict[str, list[float]] = {name: [] for name in scorer.components}
     code = isinstance(scorer, CodePairScorer)

@@ -106,7 +106,7 @@ def test_is_stub_rejects_bad_arguments() -> None:
 def test_stub_cap_caps_a_stub_and_says_why(fake_sandbox, hash_embedder) -> None:
     stub = STUBS["return 0"]  # passes the (1, -1) -> 0 test: 1 of 3
     plain = code_quality_breakdown(
-        stub, REFERENCE, TESTS, sandbox=fake_sandbox, embedder=hash_embedder
+        stub, REFERENCE, TESTS, sandbox=fake_sandbox, embedder=hash_embedder, profile="seed"
     )
     capped = code_quality_breakdown(
         stub, REFERENCE, TESTS, sandbox=fake_sandbox, embedder=hash_embedder, stub_cap=0.1
@@ -121,7 +121,12 @@ def test_stub_cap_caps_a_stub_and_says_why(fake_sandbox, hash_embedder) -> None:
 
 
 def test_stub_cap_leaves_other_code_and_low_scores_alone(fake_sandbox, hash_embedder) -> None:
-    options: dict[str, Any] = {"sandbox": fake_sandbox, "embedder": hash_embedder}
+    # the gate and the cap are options of the seed's weighted sum
+    options: dict[str, Any] = {
+        "sandbox": fake_sandbox,
+        "embedder": hash_embedder,
+        "profile": "seed",
+    }
     for code in (REFERENCE, WRONG):
         assert code_quality(code, REFERENCE, TESTS, stub_cap=0.0, **options) == code_quality(
             code, REFERENCE, TESTS, **options
@@ -171,7 +176,12 @@ def _by_hand(components: dict[str, float], weights: dict[str, float], keep: floa
 
 
 def test_breakdown_reports_the_wrong_answer_fraction(fake_sandbox, hash_embedder) -> None:
-    options: dict[str, Any] = {"sandbox": fake_sandbox, "embedder": hash_embedder}
+    # the gate and the cap are options of the seed's weighted sum
+    options: dict[str, Any] = {
+        "sandbox": fake_sandbox,
+        "embedder": hash_embedder,
+        "profile": "seed",
+    }
     options["entry_point"] = "add"  # the tests call add: the renamed function is not found
     wrong = code_quality_breakdown(WRONG, REFERENCE, TESTS, **options)
     assert wrong.components["tests"] == pytest.approx(1 / 3)
@@ -190,7 +200,12 @@ def test_breakdown_reports_the_wrong_answer_fraction(fake_sandbox, hash_embedder
 def test_gate_scales_resemblance_by_the_share_of_tests_not_answered_wrongly(
     fake_sandbox, hash_embedder, weights: dict[str, float] | None
 ) -> None:
-    options: dict[str, Any] = {"sandbox": fake_sandbox, "embedder": hash_embedder}
+    # the gate and the cap are options of the seed's weighted sum
+    options: dict[str, Any] = {
+        "sandbox": fake_sandbox,
+        "embedder": hash_embedder,
+        "profile": "seed",
+    }
     plain = code_quality_breakdown(WRONG, REFERENCE, TESTS, weights=weights, **options)
     gated = code_quality_breakdown(
         WRONG, REFERENCE, TESTS, weights=weights, wrong_answer_gate=True, **options
@@ -205,7 +220,12 @@ def test_gate_scales_resemblance_by_the_share_of_tests_not_answered_wrongly(
 def test_gate_keeps_credit_when_tests_fail_for_the_interface_or_a_crash(
     fake_sandbox, hash_embedder
 ) -> None:
-    options: dict[str, Any] = {"sandbox": fake_sandbox, "embedder": hash_embedder}
+    # the gate and the cap are options of the seed's weighted sum
+    options: dict[str, Any] = {
+        "sandbox": fake_sandbox,
+        "embedder": hash_embedder,
+        "profile": "seed",
+    }
     options["entry_point"] = "add"
     for code in (RENAMED, CRASHES, REFERENCE):
         gated = code_quality(code, REFERENCE, TESTS, wrong_answer_gate=True, **options)
@@ -222,7 +242,12 @@ def test_gate_counts_a_failed_assertion_script_as_a_wrong_answer(fake_sandbox) -
 
 
 def test_gate_and_cap_default_to_the_seed_metric(fake_sandbox, hash_embedder) -> None:
-    options: dict[str, Any] = {"sandbox": fake_sandbox, "embedder": hash_embedder}
+    # the gate and the cap are options of the seed's weighted sum
+    options: dict[str, Any] = {
+        "sandbox": fake_sandbox,
+        "embedder": hash_embedder,
+        "profile": "seed",
+    }
     for code in (WRONG, STUBS["return 0"], REFERENCE):
         default = code_quality(code, REFERENCE, TESTS, **options)
         explicit = code_quality(
@@ -234,7 +259,7 @@ def test_gate_and_cap_default_to_the_seed_metric(fake_sandbox, hash_embedder) ->
         assert default == explicit == pytest.approx(seed)
 
 
-@pytest.mark.parametrize("value", ["yes", 1, None])
+@pytest.mark.parametrize("value", ["yes", 1, 0.0])
 def test_bad_wrong_answer_gate_raises_naming_it(value: object) -> None:
     with pytest.raises(TypeError, match="wrong_answer_gate"):
         code_quality(REFERENCE, REFERENCE, [], weights=_NO_MODEL, wrong_answer_gate=value)  # type: ignore[arg-type]

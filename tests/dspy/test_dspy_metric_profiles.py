@@ -125,10 +125,11 @@ def test_options_are_read_only() -> None:
 def test_the_shipped_code_profile_caps_a_stub(hash_embedder: HashEmbedder) -> None:
     prediction = pred(code=STUB_CODE)
     calibrated = CodeQuality(profile="shipped", embedder=hash_embedder)
-    default = CodeQuality(embedder=hash_embedder)
+    seed = CodeQuality(embedder=hash_embedder, profile="seed")
     score = calibrated(EXAMPLE, prediction)
     assert score == 0.1  # syntax alone (0.212) would be above the cap
-    assert default(EXAMPLE, prediction) > 0.2  # the seed's metric does not cap
+    assert seed(EXAMPLE, prediction) > 0.2  # the seed's metric does not cap
+    assert CodeQuality(embedder=hash_embedder)(EXAMPLE, prediction) == 0.0  # validated: no body
     assert score == _pure_code(prediction, hash_embedder, **CODE_PROFILE.metric_options())
     assert any("capped at 0.1" in r for r in calibrated.history[-1].reasons)
 
@@ -140,7 +141,7 @@ def test_the_wrong_answer_gate_reaches_the_score(hash_embedder: HashEmbedder) ->
     prediction = pred(code=BAD_CODE)
     without_gate = CodeQuality(profile=plain, embedder=hash_embedder)(EXAMPLE, prediction)
     with_gate = CodeQuality(profile=gated, embedder=hash_embedder)(EXAMPLE, prediction)
-    assert without_gate == CodeQuality(embedder=hash_embedder)(EXAMPLE, prediction)
+    assert without_gate == CodeQuality(embedder=hash_embedder, profile="seed")(EXAMPLE, prediction)
     assert with_gate < without_gate
     assert with_gate == pytest.approx(_pure_code(prediction, hash_embedder, wrong_answer_gate=True))
 
@@ -189,51 +190,57 @@ def test_one_profile_leaves_the_other_part_as_before(hash_embedder: HashEmbedder
     assert breakdown.components["code"] == 0.1
 
 
-# ------------------------------------------------------------------ profile=None: as before
+# ------------------------------------------------------------------ profile="seed": as before
 
 
 @pytest.mark.parametrize("code", [GOOD_CODE, BAD_CODE, STUB_CODE])
-def test_no_profile_gives_exactly_the_previous_scores(
+def test_the_seed_profile_gives_exactly_the_previous_scores(
     code: str, hash_embedder: HashEmbedder
 ) -> None:
     prediction = pred(ir=OTHER_INTENT, code=code)
     ir_metric = IRQuality(embedder=hash_embedder, profile=None)
-    code_metric = CodeQuality(embedder=hash_embedder, profile=None)
+    code_metric = CodeQuality(embedder=hash_embedder, profile="seed")
     # what the objects computed before profiles existed: their normalised weights, no options
     ir = _pure_ir(prediction, hash_embedder, weights=ir_metric.ir_weights)
-    code_score = _pure_code(prediction, hash_embedder, weights=code_metric.code_weights)
+    code_score = _pure_code(prediction, hash_embedder, profile="seed")
     assert ir_metric(EXAMPLE, prediction) == ir
     assert code_metric(EXAMPLE, prediction) == code_score
     assert ir == pytest.approx(_pure_ir(prediction, hash_embedder))  # the seed's defaults
-    assert code_score == pytest.approx(_pure_code(prediction, hash_embedder))
-    e2e_metric = EndToEnd(embedder=hash_embedder, ir_profile=None, code_profile=None)
+    assert code_metric.code_weights == pytest.approx(dict(DEFAULT_CODE_WEIGHTS))
+    e2e_metric = EndToEnd(embedder=hash_embedder, ir_profile=None, code_profile="seed")
     e2e = e2e_metric(EXAMPLE, prediction)
-    assert e2e == EndToEnd(embedder=hash_embedder)(EXAMPLE, prediction)
     assert e2e == pytest.approx(0.4 * ir + 0.5 * code_score + 0.1 * latency_penalty(24_000))
     assert dict(e2e_metric.ir_options) == {} and dict(e2e_metric.code_options) == {}
     assert e2e_metric.ir_profile is None and e2e_metric.code_profile is None
 
 
-def test_no_profile_calls_the_code_metric_with_the_same_arguments(
+@pytest.mark.parametrize("code", [GOOD_CODE, BAD_CODE, STUB_CODE])
+def test_the_default_object_scores_as_the_default_pure_function(
+    code: str, hash_embedder: HashEmbedder
+) -> None:
+    prediction = pred(code=code)
+    expected = _pure_code(prediction, hash_embedder)
+    assert CodeQuality(embedder=hash_embedder)(EXAMPLE, prediction) == expected
+    e2e = EndToEnd(embedder=hash_embedder).breakdown(EXAMPLE, prediction)
+    assert e2e.components["code"] == expected
+
+
+def test_the_objects_hand_the_core_one_options_object(
     monkeypatch: pytest.MonkeyPatch, hash_embedder: HashEmbedder
 ) -> None:
     calls: list[dict[str, Any]] = []
 
-    def fake(code: str, expected: str, tests: Any, **kwargs: Any) -> Any:
-        calls.append(kwargs)
+    def fake(code: str, expected: str, tests: Any, options: Any, **kwargs: Any) -> Any:
+        calls.append({"options": options, **kwargs})
         return types.SimpleNamespace(score=0.5, reasons=())
 
-    monkeypatch.setattr("lift_metrics.dspy_metrics._code_quality_breakdown", fake)
+    monkeypatch.setattr("lift_metrics.dspy_metrics.score_code", fake)
     CodeQuality(embedder=hash_embedder)(EXAMPLE, pred())
     CodeQuality(profile="shipped", embedder=hash_embedder)(EXAMPLE, pred())
-    assert set(calls[0]) == {
-        "weights",
-        "embedder",
-        "sandbox",
-        "entry_point",
-        "timeout_s",
-    }  # nothing new without a profile
-    assert {k: calls[1][k] for k in set(calls[1]) - set(calls[0])} == {
+    assert set(calls[0]) == {"options", "embedder", "sandbox", "entry_point", "prompt"}
+    assert calls[0]["options"].profile == "validated" and calls[0]["options"].validated
+    assert calls[1]["options"].profile == "shipped"
+    assert calls[1]["options"].metric_options() == {
         "similarity_floor": 0.44,
         "wrong_answer_gate": True,
         "stub_cap": 0.1,
