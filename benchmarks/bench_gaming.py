@@ -93,6 +93,12 @@ def main() -> int:
         count = sum(inv.scorer == scorer.name for inv in inversions)
         verdict = "ok" if count <= BAR_INVERSIONS else "FAILS"
         print(f"{scorer.name}: {count} inversions (bar {BAR_INVERSIONS}) {verdict}")
+        if scorer.threshold is not None:
+            accepted = gv.accepted_failures(matrix, scorer)
+            print(
+                f"    failing variants at or above threshold {scorer.threshold:g} (what "
+                f"BootstrapFewShot would accept): {len(accepted)}"
+            )
         for variant in gv.VARIANTS:
             scores = matrix.by_variant(scorer.name, variant)
             if scores:

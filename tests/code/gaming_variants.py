@@ -22,7 +22,7 @@ then lists every inversion of the ranking rules (issue 11, parts 1-3):
 A scorer's *score* is what it returns (the DSPy protocol's float for the metric objects); its
 *code part* is the score itself for the code scorers and the ``code`` component for
 :class:`~lift_metrics.dspy_metrics.EndToEnd` and :class:`~lift_metrics.dspy_metrics.Aggregate`
-(scored with a predicted IR equal to the expected one, no latency and no cost, so that only
+(scored with a predicted IR equal to the expected one, 1 ms latency and no cost, so that only
 the code varies; their total keeps the IR's share, so the absolute bars apply to the part).
 """
 
@@ -451,6 +451,7 @@ class Scorer:
     score: Callable[[Problem, Variant], tuple[float, float]]
     takes_prompt: bool
     required: bool
+    threshold: float | None = None
 
 
 #: required names of DSPy metric objects, with the names they may be published under
@@ -595,13 +596,20 @@ def build_registry(sandbox: Any, embedder: Any) -> tuple[list[Scorer], list[str]
         ) -> tuple[float, float]:
             example, prediction = _example(problem), _prediction(problem, variant.code)
             score = _checked(label, metric(example, prediction))
-            parts = metric.breakdown(example, prediction)
-            part = (
-                parts.components.get("code", score) if label in ("EndToEnd", "Aggregate") else score
-            )
+            # EndToEnd and Aggregate: the code component of the end-to-end breakdown
+            e2e = getattr(metric.breakdown(example, prediction), "end_to_end", None)
+            part = score if e2e is None else e2e.components["code"]
             return score, _checked(f"{label} code part", part)
 
-        scorers.append(Scorer(label, dspy_object, takes_prompt=True, required=True))
+        scorers.append(
+            Scorer(
+                label,
+                dspy_object,
+                takes_prompt=True,
+                required=True,
+                threshold=getattr(metric, "threshold", None),
+            )
+        )
     return scorers, missing
 
 
@@ -742,6 +750,31 @@ def ground_truth_problems(cases: Sequence[ProblemCase]) -> list[str]:
             if case.passed.get(name, False):
                 problems.append(f"{task}: {name} PASSES the check script in the sandbox")
     return problems
+
+
+def accepted_failures(matrix: Matrix, scorer: Scorer) -> list[tuple[str, str, float]]:
+    """(task, variant, score) of failing variants at or above the scorer's ``threshold``.
+
+    What a DSPy optimizer that asks for a bool (``trace`` given, as ``BootstrapFewShot``
+    does) would accept as good.
+    """
+    if scorer.threshold is None:
+        return []
+    failing = {
+        (case.problem.task_id, name)
+        for case in matrix.cases
+        for name, passed in case.passed.items()
+        if not passed
+    }
+    return [
+        (task, variant, cell.score)
+        for (name, task, variant), cell in matrix.cells.items()
+        if name == scorer.name
+        and (task, variant) in failing
+        and cell.error is None
+        and cell.skipped is None
+        and cell.score >= scorer.threshold
+    ]
 
 
 def summarize(inversions: Sequence[Inversion], limit: int = 60) -> str:
