@@ -127,10 +127,21 @@ def test_registry_has_every_required_scorer(sandbox: Any) -> None:
     )
 
 
+def test_shared_runs_execute_each_request_once(sandbox: Any) -> None:
+    (problem,) = gv.load_problems([0])
+    shared = gv.SharedRuns(sandbox)
+    first = shared.run_tests(problem.program, problem.test, entry_point=problem.entry_point)
+    again = shared.run_tests(problem.program, problem.test, entry_point=problem.entry_point)
+    other = shared.run_tests(problem.prompt, problem.test, entry_point=problem.entry_point)
+    assert first is again and first.status == "passed" and other.status != "passed"
+    assert shared.executions == 2
+
+
 def test_fast_subset_has_no_inversion(sandbox: Any) -> None:
-    """10 problems, every scorer, the real sandbox (unshared) and a toy embedder."""
-    cases = gv.prepare(gv.load_problems(gv.FAST_PROBLEMS), sandbox)
-    scorers, _ = gv.build_registry(sandbox, HashEmbedder())
+    """10 problems, every scorer, the real sandbox and a toy embedder (for development)."""
+    shared = gv.SharedRuns(sandbox)
+    cases = gv.prepare(gv.load_problems(gv.FAST_PROBLEMS), shared)
+    scorers, _ = gv.build_registry(shared, HashEmbedder())
     _fail_on(gv.score_matrix(cases, scorers), cases)
 
 
