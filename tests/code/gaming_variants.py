@@ -364,15 +364,10 @@ class SharedRuns:
         self._pending: dict[tuple[Any, ...], threading.Event] = {}
         self.executions = 0
 
-    def run_tests(
-        self,
-        code: str,
-        tests: Any,
-        *,
-        entry_point: str | None = None,
-        timeout_s: float | None = None,
-    ) -> Any:
-        key = (code, tests if isinstance(tests, str) else repr(tests), entry_point, timeout_s)
+    def run_tests(self, code: str, tests: Any, **options: Any) -> Any:
+        """:meth:`Sandbox.run_tests <lift_metrics.sandbox.Sandbox.run_tests>`, once a request."""
+        shown = tests if isinstance(tests, str) else repr(tests)
+        key = (code, shown, tuple(sorted(options.items())))
         while True:
             with self._lock:
                 if key in self._runs:
@@ -383,9 +378,7 @@ class SharedRuns:
                     break
             event.wait()
         try:
-            result = self.sandbox.run_tests(
-                code, tests, entry_point=entry_point, timeout_s=timeout_s
-            )
+            result = self.sandbox.run_tests(code, tests, **options)
             with self._lock:
                 self.executions += 1
                 if result.status != "crashed" or "exited" in (result.reason or ""):
