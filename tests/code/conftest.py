@@ -1,8 +1,9 @@
 """Fixtures for the code_quality family; the test doubles live in ``code_testkit.py``.
 
 The suite runs with ``--import-mode=importlib``, which leaves ``sys.path`` alone, so this
-conftest (imported before the test modules of this directory) registers ``code_testkit`` in
-``sys.modules`` for the test modules to import.
+conftest (imported before the test modules of this directory) registers ``code_testkit`` and
+``gaming_variants`` (the gaming suite's matrix) in ``sys.modules`` for the test modules to
+import.
 """
 
 from __future__ import annotations
@@ -17,8 +18,7 @@ from typing import Any
 import pytest
 
 
-def _load_testkit() -> Any:
-    name = "code_testkit"
+def _load_testkit(name: str = "code_testkit") -> Any:
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
         if spec is None or spec.loader is None:  # pragma: no cover - the file sits next to us
@@ -30,6 +30,7 @@ def _load_testkit() -> Any:
 
 
 testkit = _load_testkit()
+_load_testkit("gaming_variants")
 FakeSandbox = testkit.FakeSandbox
 HashEmbedder = testkit.HashEmbedder
 
