@@ -12,7 +12,8 @@ from lift_metrics.code._stub import placeholder_kind
 from lift_metrics.code._tests import check_entry_point
 
 _PLACEHOLDERS = (
-    re.compile(r"^\{[^{}\n]{0,80}\}$"),  # {code}, {...}, {answer}
+    # {code}, {...}, {your code}; not a dict or set literal ({'a': 1}, {1, 2}, {k: v ...})
+    re.compile(r"^\{\s*(?:\.\.\.|…|[A-Za-z_][A-Za-z_ ]{0,60})\s*\}$"),
     re.compile(r"^\{\{[^{}\n]{0,80}\}\}$"),  # {{ code }}
     re.compile(r"^<[^<>\n]{0,80}>$"),  # <code>, <your code here>
     re.compile(r"^\$\{?[A-Za-z_]\w*\}?$"),  # $code, ${code}

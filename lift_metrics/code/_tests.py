@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lift_metrics._checks import check_positive
+from lift_metrics.code._extract import complete_with_prompt, extract_code
 from lift_metrics.code._features import check_code, code_features
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -179,6 +180,7 @@ def test_pass_rate(
     entry_point: str | None = None,
     sandbox: SandboxLike | None = None,
     timeout_s: float | None = None,
+    prompt: str | None = None,
 ) -> float:
     """Fraction of the tests that ``code`` passes, run in the sandbox.
 
@@ -198,11 +200,17 @@ def test_pass_rate(
         ``None`` means :func:`lift_metrics.sandbox.get_default_sandbox`.
     timeout_s : float or None, default None
         Per-execution time limit; ``None`` means the sandbox's own.
+    prompt : str or None, default None
+        A HumanEval-style prompt (signature and docstring): a completion that holds only the
+        function body is run as ``prompt + code``, as :func:`~lift_metrics.code.code_quality`
+        does.
 
     Returns
     -------
     float
-        passed / number of tests, in [0, 1].
+        passed / number of tests, in [0, 1]. The code is read as
+        :func:`~lift_metrics.code.extract_code` reads a model's answer (Markdown fences and
+        surrounding prose removed), so a fenced correct solution passes like a plain one.
 
     Raises
     ------
@@ -228,8 +236,13 @@ def test_pass_rate(
     0.5
     >>> test_pass_rate("def f(x) return x", [({"x": 1}, 1)])
     0.0
+    >>> fenced = "Here it is:\\n```python\\ndef f(x):\\n    return x\\n```"
+    >>> test_pass_rate(fenced, [({"x": 1}, 1)])
+    1.0
     """
     check_code("code", code)
+    if prompt is not None:
+        check_code("prompt", prompt)
     normalized = normalize_tests(tests)
     if normalized.count == 0:
         raise ValueError(
@@ -240,7 +253,10 @@ def test_pass_rate(
     timeout = check_timeout(timeout_s)
     if sandbox is not None:
         resolve_sandbox(sandbox)
-    return run_tests(code, normalized, entry_point=entry, sandbox=sandbox, timeout_s=timeout).rate
+    program = complete_with_prompt(extract_code(code, entry_point=entry), prompt, entry)
+    return run_tests(
+        program, normalized, entry_point=entry, sandbox=sandbox, timeout_s=timeout
+    ).rate
 
 
 # pytest collects any function named test_* that a test module imports; this one is not a test.

@@ -691,7 +691,7 @@ def build_registry(sandbox: Any, embedder: Any) -> tuple[list[Scorer], list[str]
             return value, value
 
         scorers.append(
-            Scorer("test_pass_rate", pass_rate, takes_prompt=rate_takes_prompt, required=False)
+            Scorer("test_pass_rate", pass_rate, takes_prompt=rate_takes_prompt, required=True)
         )
 
     for label, names in REQUIRED_OBJECTS.items():

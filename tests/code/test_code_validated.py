@@ -184,7 +184,10 @@ def test_where_a_function_is_asked_these_are_degenerate_too(text: str, kind: str
     assert found is not None and found.startswith(kind)
 
 
-@pytest.mark.parametrize("snippet", ["result", "sorted(d)", "x[::-1]", "import os"])
+@pytest.mark.parametrize(
+    "snippet",
+    ["result", "sorted(d)", "x[::-1]", "import os", "{'a': 1}", "{1, 2}", "{k: v for k, v in d}"],
+)
 def test_a_snippet_is_legitimate_without_a_function_asked(snippet: str) -> None:
     assert degenerate_kind(snippet) is None
 
