@@ -28,7 +28,7 @@ from lift_metrics._io import atomic_write_text
 
 __all__ = [
     "DEGENERATE_KINDS",
-    "TestsMetric",
+    "PassRateMetric",
     "code_summary",
     "degenerate_kind",
     "predictor_summary",
@@ -39,12 +39,12 @@ __all__ = [
 DEGENERATE_KINDS: tuple[str, ...] = ("empty", "placeholder", "no_function")
 
 _CACHE_SIZE = 512
-# test results shared by all TestsMetric objects: (code, tests, entry point) -> share passed
+# test results shared by all PassRateMetric objects: (code, tests, entry point) -> share passed
 _RATES: dict[tuple[str, str, str | None], float] = {}
 _RATES_LOCK = threading.Lock()
 
 
-class TestsMetric:
+class PassRateMetric:
     """The share of an example's tests that ``prediction.code`` passes, as a DSPy metric.
 
     Parameters
@@ -63,10 +63,10 @@ class TestsMetric:
     --------
     >>> from types import SimpleNamespace as NS
     >>> example = NS(tests=[({"a": 1, "b": 2}, 3), ({"a": 0, "b": 0}, 1)], entry_point="add")
-    >>> TestsMetric()(example, NS(code="def add(a, b):\\n    return a + b\\n"))
-    0.5
-    >>> TestsMetric(all_or_nothing=True)(example, NS(code="def add(a, b):\\n    return a + b\\n"))
-    0.0
+    >>> prediction = NS(code="def add(a, b):\\n    return a + b\\n")
+    >>> solved = PassRateMetric(all_or_nothing=True)
+    >>> PassRateMetric()(example, prediction), solved(example, prediction)
+    (0.5, 0.0)
     """
 
     def __init__(self, *, all_or_nothing: bool = False) -> None:
@@ -77,7 +77,7 @@ class TestsMetric:
         self.all_or_nothing = all_or_nothing
 
     def __repr__(self) -> str:
-        return f"TestsMetric(all_or_nothing={self.all_or_nothing})"
+        return f"PassRateMetric(all_or_nothing={self.all_or_nothing})"
 
     def rate(self, example: Any, prediction: Any) -> float:
         """The share of the example's tests the prediction's code passes."""

@@ -328,8 +328,8 @@ class RunConfig:
         cache_dir = None if cache_raw is None else Path(_path(err, "cache_dir", cache_raw))
         _check_seed_trap(err, optimizer, seed)
         if optimizer.instructions == "default":
-            source = "candidates" if optimizer.name == "mipro" and prompt_lm is None else "proposed"
-            optimizer = dataclasses.replace(optimizer, instructions=source)
+            chosen = "candidates" if optimizer.name == "mipro" and prompt_lm is None else "proposed"
+            optimizer = dataclasses.replace(optimizer, instructions=chosen)
         return cls(
             name=name,
             optimizer=optimizer,

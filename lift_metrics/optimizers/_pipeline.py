@@ -69,7 +69,7 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
 # Bounds written into the output schema, so that constrained decoding cannot loop: a small
 # model otherwise repeats an effect until max_tokens (the reference tasks have at most 3
 # effects; longer lists are a loop, not an answer).
-_MAX_ITEMS = {"effects": 3, "constraints": 4, "parameters": 8}
+_MAX_ITEMS = {"effects": 3, "constraints": 3, "parameters": 8}
 _MAX_TEXT = {"description": 160, "target": 40}
 
 
@@ -102,7 +102,7 @@ class PromptIR(IR):
     ``$ref``s). DSPy writes the schema into the prompt and sends it as ``response_format``
     for constrained decoding; compact, it costs about a quarter of the prompt tokens, which
     matters for a small local model's context. It also bounds the lists (at most 3 effects,
-    4 constraints, 8 parameters) and the free texts (160 characters for a description), so
+    3 constraints, 8 parameters) and the free texts (160 characters for a description), so
     that constrained decoding cannot repeat an item until ``max_tokens``."""
 
     @classmethod
@@ -157,8 +157,9 @@ CANDIDATE_INSTRUCTIONS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-#: Stop sequence of the code step: the end of the fenced answer.
-CODE_STOP: tuple[str, ...] = ("\n```",)
+#: Stop sequences of the code step: the end of the fenced answer, or a line at column 0 that
+#: starts a usage example (never part of a function). Four, the most OpenAI's API accepts.
+CODE_STOP: tuple[str, ...] = ("\n```", "\nprint(", "\nif __name__", "\n# Example")
 
 # Names a type hint may use without an import; a hint with other names is left out.
 _HINT_NAMES = frozenset(
@@ -492,7 +493,8 @@ class LiftPipeline(Module):
       support structured output (the local LM among them) always answer a parsable IR;
     - ``to_code`` (:class:`WriteBody`): the pipeline writes the function's ``def`` line from
       the IR's signature (:func:`function_header`) and the LM writes the body, through
-      :class:`FencedCodeAdapter`, stopping at the end of its code fence (:data:`CODE_STOP`).
+      :class:`FencedCodeAdapter`, stopping at the end of its code fence or at a usage
+      example (:data:`CODE_STOP`).
       The answer goes through :func:`lift_metrics.code.extract_code` and
       :func:`assemble_function`, which indents it under the header (or keeps a whole
       function the LM wrote itself).
@@ -504,7 +506,7 @@ class LiftPipeline(Module):
         ``dspy.JSONAdapter`` writing one-line JSON) for ``to_ir`` and
         :class:`FencedCodeAdapter` for ``to_code``. An adapter set with
         ``dspy.configure(adapter=...)`` is not used: each step needs its own.
-    code_max_tokens : int or None, default 256
+    code_max_tokens : int or None, default 192
         Most tokens of the code step's answer (``None``: the LM's own limit).
 
     Notes
@@ -552,7 +554,7 @@ class LiftPipeline(Module):
         *,
         ir_adapter: Any = None,
         code_adapter: Any = None,
-        code_max_tokens: int | None = 256,
+        code_max_tokens: int | None = 192,
     ) -> None:
         super().__init__()
         self.ir_adapter = ir_adapter if ir_adapter is not None else CompactJSONAdapter()

@@ -541,7 +541,7 @@ def _candidate_instructions_mipro() -> type:
 
     from lift_metrics.optimizers._pipeline import CANDIDATE_INSTRUCTIONS
 
-    class CandidateInstructionsMIPROv2(MIPROv2):  # type: ignore[misc]
+    class CandidateInstructionsMIPROv2(MIPROv2):
         def _propose_instructions(
             self, program: Any, *args: Any, num_instruct_candidates: int = 1, **kwargs: Any
         ) -> dict[int, list[str]]:
@@ -605,16 +605,16 @@ def evaluation_metrics(name: str, primary: Any) -> dict[str, Any]:
     """The metrics an evaluation reports: the primary one first, then (for the composite
     ``end_to_end``/``aggregate``) ``ir_quality`` and ``code_quality`` with default weights,
     then ``tests_passed`` (share of the task's tests passed) and ``tasks_solved`` (1 when
-    all pass) of :class:`~lift_metrics.optimizers._code_report.TestsMetric`."""
+    all pass) of :class:`~lift_metrics.optimizers._code_report.PassRateMetric`."""
     from lift_metrics.dspy_metrics import CodeQuality, IRQuality
-    from lift_metrics.optimizers._code_report import TestsMetric
+    from lift_metrics.optimizers._code_report import PassRateMetric
 
     metrics = {name: primary}
     if name in ("end_to_end", "aggregate"):
         metrics["ir_quality"] = IRQuality()
         metrics["code_quality"] = CodeQuality()
-    metrics["tests_passed"] = TestsMetric()
-    metrics["tasks_solved"] = TestsMetric(all_or_nothing=True)
+    metrics["tests_passed"] = PassRateMetric()
+    metrics["tasks_solved"] = PassRateMetric(all_or_nothing=True)
     return metrics
 
 
