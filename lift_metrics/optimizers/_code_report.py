@@ -100,14 +100,8 @@ class PassRateMetric:
             _RATES[key] = rate
         return rate
 
-    def __call__(
-        self,
-        example: Any,
-        prediction: Any,
-        trace: Any = None,
-        pred_name: str | None = None,
-        pred_trace: Any = None,
-    ) -> float | bool:
+    def __call__(self, example: Any, prediction: Any, trace: Any = None, *_: Any) -> float | bool:
+        """The score; with a ``trace`` (DSPy bootstrapping) whether it is above 0."""
         rate = self.rate(example, prediction)
         score = (1.0 if rate >= 1.0 else 0.0) if self.all_or_nothing else rate
         return score if trace is None else score > 0.0
