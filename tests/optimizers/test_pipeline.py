@@ -36,7 +36,7 @@ ADD_IR: dict[str, Any] = {
     "effects": [{"kind": "returns", "description": "the sum a + b"}],
     "constraints": [{"kind": "pure"}],
 }
-ADD_CODE = "def add(a: int, b: int) -> int:\n    return a + b\n"
+ADD_CODE = "def add(a: int, b: int):\n    return a + b\n"
 
 
 def run(lm: Any, prompt: str = "Write add(a, b).") -> dspy.Prediction:
@@ -48,7 +48,7 @@ def test_the_pipeline_writes_the_header_and_the_lm_the_body() -> None:
     out = run(pipeline_lm(ADD_IR, "```python\n    return a + b\n```"))
     assert isinstance(out.ir, IR)
     assert out.ir == IR.model_validate(ADD_IR)
-    assert out.header == "def add(a: int, b: int) -> int:"
+    assert out.header == "def add(a: int, b: int):"
     assert out.code == ADD_CODE  # fence removed, body indented under the header
     assert out.ir_error is None and out.code_error is None
     assert json.loads(out.ir_json)["signature"]["name"] == "add"
@@ -148,6 +148,7 @@ def test_budget_exceeded_cuts_through_the_pipeline() -> None:
     ("signature", "expected"),
     [
         ({"name": "f"}, "def f():"),
+        ({"name": "f", "return_type": "int"}, "def f():"),  # no return annotation by default
         ({"name": "add(a, b)", "parameters": [{"name": "a"}]}, "def add(a):"),
         (
             {"name": "g", "parameters": [{"name": "x", "type_hint": "List[int]"}]},
@@ -168,6 +169,11 @@ def test_function_header_is_always_valid_python(signature: dict[str, Any], expec
     header = function_header({"intent": {"description": "d"}, "signature": signature})
     assert header == expected
     compile(header + "\n    pass\n", "<header>", "exec")
+
+
+def test_function_header_writes_the_return_type_on_request() -> None:
+    ir = {"intent": {"description": "d"}, "signature": {"name": "f", "return_type": "int"}}
+    assert function_header(ir, return_type=True) == "def f() -> int:"
 
 
 def test_function_header_refuses_a_name_that_is_not_an_identifier() -> None:

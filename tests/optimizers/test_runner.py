@@ -408,7 +408,7 @@ def test_train_examples_get_labels_named_like_the_pipeline_fields() -> None:
     example = load_tasks("train")[0]
     labelled = _runner.with_pipeline_labels(example)
     assert labelled.ir == IR.model_validate(example.expected_ir)
-    assert labelled.header == "def add(a: int, b: int) -> int:"
+    assert labelled.header == "def add(a: int, b: int):"
     assert labelled.body == "    return a + b"
     assert set(labelled.inputs().keys()) == set(example.inputs().keys()) == {"prompt"}
     assert labelled.expected_ir == example.expected_ir  # the metrics' fields are untouched
