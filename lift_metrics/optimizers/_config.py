@@ -34,6 +34,7 @@ from lift_metrics._checks import check_int, check_positive, check_unit_interval
 from lift_metrics.optimizers._budget import Budget
 
 __all__ = [
+    "INSTRUCTION_SOURCES",
     "OPTIMIZERS",
     "DatasetSpec",
     "EvaluationSpec",
@@ -48,6 +49,10 @@ __all__ = [
 #: config name -> (dspy.teleprompt class name, aliases)
 OPTIMIZERS: dict[str, str] = {"mipro": "MIPROv2", "copro": "COPRO", "gepa": "GEPA"}
 _ALIASES = {"miprov2": "mipro", "mipro_v2": "mipro"}
+
+#: where MIPROv2's instruction candidates come from ("default": "candidates" for MIPROv2
+#: without [prompt_lm], "proposed" otherwise)
+INSTRUCTION_SOURCES: tuple[str, ...] = ("default", "candidates", "proposed")
 
 #: metric name -> class in lift_metrics.dspy_metrics
 METRICS: dict[str, str] = {
@@ -147,12 +152,16 @@ class OptimizerSpec:
     """Which DSPy optimizer to run and the arguments passed to it unchanged.
 
     ``init_args`` go to the constructor (``dspy.MIPROv2(**init_args)``), ``compile_args`` to
-    ``compile``; ``"none"`` strings are already turned into ``None``.
+    ``compile``; ``"none"`` strings are already turned into ``None``. ``instructions`` says
+    where MIPROv2's instruction candidates come from: ``"proposed"`` (written by the prompt
+    model, DSPy's default) or ``"candidates"`` (the reference pipeline's hand-written
+    candidates, no proposer calls; the default for MIPROv2 without ``[prompt_lm]``).
     """
 
     name: str
     init_args: Mapping[str, Any] = field(default_factory=dict)
     compile_args: Mapping[str, Any] = field(default_factory=dict)
+    instructions: str = "proposed"
 
     @property
     def class_name(self) -> str:
@@ -161,7 +170,12 @@ class OptimizerSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form for JSON output."""
-        return {"name": self.name, "init": dict(self.init_args), "compile": dict(self.compile_args)}
+        return {
+            "name": self.name,
+            "instructions": self.instructions,
+            "init": dict(self.init_args),
+            "compile": dict(self.compile_args),
+        }
 
 
 @dataclass(frozen=True)
@@ -313,6 +327,9 @@ class RunConfig:
         cache_raw = data.get("cache_dir")
         cache_dir = None if cache_raw is None else Path(_path(err, "cache_dir", cache_raw))
         _check_seed_trap(err, optimizer, seed)
+        if optimizer.instructions == "default":
+            chosen = "candidates" if optimizer.name == "mipro" and prompt_lm is None else "proposed"
+            optimizer = dataclasses.replace(optimizer, instructions=chosen)
         return cls(
             name=name,
             optimizer=optimizer,
@@ -354,7 +371,7 @@ def _lm_table(err: _Errors, key: str, value: Any) -> dict[str, Any]:
 
 
 def _optimizer_spec(err: _Errors, table: dict[str, Any]) -> OptimizerSpec:
-    _check_keys(err, "[optimizer]", table, {"name", "init", "compile"})
+    _check_keys(err, "[optimizer]", table, {"name", "init", "compile", "instructions"})
     raw_name = table.get("name")
     if not isinstance(raw_name, str):
         err.fail(f"[optimizer] name is required: one of {', '.join(OPTIMIZERS)}")
@@ -368,10 +385,22 @@ def _optimizer_spec(err: _Errors, table: dict[str, Any]) -> OptimizerSpec:
     cls = _optimizer_class(name)
     _check_arguments(err, name, "init", init_args, _parameters(cls.__init__, name, "init"))
     _check_arguments(err, name, "compile", compile_args, _parameters(cls.compile, name, "compile"))
+    instructions = table.get("instructions", "default")
+    if instructions not in INSTRUCTION_SOURCES:
+        err.fail(
+            f"[optimizer] instructions must be one of {', '.join(INSTRUCTION_SOURCES)}, "
+            f"got {instructions!r}"
+        )
+    if instructions == "candidates" and name != "mipro":
+        err.fail(
+            f'[optimizer] instructions = "candidates" works with MIPROv2 only; '
+            f"{OPTIMIZERS[name]} writes its instructions with the prompt model ([prompt_lm])"
+        )
     spec = OptimizerSpec(
         name=name,
         init_args=types.MappingProxyType(init_args),
         compile_args=types.MappingProxyType(compile_args),
+        instructions=instructions,
     )
     _check_traps(err, spec)
     return spec
@@ -567,8 +596,8 @@ def _metric_spec(err: _Errors, table: dict[str, Any]) -> MetricSpec:
                 f"[metric] {METRICS[name]} does not accept {key!r}; allowed keys: name, "
                 + ", ".join(sorted(params))
             )
-        if isinstance(value, Mapping):
-            continue  # weights tables: the metric validates them below
+        if isinstance(value, Mapping) or _none(value) is None:
+            continue  # weights tables and "none": the metric's constructor validates them below
         problem = _type_problem(_none(value), params[key])
         if problem:
             err.fail(f"[metric] {key} {problem}")
@@ -739,4 +768,15 @@ def preflight(config: RunConfig) -> None:
             )
     _check_reachable(config.lm, "lm")
     if config.prompt_lm is not None:
+        _check_prompt_lm(config.prompt_lm)
         _check_reachable(config.prompt_lm, "prompt_lm")
+
+
+def _check_prompt_lm(table: Mapping[str, Any]) -> None:
+    """Build the prompt LM once (no call): an unknown provider or option fails here."""
+    from lift_metrics.optimizers._local_lm import resolve_lm
+
+    try:
+        resolve_lm(dict(table))
+    except (TypeError, ValueError, FileNotFoundError) as exc:
+        raise ValueError(f"[prompt_lm] {exc}") from None

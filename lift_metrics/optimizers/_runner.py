@@ -8,6 +8,8 @@ One run writes into its own folder (``output_dir`` of the config), every file at
     program.json             the optimized program, in DSPy's own format (LiftPipeline().load)
     trials.json              the optimizer's trial history
     comparison.json          paired deltas with bootstrap intervals, the verdict
+    code/baseline/, code/optimized/
+                             each test task's generated program (<task_id>.py)
     result.json, report.md   the summary
     cache/                   DSPy's LM cache (unless cache_dir is set): a rerun resumes here
 
@@ -20,6 +22,7 @@ finished LM calls from the cache for free.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import hashlib
 import importlib.metadata
@@ -37,6 +40,11 @@ from typing import Any
 
 from lift_metrics._io import atomic_write_json, atomic_write_text, format_number, to_jsonable
 from lift_metrics.optimizers._budget import BudgetExceeded, UsageMeter, UsageTotals
+from lift_metrics.optimizers._code_report import (
+    code_summary,
+    predictor_summary,
+    save_generated_code,
+)
 from lift_metrics.optimizers._config import (
     RunConfig,
     build_metric,
@@ -143,6 +151,13 @@ class OptimizationResult:
         Seconds spent inside the metric calls, summed over threads: with several evaluation
         threads it can exceed ``wall_time_s``, so ``metric_time_fraction`` is an upper bound
         on the metrics' share of the run.
+    code : dict
+        Per arm (``baseline``, ``optimized``), :func:`~lift_metrics.optimizers._code_report.
+        code_summary`: tasks whose tests all pass, mean share of tests passed, degenerate
+        outputs.
+    predictors : dict
+        Per predictor of the optimized program, its instruction and demonstrations
+        (:func:`~lift_metrics.optimizers._code_report.predictor_summary`).
     """
 
     config: RunConfig
@@ -157,6 +172,8 @@ class OptimizationResult:
     stop_reason: str | None
     wall_time_s: float
     metric_time_s: float = 0.0
+    code: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    predictors: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     def __repr__(self) -> str:
         def score(ev: Evaluation | None) -> str:
@@ -188,6 +205,8 @@ class OptimizationResult:
             "verdict": self.verdict,
             "deltas": [d.to_dict() for d in self.deltas],
             "ab_verdict": None if self.comparison is None else self.comparison.verdict,
+            "code": dict(self.code),
+            "predictors": dict(self.predictors),
             "usage": self.usage.to_dict(),
             "stop_reason": self.stop_reason,
             "wall_time_s": self.wall_time_s,
@@ -336,6 +355,7 @@ _RUN_OUTPUTS = (
     "report.md",
     "baseline",
     "optimized",
+    "code",
 )
 
 
@@ -430,6 +450,13 @@ def _deltas(
     return tuple(out)
 
 
+def _success(evaluation: Evaluation, scores: Mapping[str, float], threshold: float) -> bool:
+    """A/B success: every test passes (``tasks_solved``), else primary score >= threshold."""
+    if "tasks_solved" in evaluation.metric_names:
+        return scores["tasks_solved"] >= 1.0
+    return scores[evaluation.primary_metric] >= threshold
+
+
 def _run_records(evaluation: Evaluation, arm: str, threshold: float) -> list[dict[str, Any]]:
     records = []
     for run in evaluation.runs:
@@ -440,7 +467,7 @@ def _run_records(evaluation: Evaluation, arm: str, threshold: float) -> list[dic
                     "task_id": r.task_id,
                     "arm": arm,
                     "repeat": r.run,
-                    "success": r.scores[evaluation.primary_metric] >= threshold,
+                    "success": _success(evaluation, r.scores, threshold),
                     "duration_seconds": seconds,
                     "total_cost_usd": r.cost_usd,
                     "input_tokens": r.prompt_tokens,
@@ -482,6 +509,8 @@ def _build_optimizer(config: RunConfig, metric: Any, task_lm: Any, prompt_lm: An
 
     spec = config.optimizer
     cls = getattr(dspy.teleprompt, spec.class_name)
+    if spec.name == "mipro" and spec.instructions == "candidates":
+        cls = _candidate_instructions_mipro()
     kwargs = dict(spec.init_args)
     if spec.name == "mipro":
         kwargs.setdefault("seed", config.seed)
@@ -499,6 +528,34 @@ def _build_optimizer(config: RunConfig, metric: Any, task_lm: Any, prompt_lm: An
         raise ValueError(f"{spec.class_name}: {exc}") from None
 
 
+def _candidate_instructions_mipro() -> type:
+    """MIPROv2 whose instruction candidates are the pipeline's hand-written ones.
+
+    Everything else is DSPy's MIPROv2 (demonstration sets, Bayesian search over
+    instruction x demonstration choices, evaluation); only step 2, proposing instructions
+    with the prompt model, is replaced: each predictor gets its own instruction followed by
+    :data:`~lift_metrics.optimizers._pipeline.CANDIDATE_INSTRUCTIONS` for its name, at most
+    ``num_candidates`` of them. No LM call is made for instructions.
+    """
+    from dspy.teleprompt import MIPROv2
+
+    from lift_metrics.optimizers._pipeline import CANDIDATE_INSTRUCTIONS
+
+    class CandidateInstructionsMIPROv2(MIPROv2):
+        def _propose_instructions(
+            self, program: Any, *args: Any, num_instruct_candidates: int = 1, **kwargs: Any
+        ) -> dict[int, list[str]]:
+            out: dict[int, list[str]] = {}
+            for index, (name, predictor) in enumerate(program.named_predictors()):
+                own = predictor.signature.instructions
+                norm = " ".join(own.split())
+                extra = [c for c in CANDIDATE_INSTRUCTIONS.get(name, ()) if c != norm]
+                out[index] = [own, *extra][: max(1, num_instruct_candidates)]
+            return out
+
+    return CandidateInstructionsMIPROv2
+
+
 def _compile(config: RunConfig, optimizer: Any, train: list[Any], val: list[Any]) -> Any:
     from lift_metrics.optimizers._pipeline import LiftPipeline
 
@@ -510,16 +567,24 @@ def _compile(config: RunConfig, optimizer: Any, train: list[Any], val: list[Any]
 
 
 def with_pipeline_labels(example: Any) -> Any:
-    """The example plus ``ir`` and ``code`` labels named like the pipeline's fields.
+    """The example plus ``ir``, ``header`` and ``body`` labels named like the pipeline's fields.
 
     The task examples carry ``expected_ir`` / ``expected_code``; DSPy's labeled
     demonstrations (``max_labeled_demos`` of MIPROv2, BootstrapFewShot) copy fields by the
     predictor's own names, so without these labels a labeled demo of the code step would have
-    no ``ir`` and no ``code``. The metrics keep reading ``expected_*``.
+    no ``header`` and no ``body``. ``header`` is built from the expected IR as the pipeline
+    builds it from a predicted one; ``body`` is the reference solution's body. The metrics
+    keep reading ``expected_*``.
     """
     from lift_metrics.ir import IR
+    from lift_metrics.optimizers._pipeline import function_body, function_header
 
-    return example.copy(ir=IR.model_validate(example.expected_ir), code=str(example.expected_code))
+    ir = IR.model_validate(example.expected_ir)
+    return example.copy(
+        ir=ir,
+        header=function_header(ir),
+        body=function_body(str(example.expected_code), str(example.entry_point)),
+    )
 
 
 def _examples(config: RunConfig) -> tuple[list[Any], list[Any], list[Any]]:
@@ -538,13 +603,18 @@ def _examples(config: RunConfig) -> tuple[list[Any], list[Any], list[Any]]:
 
 def evaluation_metrics(name: str, primary: Any) -> dict[str, Any]:
     """The metrics an evaluation reports: the primary one first, then (for the composite
-    ``end_to_end``/``aggregate``) ``ir_quality`` and ``code_quality`` with default weights."""
+    ``end_to_end``/``aggregate``) ``ir_quality`` and ``code_quality`` with default weights,
+    then ``tests_passed`` (share of the task's tests passed) and ``tasks_solved`` (1 when
+    all pass) of :class:`~lift_metrics.optimizers._code_report.PassRateMetric`."""
     from lift_metrics.dspy_metrics import CodeQuality, IRQuality
+    from lift_metrics.optimizers._code_report import PassRateMetric
 
     metrics = {name: primary}
     if name in ("end_to_end", "aggregate"):
         metrics["ir_quality"] = IRQuality()
         metrics["code_quality"] = CodeQuality()
+    metrics["tests_passed"] = PassRateMetric()
+    metrics["tasks_solved"] = PassRateMetric(all_or_nothing=True)
     return metrics
 
 
@@ -693,6 +763,7 @@ def run_optimizer(
         except BudgetExceeded as exc:
             stop_reason, baseline = f"during the baseline evaluation: {exc}", exc.partial
         if baseline is not None:
+            save_generated_code(baseline, out / "code" / "baseline")
             save_evaluation(
                 baseline,
                 out / "baseline",
@@ -718,6 +789,7 @@ def run_optimizer(
             except BudgetExceeded as exc:
                 stop_reason, optimized = f"during the optimized evaluation: {exc}", exc.partial
             if optimized is not None:
+                save_generated_code(optimized, out / "code" / "optimized")
                 save_evaluation(
                     optimized,
                     out / "optimized",
@@ -747,6 +819,11 @@ def run_optimizer(
                 "ab": None if comparison is None else comparison.to_dict(),
             },
         )
+    code = {
+        arm: code_summary(ev, test)
+        for arm, ev in (("baseline", baseline), ("optimized", optimized))
+        if ev is not None
+    }
     result = OptimizationResult(
         config=config,
         output_dir=out,
@@ -760,6 +837,8 @@ def run_optimizer(
         stop_reason=stop_reason,
         wall_time_s=time.perf_counter() - started,
         metric_time_s=sum(m.seconds for m in metrics.values()),
+        code=code,
+        predictors={} if program is None else predictor_summary(program),
     )
     atomic_write_json(out / "result.json", {**result.to_dict(), "provenance": provenance})
     atomic_write_text(out / "report.md", render_report(result))
@@ -832,13 +911,88 @@ def result_table(result: OptimizationResult) -> Any:
                 "not compared",
             )
     usage = result.usage
+    solved = " | ".join(
+        f"{arm}: all tests pass {format_number(c['tasks_solved'] or 0, digits=3)}"
+        f"/{c['n_tasks']}, degenerate {sum(c['degenerate'].values())}"
+        for arm, c in result.code.items()
+    )
     table.caption = (
-        f"LM calls {usage.lm_calls}, tokens {usage.total_tokens}, "
+        (solved + "\n" if solved else "")
+        + f"LM calls {usage.lm_calls}, tokens {usage.total_tokens}, "
         f"cost ${format_number(usage.cost_usd)}, wall {result.wall_time_s:.0f} s "
         f"(metrics {result.metric_time_s:.1f} s)"
         + (f"; stopped {result.stop_reason}" if result.stop_reason else "")
     )
     return table
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def code_report_lines(result: OptimizationResult) -> list[str]:
+    """The report's "Generated code" section: tasks solved, tests passed, degenerate outputs
+    per arm, with the paired intervals of ``tasks_solved`` and ``tests_passed``."""
+    if not result.code:
+        return []
+    lines = [
+        "",
+        "## Generated code",
+        "",
+        "| arm | tasks | all tests pass | mean share of tests passed | "
+        "degenerate: empty / placeholder / no function |",
+        "|---|---|---|---|---|",
+    ]
+    for arm, summary in result.code.items():
+        solved = summary["tasks_solved"]
+        kinds = summary["degenerate"]
+        lines.append(
+            f"| {arm} | {summary['n_tasks']} | "
+            f"{'n/a' if solved is None else format_number(solved, digits=3)} "
+            f"({_share(summary['solved_share'])}) | "
+            f"{_share(summary['mean_tests_passed'])} | "
+            f"{kinds['empty']} / {kinds['placeholder']} / {kinds['no_function']} |"
+        )
+    by_name = {d.metric: d for d in result.deltas}
+    level = result.config.evaluation.confidence_level
+    for name, label in (
+        ("tasks_solved", "share of tasks whose tests all pass"),
+        ("tests_passed", "mean share of tests passed"),
+    ):
+        d = by_name.get(name)
+        if d is not None:
+            lines.append(
+                f"\n- {label}: {d.mean_delta:+.3f} "
+                f"({level:.0%} paired CI [{d.ci_low:+.3f}, {d.ci_high:+.3f}], "
+                f"p={format_number(d.p_value, digits=3)}): *{d.verdict}*"
+            )
+    lines.append(
+        "\nEach program is in `code/<arm>/<task_id>.py`. Degenerate: no code at all, a copy "
+        "of a prompt-template placeholder such as `{code}`, or code that does not parse or "
+        "does not define the function the tests call."
+    )
+    return lines
+
+
+def predictor_lines(predictors: Mapping[str, Any]) -> list[str]:
+    """The report's "Optimized predictors" section: instruction and demonstrations."""
+    if not predictors:
+        return []
+    lines = ["", "## Optimized predictors"]
+    for name, info in predictors.items():
+        demos = info["demos"]
+        lines += ["", f"### `{name}`", "", "Instruction:", ""]
+        lines += ["> " + line for line in info["instructions"].splitlines() or [""]]
+        lines += ["", f"Demonstrations: {len(demos)}"]
+        for demo in demos:
+            task = demo.get("task_id", "?")
+            prompt = str(demo.get("prompt", ""))
+            lines.append(f"- `{task}`: {prompt[:100]}{'…' if len(prompt) > 100 else ''}")
+            if "body" in demo:
+                lines += ["", "  ```python", f"  {demo.get('header', '')}"]
+                lines += [f"  {line}" for line in str(demo["body"]).splitlines()]
+                lines += ["  ```"]
+    return lines
 
 
 def render_report(result: OptimizationResult) -> str:
@@ -881,12 +1035,17 @@ def render_report(result: OptimizationResult) -> str:
         ]
     else:
         lines.append("No comparison: the optimized program was not evaluated.")
+    lines += code_report_lines(result)
     if result.comparison is not None:
         lines += ["", result.comparison.to_markdown().replace("## A/B", "## Pass/fail A/B", 1)]
-        lines.append(
-            f"\n(success = {cfg.metric.name} >= threshold "
-            f"{cfg.metric.options.get('threshold', 0.5)})"
-        )
+        if result.code:
+            lines.append("\n(success = the generated function passes all of the task's tests)")
+        else:
+            lines.append(
+                f"\n(success = {cfg.metric.name} >= threshold "
+                f"{cfg.metric.options.get('threshold', 0.5)})"
+            )
+    lines += predictor_lines(result.predictors)
     for title, ev in (("Baseline", result.baseline), ("Optimized", result.optimized)):
         if ev is not None:
             lines += ["", ev.to_markdown(title=f"{title} on the test split")]

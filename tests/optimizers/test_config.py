@@ -313,3 +313,40 @@ def test_all_init_arguments_reach_the_optimizer_object() -> None:
         0.3,
         True,
     )
+
+
+def test_instruction_source_defaults_to_candidates_for_mipro_without_a_prompt_model() -> None:
+    assert RunConfig.from_mapping(config()).optimizer.instructions == "candidates"
+    with_prompt = RunConfig.from_mapping(config(prompt_lm={"model": "openai/gpt-4o-mini"}))
+    assert with_prompt.optimizer.instructions == "proposed"
+    explicit = config(optimizer={"name": "mipro", "instructions": "proposed"})
+    assert RunConfig.from_mapping(explicit).optimizer.instructions == "proposed"
+    copro = RunConfig.from_mapping(optimizer("copro"))
+    assert copro.optimizer.instructions == "proposed"
+
+
+def test_instruction_source_is_validated() -> None:
+    rejects(
+        config(optimizer={"name": "mipro", "instructions": "handwritten"}),
+        "[optimizer] instructions must be one of",
+        "'handwritten'",
+    )
+    rejects(
+        config(optimizer={"name": "copro", "instructions": "candidates"}),
+        "MIPROv2 only",
+        "[prompt_lm]",
+    )
+
+
+def test_a_bad_prompt_model_fails_at_check_time() -> None:
+    cfg = RunConfig.from_mapping(config(prompt_lm={"model": "nosuchprovider/model"}))
+    with pytest.raises(ValueError, match=r"^\[prompt_lm\] unknown LM provider 'nosuchprovider'"):
+        preflight(cfg)
+    cfg = RunConfig.from_mapping(config(prompt_lm={"model": "openai/gpt-4o-mini", "colour": 1}))
+    with pytest.raises(ValueError, match=r"\[prompt_lm\] unknown LM option"):
+        preflight(cfg)
+
+
+def test_metric_options_accept_none() -> None:
+    cfg = RunConfig.from_mapping(config(metric={"name": "end_to_end", "latency_field": "none"}))
+    assert cfg.metric.options["latency_field"] is None

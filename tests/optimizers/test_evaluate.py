@@ -11,7 +11,7 @@ from pathlib import Path
 
 import dspy
 import pytest
-from dspy.utils import DummyLM
+from optimizers_testkit import pipeline_lm
 
 from lift_metrics.optimizers._budget import Budget, BudgetExceeded, UsageMeter, budget_callback
 from lift_metrics.optimizers._evaluate import evaluate_program, save_evaluation
@@ -131,13 +131,8 @@ def test_metric_returning_prediction_or_bool_is_read_as_a_score() -> None:
 
 
 def test_usage_is_recorded_per_example_through_dspy_threads() -> None:
-    answers = {
-        "order of fields: `ir`": {
-            "ir": {"intent": {"description": "d"}, "signature": {"name": "f", "parameters": []}}
-        },
-        "order of fields: `code`": {"code": "def f():\n    return 1"},
-    }
-    lm = DummyLM(answers, adapter=dspy.JSONAdapter())
+    ir = {"intent": {"description": "d"}, "signature": {"name": "f", "parameters": []}}
+    lm = pipeline_lm(ir, "    return 1")
     meter = UsageMeter()
     with dspy.context(lm=lm, usage_tracker=meter):
         ev = evaluate_program(
@@ -145,12 +140,11 @@ def test_usage_is_recorded_per_example_through_dspy_threads() -> None:
         )
     assert [r.lm_calls for r in ev.runs[0]] == [2, 2, 2, 2]
     assert meter.totals().lm_calls == 8  # the run-level meter saw every thread's calls
-    assert ev.runs[0][0].outputs["code"] == "def f():\n    return 1"
+    assert ev.runs[0][0].outputs["code"] == "def f():\n    return 1\n"
 
 
 def test_budget_stop_returns_the_finished_examples() -> None:
-    answers = {"order of fields: `ir`": {"ir": "x"}, "order of fields: `code`": {"code": "y"}}
-    lm = DummyLM(answers, adapter=dspy.JSONAdapter())
+    lm = pipeline_lm({"intent": {"description": "d"}, "signature": {"name": "f"}}, "y")
     meter = UsageMeter(Budget(max_lm_calls=5))
     with (
         dspy.context(lm=lm, usage_tracker=meter, callbacks=[budget_callback(meter)]),

@@ -273,7 +273,11 @@ def test_a_real_mipro_optimization_with_the_local_lm_finishes_and_compares(
     result = run_optimizer(config, progress=False)
     assert result.stop_reason is None, result.stop_reason
     assert result.baseline is not None and result.optimized is not None
-    assert len(result.deltas) == 3 and result.comparison is not None
+    assert len(result.deltas) == 5 and result.comparison is not None
+    assert {"tests_passed", "tasks_solved"} <= {d.metric for d in result.deltas}
+    for arm in ("baseline", "optimized"):  # the generated programs are kept, one per task
+        assert len(list((tmp_path / "out" / "code" / arm).glob("t*.py"))) == 2
+        assert result.code[arm]["degenerate"]["placeholder"] == 0
     assert 0 < result.usage.lm_calls <= 60 and result.usage.total_tokens > 0
     assert result.usage.cost_usd == 0.0
     assert len(result.trials["trial_logs"]) >= 2  # the unoptimized program + one trial

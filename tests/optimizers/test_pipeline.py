@@ -1,4 +1,4 @@
-"""The reference pipeline with DSPy's DummyLM answering through the JSON adapter."""
+"""The reference pipeline with DSPy's DummyLM: IR step through JSON, code step as a body."""
 
 from __future__ import annotations
 
@@ -9,11 +9,21 @@ from typing import Any
 import dspy
 import pytest
 from dspy.utils import DummyLM
+from optimizers_testkit import pipeline_lm
 
 from lift_metrics.ir import IR
 from lift_metrics.optimizers._budget import Budget, BudgetExceeded, UsageMeter, budget_callback
-from lift_metrics.optimizers._pipeline import LiftPipeline, strip_code_fences
-from lift_metrics.optimizers._runner import save_program
+from lift_metrics.optimizers._pipeline import (
+    CODE_STOP,
+    CompactJSONAdapter,
+    FencedCodeAdapter,
+    LiftPipeline,
+    assemble_function,
+    function_body,
+    function_header,
+)
+from lift_metrics.optimizers._runner import save_program, with_pipeline_labels
+from lift_metrics.optimizers._tasks import load_tasks
 
 # the expected IR of task t001 in datasets/tasks/tasks.jsonl
 ADD_IR: dict[str, Any] = {
@@ -26,13 +36,7 @@ ADD_IR: dict[str, Any] = {
     "effects": [{"kind": "returns", "description": "the sum a + b"}],
     "constraints": [{"kind": "pure"}],
 }
-ADD_CODE = "def add(a: int, b: int) -> int:\n    return a + b"
-
-
-def json_lm(ir: Any, code: Any) -> DummyLM:
-    """A DummyLM answering each step by the output field its prompt asks for."""
-    answers = {"order of fields: `ir`": {"ir": ir}, "order of fields: `code`": {"code": code}}
-    return DummyLM(answers, adapter=dspy.JSONAdapter())
+ADD_CODE = "def add(a: int, b: int):\n    return a + b\n"
 
 
 def run(lm: Any, prompt: str = "Write add(a, b).") -> dspy.Prediction:
@@ -40,33 +44,62 @@ def run(lm: Any, prompt: str = "Write add(a, b).") -> dspy.Prediction:
         return LiftPipeline()(prompt=prompt)
 
 
-def test_good_answers_give_an_ir_and_code() -> None:
-    out = run(json_lm(ADD_IR, f"```python\n{ADD_CODE}\n```"))
+def test_the_pipeline_writes_the_header_and_the_lm_the_body() -> None:
+    out = run(pipeline_lm(ADD_IR, "```python\n    return a + b\n```"))
     assert isinstance(out.ir, IR)
     assert out.ir == IR.model_validate(ADD_IR)
-    assert out.code == ADD_CODE  # Markdown fence removed
+    assert out.header == "def add(a: int, b: int):"
+    assert out.code == ADD_CODE  # fence removed, body indented under the header
     assert out.ir_error is None and out.code_error is None
     assert json.loads(out.ir_json)["signature"]["name"] == "add"
 
 
+def test_a_whole_function_from_the_lm_is_kept() -> None:
+    out = run(pipeline_lm(ADD_IR, "```python\ndef add(a, b):\n    return b + a\n```"))
+    assert out.code == "def add(a, b):\n    return b + a\n"
+
+
+def test_the_code_step_sends_stop_sequences_and_fenced_demos() -> None:
+    lm = pipeline_lm(ADD_IR, "return a + b")
+    program = LiftPipeline()
+    program.to_code.demos = [
+        dspy.Example(prompt="p", header="def f(x):", body="    return x").with_inputs(
+            "prompt", "header"
+        )
+    ]
+    with dspy.context(lm=lm):
+        program(prompt="Write add(a, b).")
+    code_call = lm.history[-1]
+    assert code_call["kwargs"]["stop"] == list(CODE_STOP)
+    messages = code_call["messages"]
+    assert messages[0]["content"].startswith("Write the Python function")  # the instructions
+    assert messages[2] == {"role": "assistant", "content": "```python\n    return x\n```"}
+    assert "{body}" not in json.dumps(messages)  # nothing in the prompt to copy
+
+
 def test_prediction_records_latency_and_usage() -> None:
-    out = run(json_lm(ADD_IR, ADD_CODE))
+    out = run(pipeline_lm(ADD_IR, "return a + b"))
     assert out.latency_ms > 0
     assert out.lm_calls == 2  # one call per step; DummyLM is never cached
     assert out.total_tokens == 0 and out.cost_usd == 0.0  # DummyLM reports zero tokens
 
 
-def test_bad_ir_answer_is_kept_as_an_error_not_raised() -> None:
-    out = run(json_lm("this is not an IR", ADD_CODE))
+def test_bad_ir_answer_is_kept_as_an_error_and_the_code_step_is_skipped() -> None:
+    out = run(pipeline_lm("this is not an IR", "return 1"))
     assert out.ir is None
     assert out.ir_error and "\n" not in out.ir_error
-    assert out.code == ADD_CODE  # the second step still runs
+    assert out.code == "" and "no code" in out.code_error
 
 
 def test_ir_that_misses_required_fields_is_an_error() -> None:
     broken = {"intent": {"description": "x"}}  # no signature
-    out = run(json_lm(broken, "def f(): pass"))
+    out = run(pipeline_lm(broken, "return 1"))
     assert out.ir is None and out.ir_error
+
+
+def test_a_placeholder_answer_gives_no_code() -> None:
+    out = run(pipeline_lm(ADD_IR, "{body}"))
+    assert out.code == "" and out.code_error and "placeholder" in out.code_error
 
 
 def test_nothing_parsable_gives_empty_code() -> None:
@@ -77,7 +110,7 @@ def test_nothing_parsable_gives_empty_code() -> None:
 def test_end_to_end_metric_scores_the_prediction() -> None:
     from lift_metrics.dspy_metrics import IRQuality
 
-    out = run(json_lm(ADD_IR, ADD_CODE))
+    out = run(pipeline_lm(ADD_IR, "return a + b"))
     example = dspy.Example(prompt="p", expected_ir=ADD_IR).with_inputs("prompt")
     assert IRQuality()(example, out) == pytest.approx(1.0)
 
@@ -86,7 +119,9 @@ def test_save_and_load_round_trip_in_dspys_format(tmp_path: Path) -> None:
     program = LiftPipeline()
     program.to_ir.signature = program.to_ir.signature.with_instructions("Describe it as an IR.")
     program.to_code.demos = [
-        dspy.Example(prompt="p", ir="{}", code="def f():\n    return 1").with_inputs("prompt", "ir")
+        dspy.Example(prompt="p", header="def f():", body="    return 1").with_inputs(
+            "prompt", "header"
+        )
     ]
     path = save_program(program, tmp_path / "program.json")
     state = json.loads(path.read_text())
@@ -94,13 +129,13 @@ def test_save_and_load_round_trip_in_dspys_format(tmp_path: Path) -> None:
     loaded = LiftPipeline()
     loaded.load(str(path))
     assert loaded.to_ir.signature.instructions == "Describe it as an IR."
-    assert loaded.to_code.demos[0]["code"] == "def f():\n    return 1"
+    assert loaded.to_code.demos[0]["body"] == "    return 1"
     assert [p.name for p in tmp_path.iterdir()] == ["program.json"]  # no temp file left
 
 
 def test_budget_exceeded_cuts_through_the_pipeline() -> None:
     meter = UsageMeter(Budget(max_lm_calls=1))
-    lm = json_lm(ADD_IR, ADD_CODE)
+    lm = pipeline_lm(ADD_IR, "return a + b")
     with (
         dspy.context(lm=lm, usage_tracker=meter, callbacks=[budget_callback(meter)]),
         pytest.raises(BudgetExceeded, match="1 LM calls"),
@@ -110,13 +145,94 @@ def test_budget_exceeded_cuts_through_the_pipeline() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "expected"),
+    ("signature", "expected"),
     [
-        ("```py\nx = 1\n```", "x = 1"),
-        ("Here:\n```python\ndef f():\n    pass\n```\nDone", "def f():\n    pass"),
-        ("```\nprint(1)", "print(1)"),  # unterminated fence
-        ("def g():\n    return 2\n", "def g():\n    return 2"),
+        ({"name": "f"}, "def f():"),
+        ({"name": "f", "return_type": "int"}, "def f():"),  # no return annotation by default
+        ({"name": "add(a, b)", "parameters": [{"name": "a"}]}, "def add(a):"),
+        (
+            {"name": "g", "parameters": [{"name": "x", "type_hint": "List[int]"}]},
+            "def g(x):",  # would need an import: left out
+        ),
+        (
+            {"name": "g", "parameters": [{"name": "x", "type_hint": "list[int] | None"}]},
+            "def g(x: list[int] | None):",
+        ),
+        (
+            {"name": "h", "return_type": "json", "parameters": [{"name": "x"}, {"name": "x"}]},
+            "def h(x):",  # unknown hint, repeated parameter
+        ),
+        ({"name": "k", "parameters": [{"name": "class"}, {"name": "1y"}]}, "def k():"),
     ],
 )
-def test_strip_code_fences(text: str, expected: str) -> None:
-    assert strip_code_fences(text) == expected
+def test_function_header_is_always_valid_python(signature: dict[str, Any], expected: str) -> None:
+    header = function_header({"intent": {"description": "d"}, "signature": signature})
+    assert header == expected
+    compile(header + "\n    pass\n", "<header>", "exec")
+
+
+def test_function_header_writes_the_return_type_on_request() -> None:
+    ir = {"intent": {"description": "d"}, "signature": {"name": "f", "return_type": "int"}}
+    assert function_header(ir, return_type=True) == "def f() -> int:"
+
+
+def test_function_header_refuses_a_name_that_is_not_an_identifier() -> None:
+    with pytest.raises(ValueError, match="identifier"):
+        function_header({"intent": {"description": "d"}, "signature": {"name": "1st"}})
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "return x + 1",  # first line's indentation stripped by a parser
+        "    return x + 1",
+        "if x:\n        return x + 1\n    return 1",  # indented body, first line stripped
+        "if x:\n    return x + 1\nreturn 1",  # dedented body
+    ],
+)
+def test_assemble_function_indents_any_body_so_it_parses(answer: str) -> None:
+    code = assemble_function("def f(x):", answer)
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "<code>", "exec"), namespace)  # our own test code
+    assert namespace["f"](1) == 2
+
+
+def test_assemble_function_returns_nothing_for_empty_or_placeholder_answers() -> None:
+    assert assemble_function("def f():", "") == ""
+    assert assemble_function("def f():", "  \n") == ""
+    assert assemble_function("def f():", "{code}") == ""
+
+
+def test_every_training_task_labels_the_code_step_with_a_body_that_passes() -> None:
+    from lift_metrics.code import test_pass_rate
+
+    for example in load_tasks("train"):
+        labelled = with_pipeline_labels(example)
+        code = assemble_function(labelled.header, labelled.body)
+        assert test_pass_rate(code, example.tests, entry_point=example.entry_point) == 1.0, (
+            example.task_id
+        )
+
+
+def test_function_body_drops_the_docstring_and_moves_imports() -> None:
+    code = 'import math\n\ndef f(x):\n    """Doc."""\n    return math.floor(x)\n'
+    assert function_body(code, "f") == "    import math\n    return math.floor(x)"
+    with pytest.raises(ValueError, match="'g'"):
+        function_body(code, "g")
+
+
+def test_compact_json_adapter_writes_one_line_answers() -> None:
+    text = CompactJSONAdapter().format_assistant_message_content(
+        dspy.Signature("prompt -> ir"), {"ir": IR.model_validate(ADD_IR)}
+    )
+    assert "\n" not in text and "null" not in text
+    assert json.loads(text)["ir"]["signature"]["name"] == "add"
+
+
+def test_fenced_adapter_keeps_chat_behaviour_for_several_outputs() -> None:
+    signature = dspy.Signature("question -> answer, reason")
+    text = FencedCodeAdapter().format_assistant_message_content(
+        signature, {"answer": "a", "reason": "r"}
+    )
+    assert "[[ ## answer ## ]]" in text
+    assert FencedCodeAdapter().parse(signature, text) == {"answer": "a", "reason": "r"}

@@ -9,6 +9,7 @@ from typing import Any
 import dspy
 import pytest
 from dspy.utils import DummyLM
+from optimizers_testkit import pipeline_lm
 
 import lift_metrics.cli
 from lift_metrics.optimizers import _runner
@@ -51,10 +52,8 @@ def dummy_lm(task: dict[str, Any]) -> DummyLM:
         "`program_description`": {"program_description": "Prompt to IR to code."},
         "`module_description`": {"module_description": "One step."},
         "new_instruction": {"new_instruction": "Answer more precisely."},
-        "order of fields: `ir`": {"ir": task["expected_ir"]},
-        "order of fields: `code`": {"code": task["expected_code"]},
     }
-    return DummyLM(answers, adapter=dspy.JSONAdapter())
+    return pipeline_lm(task["expected_ir"], task["expected_code"], answers)
 
 
 def make_config(tmp_path: Path, name: str, **extra: Any) -> RunConfig:
@@ -85,7 +84,13 @@ def test_each_optimizer_runs_end_to_end(tmp_path: Path, task: dict[str, Any], na
     assert result.stop_reason is None
     assert result.baseline is not None and result.optimized is not None
     assert len(result.baseline.examples) == 3
-    assert [d.metric for d in result.deltas] == ["end_to_end", "ir_quality", "code_quality"]
+    assert [d.metric for d in result.deltas] == [
+        "end_to_end",
+        "ir_quality",
+        "code_quality",
+        "tests_passed",
+        "tasks_solved",
+    ]
     for name_ in (
         "config.json",
         "program.json",
@@ -97,6 +102,8 @@ def test_each_optimizer_runs_end_to_end(tmp_path: Path, task: dict[str, Any], na
         "baseline/baseline_run1.json",
         "optimized/optimized.json",
         "optimized/optimized.md",
+        "code/baseline/t002.py",
+        "code/optimized/t002.py",
     ):
         assert (out / name_).is_file(), name_
     for file in out.rglob("*.json"):
@@ -114,6 +121,14 @@ def test_each_optimizer_runs_end_to_end(tmp_path: Path, task: dict[str, Any], na
     loaded.load(str(out / "program.json"))  # DSPy's own format
     assert json.loads((out / "trials.json").read_text())["optimizer"] == name
     assert "OptimizationResult(" in repr(result) and len(repr(result)) < 300
+    # the DummyLM answers every task with add(a, b): it compiles but passes no test task
+    saved = json.loads((out / "result.json").read_text())
+    for arm in ("baseline", "optimized"):
+        assert saved["code"][arm]["n_tasks"] == 3
+        assert saved["code"][arm]["degenerate"] == {"empty": 0, "placeholder": 0, "no_function": 3}
+    assert set(saved["predictors"]) == {"to_ir", "to_code"}
+    report = (out / "report.md").read_text()
+    assert "## Generated code" in report and "## Optimized predictors" in report
 
 
 def test_paired_deltas_follow_the_per_example_scores(tmp_path: Path, task: dict[str, Any]) -> None:
@@ -319,7 +334,7 @@ def test_cli_evaluate_writes_runs_aggregate_and_report(
     ]
     aggregate = json.loads((out / "evaluation.json").read_text())
     assert aggregate["n_runs"] == 2 and aggregate["n_examples"] == 2
-    assert aggregate["metric_names"] == ["ir_quality"]
+    assert aggregate["metric_names"] == ["ir_quality", "tests_passed", "tasks_solved"]
     assert aggregate["provenance"]["split"] == "dev"
     assert len(aggregate["provenance"]["dataset_hash"]) == 64
     assert len(aggregate["provenance"]["settings_hash"]) == 64
@@ -393,6 +408,7 @@ def test_train_examples_get_labels_named_like_the_pipeline_fields() -> None:
     example = load_tasks("train")[0]
     labelled = _runner.with_pipeline_labels(example)
     assert labelled.ir == IR.model_validate(example.expected_ir)
-    assert labelled.code == example.expected_code
+    assert labelled.header == "def add(a: int, b: int):"
+    assert labelled.body == "    return a + b"
     assert set(labelled.inputs().keys()) == set(example.inputs().keys()) == {"prompt"}
     assert labelled.expected_ir == example.expected_ir  # the metrics' fields are untouched

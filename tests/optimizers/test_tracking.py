@@ -11,6 +11,7 @@ from typing import Any
 import dspy
 import pytest
 from dspy.utils import DummyLM
+from optimizers_testkit import pipeline_lm
 
 from lift_metrics.optimizers._config import RunConfig
 from lift_metrics.optimizers._runner import OptimizationResult, run_optimizer
@@ -38,10 +39,8 @@ def dummy_lm(task: dict[str, Any]) -> DummyLM:
         "`program_description`": {"program_description": "Prompt to IR to code."},
         "`module_description`": {"module_description": "One step."},
         "new_instruction": {"new_instruction": "Answer more precisely."},
-        "order of fields: `ir`": {"ir": task["expected_ir"]},
-        "order of fields: `code`": {"code": task["expected_code"]},
     }
-    return DummyLM(answers, adapter=dspy.JSONAdapter())
+    return pipeline_lm(task["expected_ir"], task["expected_code"], answers)
 
 
 @pytest.fixture(scope="module")
