@@ -24,7 +24,7 @@ from dspy.signatures import InputField, OutputField, Signature
 from pydantic import BaseModel
 
 from lift_metrics._checks import check_int
-from lift_metrics.code._extract import extract_code
+from lift_metrics.code import extract_code
 from lift_metrics.ir import IR, parse_ir
 from lift_metrics.optimizers._budget import UsageRecorder
 
