@@ -116,3 +116,24 @@ def test_atomic_writes_get_the_permissions_of_a_plain_new_file(tmp_path: Path, u
     finally:
         os.umask(previous)
     assert written.stat().st_mode & 0o777 == plain.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_syntax_trees_are_converted_under_one_lock_only() -> None:
+    """CPython 3.11 < 3.11.8 raises ``SystemError: AST constructor recursion depth mismatch``
+    when two threads convert syntax trees at once (gh-106905; seen in the gaming suite under
+    DSPy-style threads). Every parse or tree compile in the package goes through
+    :mod:`lift_metrics._pyast`; this finds any call that does not (doctest lines aside).
+    The sandbox's child-side worker runs in its own single-threaded process and is exempt.
+    """
+    import re
+
+    package = Path(__file__).resolve().parents[1] / "lift_metrics"
+    raw = re.compile(r"(?<![\w.])ast\.parse\(|(?<![\w.])compile\(\s*tree\b")
+    offenders = [
+        f"{path.relative_to(package)}:{number}"
+        for path in package.rglob("*.py")
+        if path.name not in ("_pyast.py", "_worker.py")
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if raw.search(line) and not line.lstrip().startswith((">>>", "..."))
+    ]
+    assert offenders == []

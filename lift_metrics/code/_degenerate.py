@@ -6,6 +6,7 @@ import ast
 import re
 from typing import Any
 
+from lift_metrics import _pyast as pyast
 from lift_metrics.code._extract import complete_with_prompt, extract_code, is_prose_line, parses
 from lift_metrics.code._features import check_code
 from lift_metrics.code._stub import placeholder_kind
@@ -191,8 +192,8 @@ def degenerate_kind(
     full = complete_with_prompt(code, prompt, entry)
     if not parses(full):
         return None
-    tree = ast.parse(full)
-    own = ast.parse(code) if parses(code) else tree
+    tree = pyast.parse(full)
+    own = pyast.parse(code) if parses(code) else tree
     kind = _module_kind(own)
     if kind is not None:
         return kind

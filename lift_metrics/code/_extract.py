@@ -7,6 +7,7 @@ import functools
 import keyword
 import re
 
+from lift_metrics import _pyast as pyast
 from lift_metrics.code._features import MAX_CODE_CHARS, check_code
 
 _FENCE = re.compile(
@@ -31,7 +32,7 @@ def parses(code: str) -> bool:
 @functools.lru_cache(maxsize=4096)
 def _parses(code: str) -> bool:
     try:
-        ast.parse(code)
+        pyast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
@@ -41,7 +42,7 @@ def defines(code: str, name: str) -> bool:
     """Whether ``code`` parses and defines a top-level function or class ``name`` (internal)."""
     if not parses(code):
         return False
-    tree = ast.parse(code)
+    tree = pyast.parse(code)
     return any(
         isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
         and node.name == name
@@ -55,7 +56,7 @@ def single_function(code: str) -> str | None:
         return None
     names = [
         node.name
-        for node in ast.parse(code).body
+        for node in pyast.parse(code).body
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
     ]
     return names[0] if len(names) == 1 else None

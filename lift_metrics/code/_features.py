@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from lift_metrics import _pyast as pyast
+
 MAX_CODE_CHARS = 1_000_000
 """Code longer than this is not parsed (it scores 0 on syntax): it bounds parser time and memory."""
 
@@ -67,7 +69,7 @@ def _features(code: str) -> CodeFeatures:
     if len(code) > MAX_CODE_CHARS:
         return _failed(f"code is {len(code):,} characters, over the {MAX_CODE_CHARS:,} limit")
     try:
-        tree = ast.parse(code)
+        tree = pyast.parse(code)
     except SyntaxError as exc:
         where = f" (line {exc.lineno})" if exc.lineno else ""
         return _failed(f"SyntaxError: {exc.msg}{where}")

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from lift_metrics import _pyast as pyast
 from lift_metrics.code._features import MAX_CODE_CHARS, check_code
 from lift_metrics.similarity import Embedder, resolve_embedder, sequence_similarity
 
@@ -187,7 +188,7 @@ def _parse(text: str) -> ast.AST | None:
     if len(text) > MAX_CODE_CHARS:
         return None
     try:
-        return ast.parse(text)
+        return pyast.parse(text)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
 

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from lift_metrics import _pyast as pyast
 from lift_metrics.code._features import MAX_CODE_CHARS
 
 _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist"})
@@ -169,7 +170,7 @@ def analyze_code(
     if len(source) > MAX_CODE_CHARS:
         raise ValueError(f"source{where} is over the {MAX_CODE_CHARS:,}-character limit")
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise ValueError(f"source{where} does not parse: {exc}") from exc
 

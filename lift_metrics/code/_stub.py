@@ -6,6 +6,7 @@ import ast
 import functools
 from typing import Any
 
+from lift_metrics import _pyast as pyast
 from lift_metrics._checks import check_real
 from lift_metrics.code._features import MAX_CODE_CHARS, check_code
 from lift_metrics.code._tests import check_entry_point
@@ -102,7 +103,7 @@ def _analyse(code: str) -> tuple[bool, dict[str, str | None]]:
     if len(code) > MAX_CODE_CHARS:
         return False, {}
     try:
-        tree = ast.parse(code)
+        tree = pyast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False, {}
     functions = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]

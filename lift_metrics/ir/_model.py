@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lift_metrics import _pyast as pyast
+
 __all__ = [
     "IR",
     "Constraint",
@@ -453,7 +455,7 @@ def normalize_type_hint(type_hint: str | None) -> str | None:
     if not text:
         return None
     try:
-        tree = ast.parse(text, mode="eval")
+        tree = pyast.parse(text, mode="eval")
     except SyntaxError:
         return " ".join(text.split())
     return _render(tree.body)

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from lift_metrics import _pyast as pyast
 from lift_metrics._io import atomic_write_text
 
 __all__ = [
@@ -109,7 +110,7 @@ class PassRateMetric:
 
 def _defines(code: str, name: str | None) -> bool:
     try:
-        tree = ast.parse(code)
+        tree = pyast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}

@@ -23,6 +23,7 @@ from dspy.primitives import Module, Prediction
 from dspy.signatures import InputField, OutputField, Signature
 from pydantic import BaseModel
 
+from lift_metrics import _pyast as pyast
 from lift_metrics._checks import check_int
 from lift_metrics.code import extract_code
 from lift_metrics.ir import IR, parse_ir
@@ -186,7 +187,7 @@ def _usable_hint(hint: str | None) -> str | None:
     if not hint or not hint.strip():
         return None
     try:
-        tree = ast.parse(hint.strip(), mode="eval")
+        tree = pyast.parse(hint.strip(), mode="eval")
     except (SyntaxError, ValueError):
         return None
     for node in ast.walk(tree):
@@ -274,7 +275,7 @@ def function_body(code: str, entry_point: str) -> str:
         import math
         return math.sqrt(x)
     """
-    tree = ast.parse(code)
+    tree = pyast.parse(code)
     function = next(
         (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == entry_point), None
     )
@@ -301,7 +302,7 @@ def function_body(code: str, entry_point: str) -> str:
 
 def _parses(code: str) -> bool:
     try:
-        ast.parse(code)
+        pyast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lift_metrics import _pyast as pyast
 from lift_metrics._checks import check_choice
 from lift_metrics._paths import datasets_dir
 
@@ -153,7 +154,7 @@ def _check_record(record: Any) -> dict[str, Any]:
     if not entry_point.isidentifier():
         raise _RecordError(f"field 'entry_point' must be a Python name, got {entry_point!r}")
     try:
-        tree = ast.parse(record["expected_code"])
+        tree = pyast.parse(record["expected_code"])
     except SyntaxError as exc:
         raise _RecordError(
             f"field 'expected_code' does not parse: {exc.msg} (code line {exc.lineno})"

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from types import CodeType, TracebackType
 from typing import Any, Literal
 
+from lift_metrics import _pyast as pyast
 from lift_metrics._checks import check_choice, check_int, check_positive
 from lift_metrics.sandbox import _isolation
 from lift_metrics.sandbox._judge import error_result, judge, short
@@ -308,8 +309,8 @@ def _parse(source: str, filename: str) -> tuple[ast.Module, CodeType]:
     """
     with _compile_lock, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tree = ast.parse(source, filename)
-        code = compile(tree, filename, "exec", dont_inherit=True)
+        tree = pyast.parse(source, filename)
+        code = pyast.compile_tree(tree, filename, "exec")
     return tree, code
 
 
