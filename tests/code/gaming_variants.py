@@ -45,6 +45,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from lift_metrics import _pyast as pyast  # CPython 3.11.7 gh-106905: one lock for all threads
+
 #: the variants, in the order they are reported
 VARIANTS: tuple[str, ...] = (
     "canonical",
@@ -132,7 +134,7 @@ class Problem:
     def _function(self) -> ast.FunctionDef:
         return next(
             node
-            for node in ast.parse(self.prompt).body
+            for node in pyast.parse(self.prompt).body
             if isinstance(node, ast.FunctionDef) and node.name == self.entry_point
         )
 
@@ -185,7 +187,7 @@ def io_problem(problem: Problem) -> Problem | None:
     if not isinstance(problem.test, str):
         return problem
     check = next(
-        (n for n in ast.parse(problem.test).body if isinstance(n, ast.FunctionDef)),
+        (n for n in pyast.parse(problem.test).body if isinstance(n, ast.FunctionDef)),
         None,
     )
     names = problem.parameters
@@ -253,7 +255,7 @@ def _import_lines(prompt: str) -> str:
 
 def _unparsable(program: str, entry_point: str) -> str:
     """The canonical program with the colon of the entry point's ``def`` line removed."""
-    tree = ast.parse(program)
+    tree = pyast.parse(program)
     func = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == entry_point)
     body_line = func.body[0].lineno - 1  # 0-based index of the first body line
     lines = program.splitlines(keepends=True)
@@ -349,7 +351,7 @@ def _offsets(source: str) -> Callable[[int, int], int]:
 
 def _operator_sites(program: str, first_line: int) -> list[tuple[int, int, ast.AST]]:
     """(start, end, operator) of each operator between two operands from ``first_line`` on."""
-    tree = ast.parse(program)
+    tree = pyast.parse(program)
     at = _offsets(program)
     sites: list[tuple[int, int, ast.AST]] = []
 
@@ -381,7 +383,7 @@ _SWAPPED_NAMES: dict[str, str] = {"max": "min", "min": "max", "any": "all", "all
 
 def _value_edits(program: str, first_line: int) -> list[tuple[int, int, str]]:
     """Edits of values where no operator can be flipped: constants, ``not``, min/max, any/all."""
-    tree = ast.parse(program)
+    tree = pyast.parse(program)
     at = _offsets(program)
     edits: list[tuple[int, int, str]] = []
     for node in ast.walk(tree):
@@ -427,7 +429,7 @@ def mutants(problem: Problem) -> Iterator[str]:
     for start, end, replacement in edits:
         candidate = program[:start] + replacement + program[end:]
         try:
-            ast.parse(candidate)
+            pyast.parse(candidate)
         except SyntaxError:
             continue
         yield candidate
