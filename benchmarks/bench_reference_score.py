@@ -100,14 +100,13 @@ def main() -> None:
     started, cpu_started = time.perf_counter(), time.process_time()
     reference_scores(predicted, expected, embedder=embedder)
     rate = len(rows) / (time.perf_counter() - started)
-    # CPU seconds of all this process's threads: on idle cores the wall-clock rate is at least
-    # this (the threads never use more CPU than wall time x cores), so it is the figure that
-    # does not depend on how busy the machine is
+    # the bar is pairs per second of wall clock on a 2-core machine (ONNX Runtime uses both
+    # cores); CPU seconds are printed too, as the figure that depends least on other load
     cpu_rate = len(rows) / (time.process_time() - cpu_started)
-    verdict = "PASS" if cpu_rate >= BAR_PAIRS_PER_S else "FAIL"
+    verdict = "PASS" if rate >= BAR_PAIRS_PER_S else "FAIL"
     print(
-        f"reference_scores throughput {cpu_rate:.0f} pairs per CPU-second, {rate:.0f} pairs/s "
-        f"wall-clock (warm model, empty cache, {len(set(predicted) | set(expected))} distinct "
+        f"reference_scores throughput {rate:.0f} pairs/s wall-clock, {cpu_rate:.0f} pairs per "
+        f"CPU-second (warm model, empty cache, {len(set(predicted) | set(expected))} distinct "
         f"texts)  bar >= {BAR_PAIRS_PER_S:.0f}/s  {verdict}; load average "
         f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     )
