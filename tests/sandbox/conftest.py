@@ -7,6 +7,7 @@ worker's private temp dir, an open descriptor or a thread in this (the parent) p
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -151,6 +152,9 @@ class Snapshot:
 
 def snapshot(box: Sandbox) -> Snapshot:
     """Descriptors and threads of this process; the process-mode temp roots of ``box``."""
+    # garbage of earlier tests (sandboxes, sessions) in reference cycles would otherwise be
+    # collected at any moment, closing descriptors in the middle of a test's count
+    gc.collect()
     roots = {w.tmp_root for w in box._slots if w is not None and w.tmp_root is not None}
     return Snapshot(
         fds=len(os.listdir("/proc/self/fd")),

@@ -22,6 +22,7 @@ import os
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 MARK = "LIFT_SANDBOX_PRIVATE_NAMESPACE"
 
@@ -47,7 +48,22 @@ def prepare() -> None:
     if os.getpid() != 1 or os.geteuid() != 0:
         raise SystemExit("run me as root under unshare --mount --pid --fork --mount-proc")
     _mount("--make-rprivate", "/")
+    # a checkout or a virtualenv under /tmp (CI clones often live there) is bound back into
+    # the fresh /tmp, read through a descriptor of the old one
+    keep = sorted(
+        {
+            path
+            for path in (str(Path(__file__).resolve().parents[2]), os.path.realpath(sys.prefix))
+            if path.startswith("/tmp/")
+        }
+    )
+    old_tmp = os.open("/tmp", os.O_RDONLY | os.O_DIRECTORY)
     _mount("-t", "tmpfs", "-o", "mode=1777", "lift-private-tmp", "/tmp")
+    for path in keep:
+        os.makedirs(path, 0o755, exist_ok=True)
+        source = f"/proc/{os.getpid()}/fd/{old_tmp}/{os.path.relpath(path, '/tmp')}"
+        _mount("--no-canonicalize", "--rbind", source, path)  # a path would resolve anew
+    os.close(old_tmp)
     closed: dict[str, list[str]] = {}
     for tree in python_trees():
         above = _closed_ancestor(tree)
