@@ -699,11 +699,12 @@ def load_config(path: str | os.PathLike[str]) -> RunConfig:
     >>> load_config(configs_dir() / "quick.toml").optimizer.class_name
     'MIPROv2'
     """
+    from lift_metrics._io import read_text_file
+
     file = Path(path)
-    if not file.is_file():
-        raise FileNotFoundError(f"config file not found: {file}")
+    text = read_text_file(file, "config file")
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{file}: not valid TOML: {exc}") from None
     return RunConfig.from_mapping(data, source=file)
@@ -740,11 +741,12 @@ def preflight(config: RunConfig) -> None:
         Empty splits, a MIPROv2 minibatch larger than the validation set, an unreachable
         ``api_base``.
     """
+    from lift_metrics._io import existing_file
     from lift_metrics.optimizers._tasks import task_records
 
     spec = config.dataset
-    if spec.path is not None and not spec.path.is_file():
-        raise FileNotFoundError(f"dataset file not found: {spec.path}")
+    if spec.path is not None:
+        existing_file(spec.path, "dataset file")
     sizes: dict[str, int] = {}
     for role, split, limit in (
         ("train", spec.train, spec.train_limit),

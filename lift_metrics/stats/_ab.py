@@ -29,6 +29,7 @@ from lift_metrics.stats._records import (
     get_float,
     get_int,
     get_str,
+    in_file,
     read_jsonl,
 )
 from lift_metrics.stats._summary import latency_percentiles
@@ -192,7 +193,7 @@ def load_run_records(path: str | os.PathLike[str]) -> tuple[RunRecord, ...]:
         for label, obj in read_jsonl(path):
             records.append(RunRecord.from_dict(obj, index=label))
     except RecordError as exc:
-        raise RecordError(f"{os.fspath(path)}: {exc}") from exc
+        raise in_file(path, exc) from exc
     if not records:
         raise ValueError(f"{os.fspath(path)}: no run records in the file")
     return tuple(records)
