@@ -191,3 +191,19 @@ def test_a_closed_pipe_ends_quietly() -> None:
 def test_report_json_is_valid_when_the_reader_stays(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)
+
+
+def test_evaluate_runs_above_the_bound_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lift_metrics.optimizers import _local_lm
+
+    def no_lm(spec: object) -> None:
+        raise AssertionError("the bound must be checked before an LM is set up")
+
+    monkeypatch.setattr(_local_lm, "resolve_lm", no_lm)
+    out = tmp_path / "o"
+    assert main(["evaluate", "--runs", "5000", "--output-dir", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "runs must be <= 1,000, got 5,000" in err and "\n" not in err
+    assert not out.exists()

@@ -32,6 +32,7 @@ from urllib.parse import urlparse
 
 from lift_metrics._checks import check_int, check_positive, check_unit_interval
 from lift_metrics.optimizers._budget import Budget
+from lift_metrics.optimizers._evaluate import MAX_RUNS
 
 __all__ = [
     "INSTRUCTION_SOURCES",
@@ -661,7 +662,7 @@ def _evaluation_spec(err: _Errors, table: dict[str, Any]) -> EvaluationSpec:
     _check_keys(err, "[evaluation]", table, keys)
     try:
         return EvaluationSpec(
-            runs=check_int("runs", table.get("runs", 1), minimum=1),
+            runs=check_int("runs", table.get("runs", 1), minimum=1, maximum=MAX_RUNS),
             timeout_s=check_positive("timeout_s", table.get("timeout_s", 120.0)),
             num_threads=check_int("num_threads", table.get("num_threads", 1), minimum=1),
             n_resamples=check_int("n_resamples", table.get("n_resamples", 10_000), minimum=100),
