@@ -335,7 +335,8 @@ def evaluate_program(
     Raises
     ------
     ValueError
-        For an empty ``metrics`` or a non-positive ``runs``, ``timeout_s`` or ``num_threads``.
+        For empty ``examples`` or ``metrics``, or a non-positive ``runs``, ``timeout_s`` or
+        ``num_threads``.
     BudgetExceeded
         When the run's budget stops an LM call; ``exc.partial`` holds the
         :class:`Evaluation` of the examples that finished (``complete=False``).
@@ -362,6 +363,8 @@ def evaluate_program(
     """
     if not metrics:
         raise ValueError("metrics must name at least one metric, got an empty mapping")
+    if len(examples) == 0:
+        raise ValueError("examples must not be empty: an evaluation of no examples is no result")
     runs = check_int("runs", runs, minimum=1)
     timeout_s = check_positive("timeout_s", timeout_s)
     num_threads = check_int("num_threads", num_threads, minimum=1)
