@@ -87,18 +87,26 @@ def _optimize(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     if args.output_dir:
         config = config.replace(output_dir=Path(args.output_dir))
-    if args.mlflow:
-        from lift_metrics.optimizers._tracking import require_mlflow
+    if args.mlflow is not False:  # --mlflow alone is True; --mlflow "" must not mean "off"
+        from lift_metrics.optimizers._tracking import check_tracking_uri, require_mlflow
 
         try:
             require_mlflow()
         except ImportError as exc:
             raise ValueError(str(exc)) from exc
+        if args.mlflow is not True:
+            args.mlflow = check_tracking_uri(args.mlflow)
     if args.check:
         preflight(config)
         print(f"{args.config}: OK ({config!r})")
         return 0
-    result = run_optimizer(config, progress=not args.quiet, mlflow=args.mlflow)
+    from lift_metrics.cli import CommandError
+    from lift_metrics.optimizers._tracking import TrackingError
+
+    try:
+        result = run_optimizer(config, progress=not args.quiet, mlflow=args.mlflow)
+    except TrackingError as exc:  # after the run: its files are complete
+        raise CommandError(str(exc)) from exc
     if args.quiet:
         print(repr(result))
     return 0

@@ -657,7 +657,9 @@ def run_optimizer(
     mlflow : bool or str, default False
         Log the finished run to MLflow (``lift_metrics.optimizers._tracking``): ``True`` for
         a SQLite store under ``output_dir/mlflow``, a string for a tracking URI. Needs
-        ``pip install 'lift-metrics[tracking]'`` (checked before any LM call).
+        ``pip install 'lift-metrics[tracking]'``; both, and the URI (its form, and that a
+        server accepts a connection), are checked before any LM call. Tracking happens after
+        every file of the run is written.
 
     Returns
     -------
@@ -665,6 +667,8 @@ def run_optimizer(
 
     Raises
     ------
+    TrackingError
+        Logging the finished run to MLflow failed (its files are complete on disk).
     FileNotFoundError
         A missing config or dataset file, a missing GGUF model.
     ValueError
@@ -694,9 +698,11 @@ def run_optimizer(
     started_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     preflight(config)
     if mlflow:
-        from lift_metrics.optimizers._tracking import require_mlflow
+        from lift_metrics.optimizers._tracking import check_tracking_uri, require_mlflow
 
         require_mlflow()
+        if mlflow is not True:
+            mlflow = check_tracking_uri(str(mlflow))
     task_lm, proposal_lm = _resolve_lms(config, lm, prompt_lm)
     metric = TimedMetric(build_metric(config.metric))
     optimizer = _build_optimizer(config, metric, task_lm, proposal_lm)
@@ -842,16 +848,35 @@ def run_optimizer(
     )
     atomic_write_json(out / "result.json", {**result.to_dict(), "provenance": provenance})
     atomic_write_text(out / "report.md", render_report(result))
-    if mlflow:
-        from lift_metrics.optimizers._tracking import log_run_to_mlflow
-
-        tracked = log_run_to_mlflow(result, tracking_uri=None if mlflow is True else str(mlflow))
     if console is not None:
         console.print(result_table(result))
         console.print(f"report: {out / 'report.md'}", soft_wrap=True)
-        if mlflow:
+    if mlflow:
+        tracked = _track(result, None if mlflow is True else str(mlflow))
+        if console is not None:
             console.print(f"MLflow run {tracked.run_id}: {tracked.tracking_uri}", soft_wrap=True)
     return result
+
+
+def _track(result: OptimizationResult, tracking_uri: str | None) -> Any:
+    """Log the finished run to MLflow; a failure becomes one :class:`TrackingError` line
+    (the run's files are already complete: tracking comes after result.json and report.md)."""
+    from lift_metrics.optimizers._tracking import (
+        TrackingError,
+        default_tracking_uri,
+        log_run_to_mlflow,
+    )
+
+    try:
+        return log_run_to_mlflow(result, tracking_uri=tracking_uri)
+    except Exception as exc:
+        uri = tracking_uri or default_tracking_uri(result.output_dir)
+        reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+        raise TrackingError(
+            f"logging the run to MLflow at {uri} failed ({type(exc).__name__}: {reason}); the "
+            f"run's files are complete in {result.output_dir} (log them later with "
+            "lift_metrics.optimizers.log_run_to_mlflow)"
+        ) from exc
 
 
 def _console(progress: bool) -> Any:
