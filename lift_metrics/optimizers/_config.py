@@ -855,8 +855,9 @@ def _check_reachable(table: Mapping[str, Any], key: str) -> None:
 
 def preflight(config: RunConfig) -> None:
     """Checks that need files or the network but no LM call: the task file, split sizes
-    against the optimizer's needs, the local model files (exist, GGUF), the LM server's
-    address. ``optimize --check`` runs it and so does every run, before any LM is built.
+    against the optimizer's needs, the output and cache folders (writable, no file in the
+    way), the local model files (exist, GGUF), the LM server's address. ``optimize --check``
+    runs it and so does every run, before any LM is built.
 
     Raises
     ------
@@ -866,8 +867,12 @@ def preflight(config: RunConfig) -> None:
         Empty splits, a MIPROv2 minibatch larger than the validation set, a local model file
         that is not a GGUF model, an unknown LM provider, an unreachable ``api_base``.
     """
+    from lift_metrics._io import check_output_dir
     from lift_metrics.optimizers._tasks import task_records
 
+    check_output_dir(config.output_dir, option=f"{_where(config.source)}output_dir")
+    if config.cache_dir is not None:
+        check_output_dir(config.cache_dir, option=f"{_where(config.source)}cache_dir")
     spec = config.dataset
     if spec.path is not None and not spec.path.is_file():
         raise FileNotFoundError(f"dataset file not found: {spec.path}")

@@ -57,6 +57,7 @@ __all__ = [
     "MetricDelta",
     "OptimizationResult",
     "TimedMetric",
+    "load_program",
     "run_optimizer",
     "save_program",
 ]
@@ -329,6 +330,49 @@ def save_program(program: Any, path: str | Path) -> Path:
     return target
 
 
+def load_program(path: str | Path) -> Any:
+    """Load a program written by :func:`save_program` (``program.json`` of a run) into a
+    fresh :class:`~lift_metrics.optimizers.LiftPipeline`.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the file does not exist.
+    ValueError
+        One line naming the file and what is wrong: not UTF-8, not JSON, not an object, no
+        ``metadata`` field (DSPy's ``save`` writes it), or state that does not fit the
+        pipeline's predictors.
+    """
+    from lift_metrics.optimizers._pipeline import LiftPipeline
+
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"program file not found: {file}")
+    try:
+        state = json.loads(file.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise ValueError(f"{file}: not UTF-8 text (a program saved by DSPy is JSON)") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{file}: not valid JSON ({exc})") from None
+    if not isinstance(state, dict):
+        raise ValueError(f"{file}: a saved program is a JSON object, got {type(state).__name__}")
+    metadata = state.get("metadata")
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("dependency_versions"), dict):
+        raise ValueError(
+            f"{file}: field 'metadata' (with 'dependency_versions') is missing; it is not a "
+            "program saved by 'lift-metrics optimize' (program.json)"
+        )
+    program = LiftPipeline()
+    try:
+        program.load(str(file))
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        detail = " ".join(str(exc).split())[:200]
+        raise ValueError(
+            f"{file}: its state does not fit the pipeline ({type(exc).__name__}: {detail})"
+        ) from None
+    return program
+
+
 @contextlib.contextmanager
 def _lm_cache(directory: Path) -> Iterator[None]:
     """Point DSPy's LM cache at ``directory`` for the run; restore the previous one after."""
@@ -338,7 +382,11 @@ def _lm_cache(directory: Path) -> Iterator[None]:
     module: Any = dspy
     previous = module.__dict__.get("cache")
     directory.mkdir(parents=True, exist_ok=True)
-    configure_cache(disk_cache_dir=str(directory))
+    try:
+        configure_cache(disk_cache_dir=str(directory))
+    except Exception as exc:  # diskcache's SQLite: "database or disk is full", read-only
+        detail = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise ValueError(f"the LM cache in {directory} cannot be opened ({detail})") from exc
     try:
         yield
     finally:
