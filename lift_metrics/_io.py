@@ -7,13 +7,15 @@ operation on POSIX file systems).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import json
 import math
 import os
+import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +64,74 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     except OSError:  # pragma: no cover - some file systems refuse fsync on directories
         pass
     return target
+
+
+def check_output_dir(path: str | os.PathLike[str], *, option: str) -> Path:
+    """Check, before any work, that ``path`` can hold a command's output; return it.
+
+    ``path`` must be a directory or not exist yet, with nothing but directories on the way to
+    it, and the nearest existing one must let a file be created (a probe file is created and
+    removed; nothing else is written and no directory is created).
+
+    Parameters
+    ----------
+    path : path-like
+        The output directory.
+    option : str
+        How the user gave it (``"--out"``, ``"output_dir"``), for the message.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``option`` and the path: a file is in the way, or the directory
+        cannot be written (read-only file system, no permission, no space).
+    """
+    target = Path(path)
+    probe_dir = target
+    while not probe_dir.exists():
+        if probe_dir.parent == probe_dir:
+            break
+        probe_dir = probe_dir.parent
+    if probe_dir.exists() and not probe_dir.is_dir():
+        where = "" if probe_dir == target else f" ({probe_dir} is a file)"
+        raise ValueError(f"{option} {target}: not a directory{where}")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".lift-metrics-probe.", dir=probe_dir)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ValueError(f"{option} {target}: cannot write in {probe_dir} ({reason})") from None
+    return target
+
+
+@contextlib.contextmanager
+def staged_output(directory: str | os.PathLike[str]) -> Iterator[Path]:
+    """All of a command's output files, or none of them.
+
+    Yields a hidden staging folder inside ``directory``; write every output there. When the
+    block ends without an error the staged entries are moved into ``directory`` (renames on
+    one file system: nothing can run out of space half-way); on an error (a full disk, an
+    interrupt) the staging folder is removed, so ``directory`` holds no partial output.
+    """
+    target = Path(directory)
+    created = not target.exists()
+    target.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=".staging.", dir=target))
+    try:
+        yield stage
+        for entry in sorted(stage.iterdir()):
+            destination = target / entry.name
+            if entry.is_dir() and destination.is_dir():
+                shutil.rmtree(destination)
+            os.replace(entry, destination)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        if created:
+            with contextlib.suppress(OSError):
+                target.rmdir()  # only when empty: the folder did not exist before
+        raise
+    shutil.rmtree(stage, ignore_errors=True)
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
