@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 
 import pytest
 
-from lift_metrics.sandbox import _default, get_default_sandbox
+from lift_metrics.sandbox import Sandbox, _default, get_default_sandbox
 
 SLOW = "def f():\n    import time\n    time.sleep(2.0)\n    return 1\n"
 
 
 @pytest.fixture
-def fresh_default() -> object:
+def fresh_default() -> Iterator[None]:
     _default._close_default()
     yield
     _default._close_default()
 
 
-def _started(box: object) -> int:
-    return sum(1 for worker in box._slots if worker is not None)  # type: ignore[attr-defined]
+def _started(box: Sandbox) -> int:
+    return sum(1 for worker in box._slots if worker is not None)
 
 
 @pytest.mark.usefixtures("fresh_default")
@@ -56,8 +57,6 @@ def test_requested_workers_are_validated() -> None:
 
 
 def test_a_sandbox_made_by_the_caller_keeps_its_size() -> None:
-    from lift_metrics.sandbox import Sandbox
-
     with Sandbox(workers=1) as box:
         results: list[str] = []
         threads = [
