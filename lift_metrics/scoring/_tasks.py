@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lift_metrics import _pyast
+
 #: names :func:`load_tasks` accepts besides a path
 BUILTIN_TASKS: tuple[str, ...] = ("humaneval", "project")
 
@@ -88,7 +90,7 @@ def _called_name(asserts: list[str]) -> str | None:
     """The function the first assert calls (MBPP records name no entry point)."""
     for line in asserts:
         try:
-            tree = ast.parse(line.strip())
+            tree = _pyast.parse(line.strip())
         except SyntaxError:
             continue
         for node in ast.walk(tree):
