@@ -54,7 +54,7 @@ class ScoringTask:
 
 def _check_script(script: str, where: str) -> str:
     try:
-        tree = ast.parse(script)
+        tree = _pyast.parse(script)
     except SyntaxError as exc:
         raise ValueError(
             f"{where}: the check script does not parse ({exc.msg}, line {exc.lineno})"
