@@ -52,6 +52,9 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, target)
+    except OSError as exc:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise _naming(exc, target) from exc
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)
         raise
@@ -125,13 +128,32 @@ def staged_output(directory: str | os.PathLike[str]) -> Iterator[Path]:
             if entry.is_dir() and destination.is_dir():
                 shutil.rmtree(destination)
             os.replace(entry, destination)
+    except OSError as exc:
+        _remove_stage(stage, target, created)
+        raise _naming(exc, target, stage) from exc
     except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        if created:
-            with contextlib.suppress(OSError):
-                target.rmdir()  # only when empty: the folder did not exist before
+        _remove_stage(stage, target, created)
         raise
     shutil.rmtree(stage, ignore_errors=True)
+
+
+def _remove_stage(stage: Path, target: Path, created: bool) -> None:
+    shutil.rmtree(stage, ignore_errors=True)
+    if created:
+        with contextlib.suppress(OSError):
+            target.rmdir()  # only when empty: the folder did not exist before
+
+
+def _naming(exc: OSError, path: Path, stage: Path | None = None) -> OSError:
+    """The same error naming the file the user asked for: ``path`` when ``exc`` names none
+    (a failed write on a full disk names no file), the final place of a staged file."""
+    name = exc.filename
+    if name is not None and stage is not None:
+        with contextlib.suppress(ValueError):  # a file outside the stage keeps its name
+            name = path / Path(os.fsdecode(name)).relative_to(stage)
+    if name is exc.filename and name is not None:
+        return exc
+    return type(exc)(exc.errno, exc.strerror or str(exc), str(name if name is not None else path))
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
