@@ -120,6 +120,10 @@ def _ab_too_many_resamples(tmp: Path) -> list[str]:
     return ["ab", str(_example("ab_runs.jsonl")), "--n-resamples", str(10**12)]
 
 
+def _ab_level_1(tmp: Path) -> list[str]:
+    return ["ab", str(_example("ab_runs.jsonl")), "--confidence-level", "1"]
+
+
 def _compare_not_an_object(tmp: Path) -> list[str]:
     path = tmp / "list.json"
     path.write_text("[1, 2]")
@@ -158,6 +162,10 @@ def _validate_unknown_metric(tmp: Path) -> list[str]:
 
 def _validate_missing_module(tmp: Path) -> list[str]:
     return ["validate", "nomodule:metric", "--data", str(_labels(tmp)), "--out", str(tmp / "out")]
+
+
+def _validate_missing_module_after_a_builtin(tmp: Path) -> list[str]:
+    return ["validate", "ir_quality", "nomodule:metric", "--out", str(tmp / "out")]
 
 
 def _validate_missing_data(tmp: Path) -> list[str]:
@@ -278,15 +286,20 @@ CASES: dict[str, tuple[Case, str]] = {
     "a value of the wrong type": (_bad_float, "--confidence-level"),
     "report: a record with a field of the wrong type": (_report_bad_record, "(line 2)"),
     "report: an empty file": (_report_empty, "empty.jsonl"),
-    "report: a negative weight": (_report_bad_weight, "pass_weight"),
+    "report: a negative weight": (_report_bad_weight, "--pass-weight must be >= 0"),
     "ab: a record without a required field": (_ab_missing_field, "(line 4)"),
     "ab: a file with one arm": (_ab_one_arm, "one_arm.jsonl"),
-    "ab: resamples beyond the cap": (_ab_too_many_resamples, "n_resamples"),
+    "ab: resamples beyond the cap": (_ab_too_many_resamples, "--n-resamples must be <="),
+    "ab: a confidence level of 1": (_ab_level_1, "--confidence-level must be in (0, 1)"),
     "compare: a report that is not an object": (_compare_not_an_object, "list.json"),
     "compare: a report without results": (_compare_no_results, "no_results.json"),
     "analyze: a missing path": (_analyze_missing, "absent.py"),
     "validate: an unknown metric": (_validate_unknown_metric, "'nonsense'"),
     "validate: a metric module that does not exist": (_validate_missing_module, "'nomodule'"),
+    "validate: a missing module after a built-in metric": (
+        _validate_missing_module_after_a_builtin,
+        "'nomodule'",
+    ),
     "validate: a missing data file": (_validate_missing_data, "absent.jsonl"),
     "validate: a label that is not a number": (_validate_bad_label, "labels.jsonl:2"),
     "validate: --out is a file": (_validate_out_is_a_file, "--out"),
