@@ -90,15 +90,15 @@ def _optimize(args: argparse.Namespace) -> int:
     if args.mlflow is not False:  # --mlflow alone is True; --mlflow "" must not mean "off"
         from lift_metrics.optimizers._tracking import check_tracking_uri, require_mlflow
 
-        try:
-            require_mlflow()
-        except ImportError as exc:
-            raise ValueError(str(exc)) from exc
-        if args.mlflow is not True:
+        if args.mlflow is not True:  # the URI first: importing MLflow takes seconds
             try:
                 args.mlflow = check_tracking_uri(args.mlflow)
             except ValueError as exc:
                 raise ValueError(f"--mlflow: {exc}") from None
+        try:
+            require_mlflow()
+        except ImportError as exc:
+            raise ValueError(str(exc)) from exc
     if args.check:
         preflight(config)
         print(f"{args.config}: OK ({config!r})")
