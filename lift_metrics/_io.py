@@ -88,6 +88,16 @@ def check_output_dir(path: str | os.PathLike[str], *, option: str) -> Path:
     ValueError
         One line naming ``option`` and the path: a file is in the way, or the directory
         cannot be written (read-only file system, no permission, no space).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "report").write_text("a file")
+    ...     check_output_dir(Path(tmp, "report", "out"), option="--out")
+    Traceback (most recent call last):
+    ...
+    ValueError: --out .../report/out: not a directory (.../report is a file)
     """
     target = Path(path)
     probe_dir = target
@@ -116,6 +126,15 @@ def staged_output(directory: str | os.PathLike[str]) -> Iterator[Path]:
     block ends without an error the staged entries are moved into ``directory`` (renames on
     one file system: nothing can run out of space half-way); on an error (a full disk, an
     interrupt) the staging folder is removed, so ``directory`` holds no partial output.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     with staged_output(tmp) as stage:
+    ...         _ = atomic_write_text(stage / "report.md", "# done")
+    ...     sorted(p.name for p in Path(tmp).iterdir())
+    ['report.md']
     """
     target = Path(directory)
     created = not target.exists()
