@@ -44,7 +44,7 @@ import math
 import os
 import threading
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from lift_metrics._checks import (
@@ -96,6 +96,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _MISSING = object()
+_UNCACHEABLE = object()
 _MAX_FAILED_TESTS_SHOWN = 5
 #: options of a calibrated profile that each metric takes besides ``weights``
 _PROFILE_OPTIONS = {
@@ -153,6 +154,12 @@ class MetricBreakdown:
         }
 
 
+def _uncacheable(key: Any) -> bool:
+    return key is _UNCACHEABLE or (
+        isinstance(key, tuple) and any(part is _UNCACHEABLE for part in key)
+    )
+
+
 class _ResultCache:
     """A small thread-safe LRU map from a key to a computed part breakdown."""
 
@@ -162,7 +169,7 @@ class _ResultCache:
         self._lock = threading.Lock()
 
     def get(self, key: Any) -> Any:
-        if not self.size:
+        if not self.size or _uncacheable(key):
             return _MISSING
         with self._lock:
             value = self._data.get(key, _MISSING)
@@ -171,7 +178,7 @@ class _ResultCache:
             return value
 
     def put(self, key: Any, value: Any) -> None:
-        if not self.size:
+        if not self.size or _uncacheable(key):
             return
         with self._lock:
             self._data[key] = value
@@ -189,15 +196,35 @@ class _ResultCache:
 
 
 def _cache_key(value: Any) -> Any:
-    """A hashable, content-based key for IR/test values (dicts, lists, models, strings)."""
+    """A hashable, content-based key for IR/test values (dicts, lists, models, strings).
+
+    :data:`_UNCACHEABLE` for a value with no usable key (nested too deep to encode, or one
+    whose ``repr`` raises); a key holding it is never looked up or stored.
+    """
     if isinstance(value, str | bytes | int | float | bool) or value is None:
         return value
-    if hasattr(value, "model_dump_json"):
-        return ("model", value.model_dump_json())
     try:
-        return ("json", json.dumps(value, sort_keys=True, default=repr))
-    except (TypeError, ValueError):
-        return ("repr", repr(value))
+        if hasattr(value, "model_dump_json"):
+            return ("model", value.model_dump_json())
+        try:
+            return ("json", json.dumps(value, sort_keys=True, default=repr))
+        except (TypeError, ValueError):
+            return ("repr", repr(value))
+    except Exception:  # RecursionError, or a value whose encoding raises
+        return _UNCACHEABLE
+
+
+class _ExampleError(ValueError):
+    """The example (the reference side) cannot be used: a caller's mistake, raised."""
+
+
+def _safe_str(value: Any, show: Callable[[Any], str] = str, limit: int = 200) -> str:
+    """``show(value)`` (``str`` or ``repr``) shortened, or a placeholder when it fails."""
+    try:
+        text = show(value)
+    except Exception:
+        return f"<{type(value).__name__} that cannot be shown>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class _PartFailedError(Exception):
@@ -264,15 +291,17 @@ def _weights_and_options(
 
 
 def _fields_of(obj: Any) -> list[str]:
-    if isinstance(obj, Mapping):
-        return sorted(map(str, obj))
-    keys = getattr(obj, "keys", None)
-    if callable(keys):
-        try:
+    try:
+        if isinstance(obj, Mapping):
+            return sorted(map(str, obj))
+        keys = getattr(obj, "keys", None)
+        if callable(keys):
             return sorted(map(str, keys()))
-        except Exception:  # an odd object; the field list is only for the message
-            return []
-    return sorted(k for k in vars(obj) if not k.startswith("_")) if hasattr(obj, "__dict__") else []
+        if hasattr(obj, "__dict__"):
+            return sorted(k for k in vars(obj) if not k.startswith("_"))
+    except Exception:  # an odd object; the field list is only for the message
+        pass
+    return []
 
 
 def _read(obj: Any, field: str) -> Any:
@@ -283,9 +312,9 @@ def _read(obj: Any, field: str) -> Any:
     """
     if obj is None:
         return _MISSING
-    if isinstance(obj, Mapping):
-        return obj.get(field, _MISSING)
     try:
+        if isinstance(obj, Mapping):
+            return obj.get(field, _MISSING)
         if hasattr(obj, "__contains__") and hasattr(obj, "__getitem__"):
             return obj[field] if field in obj else _MISSING  # noqa: SIM401 (no .get on Example)
         return getattr(obj, field)
@@ -296,7 +325,7 @@ def _read(obj: Any, field: str) -> Any:
 def _example_field(metric: str, example: Any, field: str) -> Any:
     value = _read(example, field)
     if value is _MISSING:
-        raise ValueError(
+        raise _ExampleError(
             f"{metric}: the example has no field {field!r} (its fields: {_fields_of(example)}); "
             f"pass the right field name to {metric}(...)"
         )
@@ -323,7 +352,7 @@ def _as_tests(metric: str, value: Any) -> list[tuple[dict[str, Any], Any]] | str
     if isinstance(value, str):
         return value
     if not isinstance(value, Sequence):
-        raise ValueError(
+        raise _ExampleError(
             f"{metric}: tests must be a list or a check script, got {type(value).__name__}"
         )
     cases: list[tuple[dict[str, Any], Any]] = []
@@ -333,7 +362,7 @@ def _as_tests(metric: str, value: Any) -> list[tuple[dict[str, Any], Any]] | str
         elif isinstance(case, Sequence) and not isinstance(case, str) and len(case) == 2:
             cases.append((dict(case[0]), case[1]))
         else:
-            raise ValueError(
+            raise _ExampleError(
                 f"{metric}: tests[{index}] must be {{'inputs': ..., 'expected': ...}} "
                 f"or an (inputs, expected) pair, got {case!r:.80}"
             )
@@ -384,7 +413,28 @@ class _Metric:
         self._cache = _ResultCache(check_int("cache_size", cache_size, minimum=0))
 
     def breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
-        """Score one pair and return the breakdown (never raises for a bad prediction)."""
+        """Score one pair and return the breakdown (never raises for a bad prediction).
+
+        Whatever the prediction is (a value too deep to encode, a number too large for a
+        float, an object whose attribute access raises), a failure while scoring it gives
+        score 0 with the reason in ``reasons``. Raised: an example the metric cannot use
+        (a missing or malformed reference field: a ValueError naming it) and a sandbox that
+        cannot run at all (:class:`lift_metrics.sandbox.SandboxUnavailableError`).
+        """
+        try:
+            return self._breakdown(example, prediction)
+        except _ExampleError:
+            raise
+        except Exception as exc:
+            from lift_metrics.sandbox import SandboxUnavailableError
+
+            if isinstance(exc, SandboxUnavailableError):
+                raise
+            logger.warning("%s raised; scoring 0", type(self).__name__, exc_info=True)
+            reason = f"scored 0 because the metric raised {type(exc).__name__}: {_safe_str(exc)}"
+            return MetricBreakdown(type(self).__name__, 0.0, {}, {}, (reason,))
+
+    def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
         raise NotImplementedError
 
     def __call__(
@@ -534,7 +584,7 @@ class _IRPart:
         try:
             return parse_ir(value)
         except (ValueError, TypeError) as exc:
-            raise ValueError(
+            raise _ExampleError(
                 f"{name}: example.{self.expected_ir_field} is not a valid IR: {exc}"
             ) from exc
 
@@ -662,7 +712,7 @@ class _CodePart:
         name = type(self).__name__
         expected = _example_field(name, example, str(self.expected_code_field))
         if not isinstance(expected, str):
-            raise ValueError(
+            raise _ExampleError(
                 f"{name}: example.{self.expected_code_field} must be a str, "
                 f"got {type(expected).__name__}"
             )
@@ -681,7 +731,7 @@ class _CodePart:
             elif isinstance(value, str):
                 found.append(value)
             else:
-                raise ValueError(
+                raise _ExampleError(
                     f"{type(self).__name__}: example.{field} must be a str, "
                     f"got {type(value).__name__}"
                 )
@@ -749,10 +799,24 @@ def _number_field(prediction: Any, field: str, unit: str) -> tuple[float, str | 
     except _PartFailedError as exc:
         return math.inf, str(exc)
     if isinstance(value, bool) or not isinstance(value, int | float):
-        return math.inf, f"prediction.{field} is {value!r:.40}, not a number of {unit}"
-    number = float(value)
+        return (
+            math.inf,
+            f"prediction.{field} is {_short(_safe_str(value, repr), 40)}, not a number of {unit}",
+        )
+    try:
+        number = float(value)
+    except OverflowError:
+        return (
+            math.inf,
+            f"prediction.{field} is an int too large for a float, not a number of {unit}",
+        )
+    if math.isinf(number):
+        return math.inf, f"prediction.{field} is {number}, not a finite number of {unit}"
     if math.isnan(number) or number < 0:
-        return math.inf, f"prediction.{field} is {number}, not a non-negative number of {unit}"
+        return (
+            math.inf,
+            f"prediction.{field} is {number}, not a non-negative number of {unit}",
+        )
     return number, None
 
 
@@ -840,7 +904,7 @@ class IRQuality(_IRPart, _Metric):
             f"threshold={self.threshold})"
         )
 
-    def breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
+    def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
         """Score one pair; see the class docstring."""
         ir, score, failure = self._score_ir(example, prediction)
         if ir is not None:
@@ -964,7 +1028,7 @@ class CodeQuality(_CodePart, _Metric):
             f"threshold={self.threshold})"
         )
 
-    def breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
+    def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
         """Score one pair; see the class docstring."""
         code, score, failure, entry_point = self._score_code(example, prediction)
         reasons = [failure] if failure else self._code_reasons(code, entry_point, "code/")
@@ -1116,7 +1180,7 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         result = dataclasses.replace(result, code=code, reasons=result.reasons + tuple(code_lines))
         return result, latency
 
-    def breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
+    def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
         """Score one pair; see the class docstring."""
         e2e, _ = self._end_to_end(example, prediction)
         return MetricBreakdown(
@@ -1232,7 +1296,7 @@ class Aggregate(EndToEnd):
         w = self.aggregate_weights
         return w["quality"] * quality + w["cost"] + w["latency"]
 
-    def breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
+    def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
         """Score one pair; see the class docstring."""
         e2e, latency = self._end_to_end(example, prediction)
         cost, cost_failure = _number_field(prediction, str(self.cost_field), "US dollars")
@@ -1354,7 +1418,7 @@ class TestPassRate(_CodePart, _Metric):
             _as_tests(name, _example_field(name, example, str(self.tests_field)))
         )
         if tests.count == 0:
-            raise ValueError(
+            raise _ExampleError(
                 f"{name}: example.{self.tests_field} holds no tests; a pass rate needs tests "
                 "(no tests is absent evidence, never a pass)"
             )
@@ -1388,7 +1452,7 @@ class TestPassRate(_CodePart, _Metric):
             self._cache.put(key, result)
         return result, None, entry_point
 
-    def breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
+    def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
         """Score one pair; see the class docstring."""
         result, failure, entry_point = self._run(example, prediction)
         if result is None:

@@ -127,9 +127,15 @@ def _evaluate(args: argparse.Namespace) -> int:
             {"optimizer": {"name": "mipro"}, "lm": {"model": "local"}, "name": "evaluate"}
         )
     lm_table = dict(config.lm)
-    if args.lm:
+    if args.lm is not None:
+        if not args.lm.strip():
+            raise ValueError(
+                "--lm must name a model ('local', a .gguf path or a DSPy model string), got ''"
+            )
         lm_table = {"model": args.lm}
-    if args.api_base:
+    if args.api_base is not None:
+        if not args.api_base.strip():
+            raise ValueError("--api-base must be a server URL, got ''")
         lm_table["api_base"] = args.api_base
     dataset = config.dataset
     if args.dataset:
@@ -179,6 +185,22 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+_EVALUATION_FILES = ("evaluation.json", "evaluation.md", "evaluation_run*.json", "usage.json")
+
+
+def _clear_previous_evaluation(output_dir: Path) -> None:
+    """Delete the files of an earlier evaluation in ``output_dir``, and temporary files a
+    killed one left behind, so that a run stopped before it saves leaves no result that
+    looks like its own. The LM cache (``cache/``) is kept.
+    """
+    if not output_dir.is_dir():
+        return
+    for pattern in _EVALUATION_FILES:
+        for path in [*output_dir.glob(pattern), *output_dir.glob(f".{pattern}.*.tmp")]:
+            if path.is_file() or path.is_symlink():
+                path.unlink()
+
+
 def evaluate_split(
     *,
     lm_table: dict[str, Any],
@@ -195,6 +217,7 @@ def evaluate_split(
 ) -> Any:
     """Evaluate the pipeline (optionally loaded from ``program_path``) and save the results.
 
+    Files of an earlier evaluation in ``output_dir`` are deleted before the run starts.
     The provenance holds ``config_hash`` (of the ``--config`` file, when one was given) and
     ``settings_hash``: SHA-256 of the effective settings (LM, metric, evaluation, split,
     limit, program and dataset hashes), so that two evaluations with equal hashes ran the same
@@ -229,6 +252,11 @@ def evaluate_split(
     if not Path(dataset_file).is_file():
         raise FileNotFoundError(f"dataset file not found: {dataset_file}")
     examples = load_tasks(split, path=dataset_path)
+    if not examples:
+        raise ValueError(
+            f"{dataset_file}: no {split} tasks (no record has split {split!r}); an empty "
+            "evaluation is not a result"
+        )
     if limit is not None:
         examples = examples[:limit]
     check_output_dir(output_dir, option="--output-dir")
@@ -253,6 +281,7 @@ def evaluate_split(
     provenance["config_hash"] = config_hash
     provenance["settings_hash"] = hashlib.sha256(settings_text.encode("utf-8")).hexdigest()
     provenance["versions"] = _versions()
+    _clear_previous_evaluation(output_dir)
     meter = UsageMeter()
     with (
         _lm_cache(output_dir / "cache"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import platform
@@ -254,10 +255,14 @@ def native_library() -> bytes:
     Python, 10 to 25% slower) when no compiler is found or compiling fails, or when the
     environment variable ``LIFT_METRICS_SANDBOX_NATIVE`` is ``0``.
 
-    The cached file is trusted like the rest of the user's files: code run with process
-    isolation as a non-root user could replace it, as it could replace this package itself
-    (see :data:`PROCESS_ISOLATION_GAPS`); under bwrap and Landlock the cache is out of
-    reach.
+    The cached file starts with the SHA-256 of the library it holds; a file whose digest does
+    not match (truncated, or overwritten in part) is compiled again and replaced, so a damaged
+    cache costs one compile, never a sandbox that cannot start. Beyond that the cached file is
+    trusted like the rest of the user's files: code run with process isolation as a non-root
+    user could replace it (digest included), as it could replace this package itself (see
+    :data:`PROCESS_ISOLATION_GAPS`); under bwrap and Landlock the cache is out of reach. If
+    workers still fail to start with the compiled loop, the sandbox calls
+    :func:`discard_native_library` and runs the Python loop.
     """
     if os.environ.get(NATIVE_ENV, "1").strip() == "0":
         return b""
@@ -267,21 +272,62 @@ def native_library() -> bytes:
         return _native[0]
 
 
-def _build_native() -> bytes:
+def discard_native_library() -> None:
+    """Stop using the compiled server loop in this process and delete its cached copy.
+
+    Called when workers fail to start with it; the next process compiles it again.
+    """
+    with _native_lock:
+        _native[:] = [b""]
+    cached = native_cache_path()
+    if cached is not None:
+        with contextlib.suppress(OSError):
+            cached.unlink()
+
+
+def _compiler() -> str | None:
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if not compiler or sys.platform != "linux":
-        return b""
+    return compiler if compiler and sys.platform == "linux" else None
+
+
+def native_cache_path() -> Path | None:
+    """Return where the compiled server loop is cached, or None when there is no compiler.
+
+    The name is keyed by the source of ``_native.c``, the machine and the compiler; the file
+    holds the SHA-256 digest of the library (32 bytes), then the library.
+    """
+    compiler = _compiler()
+    if compiler is None:
+        return None
     source = NATIVE_SOURCE_PATH.read_bytes()
     identity = b"\0".join(
         [source, platform.machine().encode(), os.path.realpath(compiler).encode()]
     )
     from lift_metrics._paths import cache_dir
 
-    cached = cache_dir() / f"sandbox-native-{hashlib.sha256(identity).hexdigest()[:24]}.so"
+    return cache_dir() / f"sandbox-native-{hashlib.sha256(identity).hexdigest()[:24]}.bin"
+
+
+def _read_cached_native(cached: Path) -> bytes | None:
+    """Return the library in ``cached`` if its digest matches; None if missing or damaged."""
     try:
-        return cached.read_bytes()
+        blob = cached.read_bytes()
     except OSError:
-        pass
+        return None
+    digest, data = blob[:32], blob[32:]
+    if not data or hashlib.sha256(data).digest() != digest:
+        return None
+    return data
+
+
+def _build_native() -> bytes:
+    compiler = _compiler()
+    cached = native_cache_path()
+    if compiler is None or cached is None:
+        return b""
+    data = _read_cached_native(cached)
+    if data is not None:
+        return data
     with tempfile.TemporaryDirectory(prefix="lift-sandbox-build-") as build:
         target = os.path.join(build, "native.so")
         source_path = str(NATIVE_SOURCE_PATH)
@@ -296,7 +342,7 @@ def _build_native() -> bytes:
     try:  # cache it for the next process; a read-only home only costs a compile per process
         cached.parent.mkdir(parents=True, exist_ok=True)
         partial = cached.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_bytes(data)
+        partial.write_bytes(hashlib.sha256(data).digest() + data)
         os.replace(partial, cached)
     except OSError:
         pass

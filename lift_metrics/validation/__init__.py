@@ -61,6 +61,7 @@ from lift_metrics.validation._plot import plot_validation
 from lift_metrics.validation._report import format_table, markdown_report
 from lift_metrics.validation._validate import (
     ConstantInputWarning,
+    TooFewScoresError,
     ValidationResult,
     score_value,
     validate_metric,
@@ -84,6 +85,7 @@ __all__ = [
     "SHIPPED_LABELS",
     "SHIPPED_PROFILES",
     "ShippedDataset",
+    "TooFewScoresError",
     "ValidationResult",
     "builtin_scorer",
     "calibrate_weights",

@@ -41,7 +41,7 @@ from lift_metrics.validation._labels import (
     shipped_dataset_path,
     shipped_labels_path,
 )
-from lift_metrics.validation._validate import ValidationResult, validate_metric
+from lift_metrics.validation._validate import TooFewScoresError, ValidationResult, validate_metric
 
 _DEFAULT_METRICS = ("ir_quality", "code_quality")
 
@@ -199,6 +199,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="with --call dspy: item field belonging to the prediction (repeatable)",
     )
     parser.add_argument("--threads", type=int, default=1, help="score items in N threads")
+    parser.add_argument(
+        "--allow-missing",
+        type=int,
+        default=0,
+        metavar="N",
+        help="pass even when up to N items per metric could not be scored (default 0: any "
+        "missing score fails with exit 1; the report says why each is missing)",
+    )
     parser.set_defaults(handler=_run)
 
 
@@ -440,17 +448,20 @@ def _baseline_results(
                 file=sys.stderr,
             )
             continue
-        out.append(
-            validate_metric(
-                FieldMetricScorer(name),
-                items,
-                target=args.target,
-                confidence_level=args.confidence_level,
-                name=f"{name} (field baseline)",
-                errors="missing",
-                num_threads=args.threads,
+        try:
+            out.append(
+                validate_metric(
+                    FieldMetricScorer(name),
+                    items,
+                    target=args.target,
+                    confidence_level=args.confidence_level,
+                    name=f"{name} (field baseline)",
+                    errors="missing",
+                    num_threads=args.threads,
+                )
             )
-        )
+        except TooFewScoresError as exc:  # shown for comparison only: a note, not a failure
+            print(f"note: its row is left out: {exc}", file=sys.stderr)
     return out
 
 
@@ -482,6 +493,8 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError(f"--folds must be >= 2, got {args.folds}")
     if args.threads < 1:
         raise ValueError(f"--threads must be >= 1, got {args.threads}")
+    if args.allow_missing < 0:
+        raise ValueError(f"--allow-missing must be >= 0, got {args.allow_missing}")
     for spec in metrics:
         if spec not in BUILTIN_METRICS and ":" not in spec:
             raise ValueError(
@@ -523,6 +536,7 @@ def _run(args: argparse.Namespace) -> int:
     categories: dict[str, dict[str, str]] = {}
     saved: list[Path] = []
     baseline_done: set[str] = set()
+    unscored: list[TooFewScoresError] = []  # metrics with fewer than 3 scored items
     split_shown = None
     for spec in metrics:
         if args.data is not None:
@@ -538,32 +552,40 @@ def _run(args: argparse.Namespace) -> int:
             profile = weights.get(spec)
             scorer = builtin_scorer(spec, **({} if profile is None else profile.metric_options()))
             scorer.prefetch([item.item for item in items])
-            result = validate_metric(
-                scorer,
-                items,
-                target=args.target,
-                confidence_level=args.confidence_level,
-                name=spec,
-                errors="missing",
-                num_threads=args.threads,
-            )
+            try:
+                result = validate_metric(
+                    scorer,
+                    items,
+                    target=args.target,
+                    confidence_level=args.confidence_level,
+                    name=spec,
+                    errors="missing",
+                    num_threads=args.threads,
+                )
+            except TooFewScoresError as exc:
+                unscored.append(exc)
+                continue
         else:
             if spec in weights:
                 raise ValueError("--weights applies to the built-in metrics only")
             if os.getcwd() not in sys.path:
                 sys.path.insert(0, os.getcwd())
             metric = import_metric(spec)
-            result = validate_metric(
-                metric,
-                items,
-                target=args.target,
-                confidence_level=args.confidence_level,
-                call=args.call or "item",
-                prediction_fields=tuple(args.prediction_field or ()),
-                name=spec,
-                errors="missing",
-                num_threads=args.threads,
-            )
+            try:
+                result = validate_metric(
+                    metric,
+                    items,
+                    target=args.target,
+                    confidence_level=args.confidence_level,
+                    call=args.call or "item",
+                    prediction_fields=tuple(args.prediction_field or ()),
+                    name=spec,
+                    errors="missing",
+                    num_threads=args.threads,
+                )
+            except TooFewScoresError as exc:
+                unscored.append(exc)
+                continue
         results.append(result)
         sources[result.metric] = str(data)
         categories[result.metric] = _categories(items)
@@ -608,7 +630,7 @@ def _run(args: argparse.Namespace) -> int:
             plots=plots,
             calibrations=calibrations,
             categories={name: found for name, found in categories.items() if found},
-        )
+        ) + "".join(_unscored_section(bad) for bad in unscored)
         atomic_write_text(stage / "validation.md", report)
         atomic_write_json(
             stage / "validation.json",
@@ -616,6 +638,15 @@ def _run(args: argparse.Namespace) -> int:
                 {
                     "split": split_shown,
                     "results": [r.to_dict() for r in results],
+                    "unscored": [
+                        {
+                            "metric": bad.metric,
+                            "scored": bad.scored,
+                            "error": str(bad),
+                            "missing": [{"id": i, "reason": r} for i, r in bad.missing],
+                        }
+                        for bad in unscored
+                    ],
                     "calibration": {
                         name: {
                             "fit": fit.to_dict(),
@@ -646,8 +677,38 @@ def _run(args: argparse.Namespace) -> int:
         if not r.metric.endswith("(field baseline)")  # shown for comparison, not gated
         and not (r.passed_ci if args.require_ci else r.passed)
     ]
+    gate = 0
+    for bad in unscored:
+        print(str(bad), file=sys.stderr)
+        gate = 1
+    for r in results:
+        if r.missing and not r.metric.endswith("(field baseline)"):
+            item, reason = r.missing[0]
+            allowed = len(r.missing) <= args.allow_missing
+            print(
+                f"{r.metric}: {len(r.missing)} of {r.n + len(r.missing)} items could not be "
+                f"scored ({'within' if allowed else 'more than'} --allow-missing "
+                f"{args.allow_missing}); first {item!r}: {reason}; every reason is in the report",
+                file=sys.stderr,
+            )
+            gate = gate or int(not allowed)
     if failed:
         names = ", ".join(r.metric for r in failed)
         print(f"below target {args.target:g}: {names}", file=sys.stderr)
         return 1
-    return 0
+    return gate
+
+
+def _unscored_section(exc: TooFewScoresError) -> str:
+    """The report's section on a metric that could not be validated at all."""
+    lines = [
+        "",
+        f"## {exc.metric}",
+        "",
+        f"Not validated: {exc.scored} items could be scored, at least 3 are needed.",
+        "",
+        f"Missing scores ({len(exc.missing)}):",
+        "",
+        *(f"- `{item}`: {reason}" for item, reason in exc.missing),
+    ]
+    return "\n".join(lines) + "\n"

@@ -27,6 +27,40 @@ class ConstantInputWarning(RuntimeWarning):
     """
 
 
+class TooFewScoresError(ValueError):
+    """Fewer than 3 items could be scored, so the agreement cannot be computed.
+
+    Attributes
+    ----------
+    metric : str
+        Name of the metric.
+    scored : int
+        Number of items that have a score.
+    missing : tuple of (str, str)
+        ``(id, reason)`` for every item whose score is missing.
+    """
+
+    def __init__(self, metric: str, scored: int, missing: Sequence[tuple[str, str]]) -> None:
+        self.metric = metric
+        self.scored = scored
+        self.missing = tuple((str(i), str(r)) for i, r in missing)
+        if missing:
+            first_id, first_reason = self.missing[0]
+            why = f"; first missing item {first_id!r}: {first_reason}"
+        else:
+            why = ""
+        if scored == 0 and missing:
+            message = (
+                f"{metric}: nothing could be scored: all {len(missing)} items are missing{why}"
+            )
+        else:
+            message = (
+                f"{metric}: need at least {_MIN_ITEMS} scored items to validate a metric, got "
+                f"{scored}" + (f" ({len(missing)} missing{why})" if missing else "")
+            )
+        super().__init__(message)
+
+
 @dataclass(frozen=True, repr=False)
 class ValidationResult:
     """How closely a metric's scores track labels (see :func:`validate_metric`).
@@ -206,9 +240,11 @@ def validate_scores(
 
     Raises
     ------
+    TooFewScoresError
+        On fewer than 3 pairs (a ValueError; its message says when nothing could be scored
+        and quotes the first reason in ``missing``).
     ValueError
-        On fewer than 3 pairs, unequal lengths, NaN/inf, a bad ``target`` or
-        ``confidence_level``.
+        On unequal lengths, NaN/inf, a bad ``target`` or ``confidence_level``.
 
     Warns
     -----
@@ -221,15 +257,12 @@ def validate_scores(
     >>> round(result.pearson, 4), result.passed, result.passed_ci
     (0.9922, True, False)
     """
+    if len(scores) < _MIN_ITEMS and len(scores) == len(labels):
+        raise TooFewScoresError(metric, len(scores), missing)
     x = as_float_array("scores", scores)
     y = as_float_array("labels", labels)
     if x.size != y.size:
         raise ValueError(f"scores and labels must have the same length, got {x.size} and {y.size}")
-    if x.size < _MIN_ITEMS:
-        raise ValueError(
-            f"need at least {_MIN_ITEMS} scored items to validate a metric, got {x.size}"
-            + (f" ({len(missing)} missing)" if missing else "")
-        )
     target_value = check_real("target", target)
     if not -1.0 <= target_value <= 1.0:
         raise ValueError(f"target must be a correlation in [-1, 1], got {target!r}")
@@ -476,9 +509,14 @@ def validate_metric(
 
     Raises
     ------
+    TooFewScoresError
+        When fewer than 3 items could be scored (with ``errors="missing"``, the reasons are
+        in its ``missing`` attribute).
     TypeError, ValueError
-        For a non-callable metric, malformed examples, fewer than 3 scored items, or bad
-        options.
+        For a non-callable metric, malformed examples or bad options.
+    RuntimeError
+        With ``errors="raise"``, when the metric calls ``sys.exit`` (with
+        ``errors="missing"`` the item is missing, with that reason).
 
     Warns
     -----
@@ -518,6 +556,11 @@ def validate_metric(
     def score_one(labelled: LabelledItem) -> tuple[float | None, str | None]:
         try:
             return score_value(caller(labelled.item))
+        except SystemExit as exc:  # a metric must not end the caller's program
+            reason = f"the metric called sys.exit({exc.code!r})"
+            if errors == "raise":
+                raise RuntimeError(f"{reason} while scoring item {labelled.id!r}") from exc
+            return None, reason
         except Exception as exc:
             if errors == "raise":
                 exc.add_note(f"while scoring item {labelled.id!r}")

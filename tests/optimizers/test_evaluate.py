@@ -164,6 +164,8 @@ def test_invalid_arguments() -> None:
         evaluate_program(Upper(), examples(1), metrics={"e": exact}, timeout_s=0)
     with pytest.raises(ValueError, match="runs"):
         evaluate_program(Upper(), examples(1), metrics={"e": exact}, runs=0)
+    with pytest.raises(ValueError, match="examples must not be empty"):
+        evaluate_program(Upper(), [], metrics={"e": exact})
 
 
 def test_saved_files_one_per_run_plus_aggregate_and_report(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from lift_metrics.optimizers import _runner
 from lift_metrics.optimizers._config import RunConfig
 from lift_metrics.optimizers._pipeline import LiftPipeline
 from lift_metrics.optimizers._runner import OptimizationResult, run_optimizer
-from lift_metrics.optimizers._tasks import task_records
+from lift_metrics.optimizers._tasks import default_tasks_path, task_records
 
 INIT: dict[str, dict[str, Any]] = {
     "mipro": {
@@ -412,3 +412,68 @@ def test_train_examples_get_labels_named_like_the_pipeline_fields() -> None:
     assert labelled.body == "    return a + b"
     assert set(labelled.inputs().keys()) == set(example.inputs().keys()) == {"prompt"}
     assert labelled.expected_ir == example.expected_ir  # the metrics' fields are untouched
+
+
+def _without_test_split(tmp_path: Path) -> Path:
+    shipped = Path(default_tasks_path())
+    no_test = tmp_path / "no_test.jsonl"
+    no_test.write_text(
+        "".join(
+            line + "\n"
+            for line in shipped.read_text(encoding="utf-8").splitlines()
+            if line.strip() and json.loads(line)["split"] != "test"
+        ),
+        encoding="utf-8",
+    )
+    return no_test
+
+
+def test_cli_evaluate_without_test_tasks_is_an_error_naming_the_file(
+    cli: Any, tmp_path: Path, capsys: Any, task: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lift_metrics.optimizers import _local_lm
+
+    no_test = _without_test_split(tmp_path)
+    monkeypatch.setattr(_local_lm, "resolve_lm", lambda spec: dummy_lm(task))
+    out = tmp_path / "ev"
+    assert cli(["evaluate", "--dataset", str(no_test), "--quiet", "--output-dir", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"{no_test}: no test tasks" in err and "\n" not in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("option", "named"), [("--lm", "--lm must name a model"), ("--api-base", "--api-base")]
+)
+def test_cli_evaluate_empty_lm_options_are_errors(
+    cli: Any, tmp_path: Path, capsys: Any, option: str, named: str
+) -> None:
+    out = tmp_path / "ev"
+    assert cli(["evaluate", option, "", "--quiet", "--output-dir", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert named in err and "got ''" in err and "\n" not in err
+    assert not out.exists()
+
+
+def test_cli_evaluate_removes_a_previous_result_before_it_runs(
+    cli: Any, tmp_path: Path, capsys: Any, task: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lift_metrics.optimizers import _evaluate, _local_lm
+
+    out = tmp_path / "ev"
+    out.mkdir()
+    stale = ["evaluation.json", "evaluation.md", "evaluation_run3.json", "usage.json"]
+    stale += [".evaluation.json.abc123.tmp", ".usage.json.x1.tmp"]
+    for name in stale:
+        (out / name).write_text("{}", encoding="utf-8")
+    (out / "notes.txt").write_text("mine", encoding="utf-8")
+    monkeypatch.setattr(_local_lm, "resolve_lm", lambda spec: dummy_lm(task))
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_evaluate, "evaluate_program", interrupted)
+    args = ["evaluate", "--split", "dev", "--limit", "1", "--quiet", "--output-dir", str(out)]
+    assert cli([*args, "--metric", "ir_quality"]) == 130
+    left = sorted(p.name for p in out.iterdir() if p.name != "cache")
+    assert left == ["notes.txt"]  # nothing of the earlier run looks current; others' files stay

@@ -19,6 +19,20 @@ def bad(item):
 
 def pair(predicted, expected):
     return 1.0 if predicted == expected else 0.2
+
+def flaky(item):  # cannot score the two lowest-labelled items
+    if item["guess"] < 0.15:
+        raise RuntimeError("judge timed out")
+    return item["guess"]
+
+def broken(item):
+    raise RuntimeError("sandbox unavailable")
+
+def quits(item):
+    import sys
+    if item["guess"] > 0.9:
+        sys.exit(0)
+    return item["guess"]
 """
 
 
@@ -95,6 +109,63 @@ def test_kwargs_call_and_require_ci(cli_main, user_data: Path, tmp_path: Path) -
     ]
     assert cli_main(args) == 0  # r = 0.87 >= 0.7
     assert cli_main([*args, "--require-ci"]) == 1  # but n = 8: the interval reaches far below
+
+
+def _validate(cli_main, data: Path, out: Path, *extra: str) -> int:
+    code: int = cli_main(["validate", *extra, "--data", str(data), "--out", str(out)])
+    return code
+
+
+def test_a_missing_score_fails_unless_allowed(
+    cli_main, user_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "r"
+    assert _validate(cli_main, user_data, out, "my_metrics_mod:flaky") == 1  # r = 1.0 otherwise
+    err = capsys.readouterr().err
+    assert "2 of 8 items could not be scored (more than --allow-missing 0)" in err
+    assert "'u0': RuntimeError: judge timed out" in err
+    report = (out / "validation.md").read_text()
+    assert "- `u0`: RuntimeError: judge timed out" in report
+    assert "- `u1`: RuntimeError: judge timed out" in report
+    missing = json.loads((out / "validation.json").read_text())["results"][0]["missing"]
+    assert missing == [{"id": f"u{i}", "reason": "RuntimeError: judge timed out"} for i in (0, 1)]
+    assert _validate(cli_main, user_data, out, "my_metrics_mod:flaky", "--allow-missing", "1") == 1
+    assert _validate(cli_main, user_data, out, "my_metrics_mod:flaky", "--allow-missing", "2") == 0
+    assert "within --allow-missing 2" in capsys.readouterr().err
+
+
+def test_nothing_scored_says_so_and_fails_with_a_report(
+    cli_main, user_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "r"
+    code = _validate(cli_main, user_data, out, "my_metrics_mod:broken", "--allow-missing", "8")
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "nothing could be scored: all 8 items are missing" in err
+    assert "RuntimeError: sandbox unavailable" in err and "must not be empty" not in err
+    report = (out / "validation.md").read_text()
+    assert "Not validated: 0 items could be scored" in report
+    assert "- `u7`: RuntimeError: sandbox unavailable" in report
+    unscored = json.loads((out / "validation.json").read_text())["unscored"]
+    assert unscored[0]["metric"] == "my_metrics_mod:broken" and len(unscored[0]["missing"]) == 8
+
+
+def test_a_metric_that_calls_sys_exit_is_a_missing_item(
+    cli_main, user_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "r"
+    assert _validate(cli_main, user_data, out, "my_metrics_mod:quits") == 1
+    assert "'u7': the metric called sys.exit(0)" in capsys.readouterr().err
+    assert "- `u7`: the metric called sys.exit(0)" in (out / "validation.md").read_text()
+
+
+def test_allow_missing_must_not_be_negative(
+    cli_main, user_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "r"
+    assert _validate(cli_main, user_data, out, "my_metrics_mod:good", "--allow-missing", "-1") == 2
+    assert "--allow-missing must be >= 0, got -1" in capsys.readouterr().err
+    assert not out.exists()
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from scipy import stats
 from lift_metrics.validation import (
     ConstantInputWarning,
     LabelledItem,
+    TooFewScoresError,
     ValidationResult,
     score_value,
     validate_metric,
@@ -214,3 +215,40 @@ def test_examples_must_be_items_or_pairs() -> None:
         validate_metric(lambda x: x, [0.3, 0.4, 0.5])
     with pytest.raises(TypeError, match="callable"):
         validate_metric(0.5, [(1, 0.1)])  # type: ignore[arg-type]
+
+
+def _unscorable(item: dict[str, float]) -> float:
+    raise RuntimeError(f"judge failed on {item['x']}")
+
+
+def test_nothing_scored_is_a_named_error_with_the_reasons() -> None:
+    items = [({"x": i}, i / 4) for i in range(4)]
+    with pytest.raises(TooFewScoresError, match="nothing could be scored") as caught:
+        validate_metric(_unscorable, items, errors="missing", name="judge")
+    assert str(caught.value).startswith("judge: nothing could be scored: all 4 items are missing")
+    assert "'0': RuntimeError: judge failed on 0" in str(caught.value)
+    assert caught.value.scored == 0
+    assert caught.value.missing[3] == ("3", "RuntimeError: judge failed on 3")
+    assert isinstance(caught.value, ValueError)
+
+
+def test_too_few_scores_counts_them() -> None:
+    with pytest.raises(TooFewScoresError, match=r"at least 3 .* got 2 \(1 missing; first") as e:
+        validate_scores([0.1, 0.2], [0.0, 1.0], missing=[("z", "timeout")], metric="m")
+    assert e.value.scored == 2 and e.value.missing == (("z", "timeout"),)
+
+
+def _exits(item: dict[str, float]) -> float:
+    if item["x"] == 2:
+        raise SystemExit(3)
+    return item["x"] / 4
+
+
+def test_a_metric_calling_sys_exit_is_missing_or_a_runtime_error() -> None:
+    items = [({"x": i}, i / 4) for i in range(5)]
+    result = validate_metric(_exits, items, errors="missing")
+    assert result.missing == (("2", "the metric called sys.exit(3)"),) and result.n == 4
+    with pytest.raises(RuntimeError, match=r"sys.exit\(3\) while scoring item '2'"):
+        validate_metric(_exits, items, errors="raise")
+    with pytest.raises(RuntimeError, match=r"sys.exit\(3\)"):
+        validate_metric(_exits, items, errors="raise", num_threads=2)

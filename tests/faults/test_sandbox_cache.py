@@ -1,0 +1,91 @@
+"""Fault injection: a damaged cache of the compiled sandbox server loop.
+
+The library is cached under ``$XDG_CACHE_HOME/lift-metrics``; each test points that at its own
+temporary directory, damages the cached file, and checks that the next use compiles it again
+(or, when the damage cannot be seen, falls back to the Python loop with a warning that names
+the compiled loop, not bwrap) and that a correct solution still scores 1.0.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lift_metrics.dspy_metrics import CodeQuality
+from lift_metrics.sandbox import Sandbox, SandboxIsolationWarning, _isolation, _pool
+
+pytestmark = pytest.mark.skipif(
+    _isolation.native_cache_path() is None, reason="no C compiler: nothing is compiled or cached"
+)
+
+ADD = "def add(a, b):\n    return a + b\n"
+EXAMPLE = {"expected_code": ADD, "tests": [({"a": 1, "b": 2}, 3), ({"a": -1, "b": 1}, 0)]}
+
+
+class _Parallel:
+    """Every text -> the same unit vector (cosine 1), so that no model is loaded."""
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return np.ones((len(texts), 2)) / np.sqrt(2)
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh cache directory with the compiled loop built into it; the file's path."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(_isolation, "_native", [])
+    monkeypatch.setattr(_pool, "_USE_NATIVE", True)
+    library = _isolation.native_library()
+    assert library, "the compiled loop did not build"
+    cached = _isolation.native_cache_path()
+    assert cached is not None and cached.is_file()
+    _isolation._native.clear()  # the next use reads the cache, as a new process would
+    yield cached
+
+
+def _score_correct_solution() -> tuple[float, bool]:
+    """Score ``ADD`` against its tests in a new sandbox; (score, compiled loop in use)."""
+    with Sandbox(workers=1) as box:
+        metric = CodeQuality(embedder=_Parallel(), sandbox=box)
+        score = float(metric(EXAMPLE, {"code": ADD}))
+        return score, box.native
+
+
+def _damages(cached: Path) -> dict[str, bytes]:
+    blob = cached.read_bytes()
+    other = Path("/bin/ls").read_bytes()[: len(blob)]
+    return {
+        "truncated": blob[:100],
+        "empty": b"",
+        "code overwritten": other,
+        "one byte flipped": blob[:-40] + bytes([blob[-40] ^ 0xFF]) + blob[-39:],
+    }
+
+
+@pytest.mark.parametrize("damage", ["truncated", "empty", "code overwritten", "one byte flipped"])
+def test_a_damaged_cached_library_is_compiled_again(cache: Path, damage: str) -> None:
+    good = cache.read_bytes()
+    cache.write_bytes(_damages(cache)[damage])
+    score, native = _score_correct_solution()
+    assert score == 1.0
+    assert native, "the compiled loop was not rebuilt"
+    assert cache.read_bytes() == good
+
+
+def test_a_library_that_fails_in_the_workers_falls_back_and_names_it(cache: Path) -> None:
+    # damage the cache *with* a matching digest: only the workers' start can tell
+    junk = Path("/bin/ls").read_bytes()[:20000]
+    cache.write_bytes(hashlib.sha256(junk).digest() + junk)
+    with pytest.warns(SandboxIsolationWarning, match="compiled server loop") as caught:
+        score, native = _score_correct_solution()
+    assert score == 1.0
+    assert not native
+    assert not any("bwrap could not start" in str(w.message) for w in caught)
+    assert not cache.exists(), "the bad cached copy was kept"
+    _isolation._native.clear()  # a new process compiles it again
+    assert _isolation.native_library()
+    assert cache.is_file()
