@@ -125,7 +125,8 @@ def staged_output(directory: str | os.PathLike[str]) -> Iterator[Path]:
     Yields a hidden staging folder inside ``directory``; write every output there. When the
     block ends without an error the staged entries are moved into ``directory`` (renames on
     one file system: nothing can run out of space half-way); on an error (a full disk, an
-    interrupt) the staging folder is removed, so ``directory`` holds no partial output.
+    interrupt) the staging folder is removed, so ``directory`` holds no partial output. A
+    staging folder that a killed process left behind is removed on the next use.
 
     Examples
     --------
@@ -139,6 +140,9 @@ def staged_output(directory: str | os.PathLike[str]) -> Iterator[Path]:
     target = Path(directory)
     created = not target.exists()
     target.mkdir(parents=True, exist_ok=True)
+    for leftover in target.glob(".staging.*"):  # a killed process (SIGKILL) left it
+        if leftover.is_dir() and not leftover.is_symlink():
+            shutil.rmtree(leftover, ignore_errors=True)
     stage = Path(tempfile.mkdtemp(prefix=".staging.", dir=target))
     try:
         yield stage

@@ -47,3 +47,10 @@ def test_staged_output_replaces_whole_folders(tmp_path: Path) -> None:
         atomic_write_text(stage / "runs" / "new.json", "{}")
     assert [p.name for p in (tmp_path / "runs").iterdir()] == ["new.json"]
     assert [p.name for p in tmp_path.iterdir()] == ["runs"]
+
+
+def test_a_killed_processs_staging_folder_is_removed_on_the_next_use(tmp_path: Path) -> None:
+    atomic_write_text(tmp_path / ".staging.killed" / "half.png", "half a plot")
+    with staged_output(tmp_path) as stage:
+        atomic_write_text(stage / "report.md", "# done")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
