@@ -63,6 +63,19 @@ def _os_error_line(exc: OSError) -> str:
     return f"{where}: {reason}" if where else reason
 
 
+def _name_the_option(parser: argparse.ArgumentParser, command: str, message: str) -> str:
+    """``"n_resamples must be ..."`` -> ``"--n-resamples must be ..."``: a library check names
+    its parameter; on the command line the user knows it by its option."""
+    head = message.split(" ", 1)[0]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            for option in action.choices[command]._actions:
+                longs = [name for name in option.option_strings if name.startswith("--")]
+                if option.dest == head and longs:
+                    return longs[0] + message[len(head) :]
+    return message
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand registered."""
     parser = _Parser(
@@ -102,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.close(devnull)
         return 128 + signal.SIGPIPE
     except (CommandError, ValueError, TypeError, FileNotFoundError) as exc:
-        print(f"{prefix} {exc}", file=sys.stderr)
+        print(f"{prefix} {_name_the_option(parser, args.command, str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:  # unreadable, too long, not a directory, read-only, disk full
         print(f"{prefix} {_os_error_line(exc)}", file=sys.stderr)

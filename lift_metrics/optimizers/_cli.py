@@ -90,12 +90,15 @@ def _optimize(args: argparse.Namespace) -> int:
     if args.mlflow is not False:  # --mlflow alone is True; --mlflow "" must not mean "off"
         from lift_metrics.optimizers._tracking import check_tracking_uri, require_mlflow
 
+        if args.mlflow is not True:  # the URI first: importing MLflow takes seconds
+            try:
+                args.mlflow = check_tracking_uri(args.mlflow)
+            except ValueError as exc:
+                raise ValueError(f"--mlflow: {exc}") from None
         try:
             require_mlflow()
         except ImportError as exc:
             raise ValueError(str(exc)) from exc
-        if args.mlflow is not True:
-            args.mlflow = check_tracking_uri(args.mlflow)
     if args.check:
         preflight(config)
         print(f"{args.config}: OK ({config!r})")
@@ -153,9 +156,15 @@ def _evaluate(args: argparse.Namespace) -> int:
     }
     if changes:
         merged = {**evaluation.to_dict(), **changes}
-        evaluation = RunConfig.from_mapping(
-            {"optimizer": {"name": "mipro"}, "lm": "local", "evaluation": merged}
-        ).evaluation
+        try:
+            evaluation = RunConfig.from_mapping(
+                {"optimizer": {"name": "mipro"}, "lm": "local", "evaluation": merged}
+            ).evaluation
+        except ValueError as exc:  # name the option, not the config key it overrides
+            message = str(exc)
+            for key in changes:
+                message = message.replace(f"[evaluation] {key}", "--" + key.replace("_", "-"))
+            raise ValueError(message) from None
     metric_spec = config.metric
     if args.metric:
         metric_spec = dataclasses.replace(metric_spec, name=args.metric, options={})

@@ -748,9 +748,9 @@ def run_optimizer(
     if mlflow:
         from lift_metrics.optimizers._tracking import check_tracking_uri, require_mlflow
 
-        require_mlflow()
         if mlflow is not True:
             mlflow = check_tracking_uri(str(mlflow))
+        require_mlflow()
     task_lm, proposal_lm = _resolve_lms(config, lm, prompt_lm)
     metric = TimedMetric(build_metric(config.metric))
     optimizer = _build_optimizer(config, metric, task_lm, proposal_lm)

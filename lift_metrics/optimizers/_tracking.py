@@ -124,9 +124,9 @@ _CONNECT_TIMEOUT_S = 3.0
 def check_tracking_uri(tracking_uri: str) -> str:
     """Check an MLflow tracking URI before a run starts; return it stripped.
 
-    A malformed URI and a tracking server that does not accept a connection within 3 s are
-    refused here, so that a run does not find out only at its end (MLflow retries an
-    unreachable server for minutes).
+    A malformed URI, and a tracking server that does not answer MLflow's REST API within 3 s
+    (or a database host that refuses a connection), are refused here, so that a run does not
+    find out only at its end (MLflow retries an unreachable server for minutes).
 
     Parameters
     ----------
@@ -142,7 +142,7 @@ def check_tracking_uri(tracking_uri: str) -> str:
     ------
     ValueError
         One line naming the URI: an unsupported scheme, a server URI without a host or with a
-        bad port, an unreachable server or database host.
+        bad port, an unreachable server or database host, a server that is not MLflow.
 
     Examples
     --------
@@ -186,17 +186,54 @@ def check_tracking_uri(tracking_uri: str) -> str:
         raise ValueError(f"MLflow tracking URI {uri!r} has a bad port") from None
     if not parsed.hostname:
         raise ValueError(f"MLflow tracking URI {uri!r} names no host; write {scheme}://host:port")
+    if base in _SERVER_SCHEMES:
+        _check_server(uri)
+        return uri
     if port is None:
-        port = {"https": 443, "http": 80, "postgresql": 5432, "mysql": 3306, "mssql": 1433}[base]
+        port = {"postgresql": 5432, "mysql": 3306, "mssql": 1433}[base]
     try:
         with socket.create_connection((parsed.hostname, port), timeout=_CONNECT_TIMEOUT_S):
             pass
     except OSError as exc:
         reason = exc.strerror or str(exc) or type(exc).__name__
         raise ValueError(
-            f"cannot reach the MLflow tracking server at {uri} ({reason}); start it or fix the URI"
+            f"cannot reach the MLflow tracking database at {uri} ({reason}); start it or fix "
+            "the URI"
         ) from None
     return uri
+
+
+# a server that answers this with 200 (or 401/403: it wants credentials) is an MLflow server
+_PROBE_PATH = "/api/2.0/mlflow/experiments/search?max_results=1"
+
+
+def _check_server(uri: str) -> None:
+    """One GET of MLflow's REST API with a 3 s timeout, no retries.
+
+    A TCP connection alone proves little (a proxy or another service may accept it), so the
+    server must answer like MLflow: 200, or 401/403 when it asks for credentials.
+    """
+    import urllib.error
+    import urllib.request
+
+    url = uri.rstrip("/") + _PROBE_PATH
+    try:
+        with urllib.request.urlopen(url, timeout=_CONNECT_TIMEOUT_S) as response:
+            status = int(response.status)
+    except urllib.error.HTTPError as exc:
+        status = int(exc.code)
+        exc.close()
+    except (OSError, ValueError) as exc:  # refused, timed out, unknown host, bad URL
+        reason = getattr(exc, "reason", None) or exc
+        reason = getattr(reason, "strerror", None) or str(reason) or type(exc).__name__
+        raise ValueError(
+            f"cannot reach the MLflow tracking server at {uri} ({reason}); start it or fix the URI"
+        ) from None
+    if status not in (200, 401, 403):
+        raise ValueError(
+            f"the server at {uri} does not answer as an MLflow tracking server (HTTP {status} "
+            f"for GET {_PROBE_PATH}); fix the URI"
+        )
 
 
 def default_tracking_uri(output_dir: str | os.PathLike[str]) -> str:

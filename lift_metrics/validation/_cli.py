@@ -501,6 +501,10 @@ def _run(args: argparse.Namespace) -> int:
                 f"METRIC must be one of {BUILTIN_METRICS} or 'package.module:attribute', "
                 f"got {spec!r}"
             )
+        if spec not in BUILTIN_METRICS:  # a missing module fails before any scoring
+            if os.getcwd() not in sys.path:
+                sys.path.insert(0, os.getcwd())
+            import_metric(spec)
     if args.calibrate and any(spec not in BUILTIN_METRICS for spec in metrics):
         raise ValueError("--calibrate works for the built-in metrics only")
     if "reference_score" in metrics and (args.calibrate or args.weights):

@@ -7,7 +7,11 @@ a traceback (exit 1); a malformed URI was a traceback too.
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import socket
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +55,52 @@ def test_an_unreachable_server_is_refused_naming_the_uri() -> None:
     uri = f"http://127.0.0.1:{_closed_port()}"
     with pytest.raises(ValueError, match=f"cannot reach the MLflow tracking server at {uri}"):
         check_tracking_uri(uri)
+
+
+@contextlib.contextmanager
+def _http_server(status: int) -> Iterator[str]:
+    """A local HTTP server answering every GET with ``status`` (and a JSON body)."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"experiments": []}')
+
+        def log_message(self, *args: Any) -> None:  # keep the test output clean
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("status", [200, 401, 403])
+def test_a_server_answering_like_mlflow_is_accepted(status: int) -> None:
+    with _http_server(status) as uri:
+        assert check_tracking_uri(uri) == uri
+
+
+def test_a_server_that_is_not_mlflow_is_refused() -> None:
+    """A TCP connection proves little (a proxy accepts any): the REST API must answer."""
+    with _http_server(404) as uri, pytest.raises(ValueError, match="HTTP 404") as info:
+        check_tracking_uri(uri)
+    assert "does not answer as an MLflow tracking server" in str(info.value)
+
+
+def test_a_server_that_never_answers_is_refused_after_the_timeout() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)  # the connection is accepted by the kernel; nothing ever answers
+        uri = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        with pytest.raises(ValueError, match="cannot reach the MLflow tracking server"):
+            check_tracking_uri(uri)
 
 
 @pytest.mark.parametrize("uri", ["sqlite:///runs/mlflow.db", "databricks", "databricks-uc"])
