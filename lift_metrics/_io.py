@@ -7,14 +7,16 @@ operation on POSIX file systems).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import errno
 import json
 import math
 import os
+import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +92,9 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, target)
+    except OSError as exc:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise _naming(exc, target) from exc
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)
         raise
@@ -102,6 +107,116 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     except OSError:  # pragma: no cover - some file systems refuse fsync on directories
         pass
     return target
+
+
+def check_output_dir(path: str | os.PathLike[str], *, option: str) -> Path:
+    """Check, before any work, that ``path`` can hold a command's output; return it.
+
+    ``path`` must be a directory or not exist yet, with nothing but directories on the way to
+    it, and the nearest existing one must let a file be created (a probe file is created and
+    removed; nothing else is written and no directory is created).
+
+    Parameters
+    ----------
+    path : path-like
+        The output directory.
+    option : str
+        How the user gave it (``"--out"``, ``"output_dir"``), for the message.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``option`` and the path: a file is in the way, or the directory
+        cannot be written (read-only file system, no permission, no space).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "report").write_text("a file")
+    ...     check_output_dir(Path(tmp, "report", "out"), option="--out")
+    Traceback (most recent call last):
+    ...
+    ValueError: --out .../report/out: not a directory (.../report is a file)
+    """
+    target = Path(path)
+    probe_dir = target
+    while not probe_dir.exists():
+        if probe_dir.parent == probe_dir:
+            break
+        probe_dir = probe_dir.parent
+    if probe_dir.exists() and not probe_dir.is_dir():
+        where = "" if probe_dir == target else f" ({probe_dir} is a file)"
+        raise ValueError(f"{option} {target}: not a directory{where}")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".lift-metrics-probe.", dir=probe_dir)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ValueError(f"{option} {target}: cannot write in {probe_dir} ({reason})") from None
+    return target
+
+
+@contextlib.contextmanager
+def staged_output(directory: str | os.PathLike[str]) -> Iterator[Path]:
+    """All of a command's output files, or none of them.
+
+    Yields a hidden staging folder inside ``directory``; write every output there. When the
+    block ends without an error the staged entries are moved into ``directory`` (renames on
+    one file system: nothing can run out of space half-way); on an error (a full disk, an
+    interrupt) the staging folder is removed, so ``directory`` holds no partial output. A
+    staging folder that a killed process left behind is removed on the next use.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     with staged_output(tmp) as stage:
+    ...         _ = atomic_write_text(stage / "report.md", "# done")
+    ...     sorted(p.name for p in Path(tmp).iterdir())
+    ['report.md']
+    """
+    target = Path(directory)
+    created = not target.exists()
+    target.mkdir(parents=True, exist_ok=True)
+    for leftover in target.glob(".staging.*"):  # a killed process (SIGKILL) left it
+        if leftover.is_dir() and not leftover.is_symlink():
+            shutil.rmtree(leftover, ignore_errors=True)
+    stage = Path(tempfile.mkdtemp(prefix=".staging.", dir=target))
+    try:
+        yield stage
+        for entry in sorted(stage.iterdir()):
+            destination = target / entry.name
+            if entry.is_dir() and destination.is_dir():
+                shutil.rmtree(destination)
+            os.replace(entry, destination)
+    except OSError as exc:
+        _remove_stage(stage, target, created)
+        raise _naming(exc, target, stage) from exc
+    except BaseException:
+        _remove_stage(stage, target, created)
+        raise
+    shutil.rmtree(stage, ignore_errors=True)
+
+
+def _remove_stage(stage: Path, target: Path, created: bool) -> None:
+    shutil.rmtree(stage, ignore_errors=True)
+    if created:
+        with contextlib.suppress(OSError):
+            target.rmdir()  # only when empty: the folder did not exist before
+
+
+def _naming(exc: OSError, path: Path, stage: Path | None = None) -> OSError:
+    """The same error naming the file the user asked for: ``path`` when ``exc`` names none
+    (a failed write on a full disk names no file), the final place of a staged file."""
+    name = exc.filename
+    if name is not None and stage is not None:
+        with contextlib.suppress(ValueError):  # a file outside the stage keeps its name
+            name = path / Path(os.fsdecode(name)).relative_to(stage)
+    if name is exc.filename and name is not None:
+        return exc
+    return type(exc)(exc.errno, exc.strerror or str(exc), str(name if name is not None else path))
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:

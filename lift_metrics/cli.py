@@ -19,6 +19,7 @@ from typing import NoReturn
 _COMMAND_MODULES: tuple[str, ...] = (
     "lift_metrics.stats._cli",
     "lift_metrics.code._cli",
+    "lift_metrics.scoring._cli",
     "lift_metrics.validation._cli",
     "lift_metrics.optimizers._cli",
 )
@@ -31,6 +32,7 @@ examples (all offline, on the data shipped in datasets/):
   lift-metrics compare --baseline datasets/examples/baseline_report.json \\
                        --current datasets/examples/current_report.json --fail-on-regression
   lift-metrics analyze lift_metrics/stats           static code metrics of a folder
+  lift-metrics score samples.jsonl --tasks humaneval  pass@k of a generation file
   lift-metrics validate ir_quality code_quality    metric vs hand labels (exit 1 below 0.8)
   lift-metrics optimize optimizers/quick.toml      optimize the reference pipeline (local LM)
 
@@ -59,6 +61,19 @@ def _os_error_line(exc: OSError) -> str:
     names = [name for name in (exc.filename, exc.filename2) if name is not None]
     where = " -> ".join(str(name) for name in names)
     return f"{where}: {reason}" if where else reason
+
+
+def _name_the_option(parser: argparse.ArgumentParser, command: str, message: str) -> str:
+    """``"n_resamples must be ..."`` -> ``"--n-resamples must be ..."``: a library check names
+    its parameter; on the command line the user knows it by its option."""
+    head = message.split(" ", 1)[0]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            for option in action.choices[command]._actions:
+                longs = [name for name in option.option_strings if name.startswith("--")]
+                if option.dest == head and longs:
+                    return longs[0] + message[len(head) :]
+    return message
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -100,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.close(devnull)
         return 128 + signal.SIGPIPE
     except (CommandError, ValueError, TypeError, FileNotFoundError) as exc:
-        print(f"{prefix} {exc}", file=sys.stderr)
+        print(f"{prefix} {_name_the_option(parser, args.command, str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:  # unreadable, too long, not a directory, read-only, disk full
         print(f"{prefix} {_os_error_line(exc)}", file=sys.stderr)

@@ -49,6 +49,7 @@ _LAZY: dict[str, str] = {
     "OptimizationResult": "lift_metrics.optimizers._runner",
     "RunConfig": "lift_metrics.optimizers._config",
     "TrackedRun": "lift_metrics.optimizers._tracking",
+    "TrackingError": "lift_metrics.optimizers._tracking",
     "evaluate_program": "lift_metrics.optimizers._evaluate",
     "load_config": "lift_metrics.optimizers._config",
     "log_run_to_mlflow": "lift_metrics.optimizers._tracking",
@@ -62,7 +63,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from lift_metrics.optimizers._evaluate import Evaluation, evaluate_program, save_evaluation
     from lift_metrics.optimizers._pipeline import LiftPipeline
     from lift_metrics.optimizers._runner import MetricDelta, OptimizationResult, run_optimizer
-    from lift_metrics.optimizers._tracking import TrackedRun, log_run_to_mlflow
+    from lift_metrics.optimizers._tracking import TrackedRun, TrackingError, log_run_to_mlflow
 
 
 def __getattr__(name: str) -> Any:
@@ -86,6 +87,7 @@ __all__ = [
     "RunConfig",
     "SPLITS",
     "TrackedRun",
+    "TrackingError",
     "default_model_path",
     "default_n_threads",
     "default_tasks_path",

@@ -87,9 +87,14 @@ def _optimize(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     if args.output_dir:
         config = config.replace(output_dir=Path(args.output_dir))
-    if args.mlflow:
-        from lift_metrics.optimizers._tracking import require_mlflow
+    if args.mlflow is not False:  # --mlflow alone is True; --mlflow "" must not mean "off"
+        from lift_metrics.optimizers._tracking import check_tracking_uri, require_mlflow
 
+        if args.mlflow is not True:  # the URI first: importing MLflow takes seconds
+            try:
+                args.mlflow = check_tracking_uri(args.mlflow)
+            except ValueError as exc:
+                raise ValueError(f"--mlflow: {exc}") from None
         try:
             require_mlflow()
         except ImportError as exc:
@@ -98,7 +103,13 @@ def _optimize(args: argparse.Namespace) -> int:
         preflight(config)
         print(f"{args.config}: OK ({config!r})")
         return 0
-    result = run_optimizer(config, progress=not args.quiet, mlflow=args.mlflow)
+    from lift_metrics.cli import CommandError
+    from lift_metrics.optimizers._tracking import TrackingError
+
+    try:
+        result = run_optimizer(config, progress=not args.quiet, mlflow=args.mlflow)
+    except TrackingError as exc:  # after the run: its files are complete
+        raise CommandError(str(exc)) from exc
     if args.quiet:
         print(repr(result))
     return 0
@@ -145,9 +156,15 @@ def _evaluate(args: argparse.Namespace) -> int:
     }
     if changes:
         merged = {**evaluation.to_dict(), **changes}
-        evaluation = RunConfig.from_mapping(
-            {"optimizer": {"name": "mipro"}, "lm": "local", "evaluation": merged}
-        ).evaluation
+        try:
+            evaluation = RunConfig.from_mapping(
+                {"optimizer": {"name": "mipro"}, "lm": "local", "evaluation": merged}
+            ).evaluation
+        except ValueError as exc:  # name the option, not the config key it overrides
+            message = str(exc)
+            for key in changes:
+                message = message.replace(f"[evaluation] {key}", "--" + key.replace("_", "-"))
+            raise ValueError(message) from None
     metric_spec = config.metric
     if args.metric:
         metric_spec = dataclasses.replace(metric_spec, name=args.metric, options={})
@@ -212,7 +229,7 @@ def evaluate_split(
     from dspy.adapters import JSONAdapter
     from dspy.dsp.utils.settings import settings
 
-    from lift_metrics._io import atomic_write_json, existing_file
+    from lift_metrics._io import atomic_write_json, check_output_dir, existing_file, staged_output
     from lift_metrics.optimizers._budget import UsageMeter
     from lift_metrics.optimizers._config import _check_reachable, build_metric
     from lift_metrics.optimizers._evaluate import evaluate_program, save_evaluation
@@ -224,6 +241,7 @@ def evaluate_split(
         _lm_description,
         _versions,
         evaluation_metrics,
+        load_program,
         to_jsonable_safe,
     )
     from lift_metrics.optimizers._tasks import default_tasks_path, load_tasks
@@ -240,12 +258,11 @@ def evaluate_split(
         )
     if limit is not None:
         examples = examples[:limit]
+    check_output_dir(output_dir, option="--output-dir")
+    program = LiftPipeline() if program_path is None else load_program(program_path)
     _check_reachable(lm_table, "lm")
     lm = resolve_lm(lm_table)
     metric = build_metric(metric_spec)
-    program = LiftPipeline()
-    if program_path is not None:
-        program.load(str(program_path))
     metrics = evaluation_metrics(metric_spec.name, metric)
     provenance = {
         "lm": _lm_description(lm),
@@ -279,10 +296,11 @@ def evaluate_split(
             progress=progress,
             description=f"evaluating ({split} split)",
         )
-    save_evaluation(
-        result, output_dir, stem="evaluation", provenance=provenance, title=f"{split} split"
-    )
-    atomic_write_json(output_dir / "usage.json", meter.totals())
+    with staged_output(output_dir) as stage:  # every result file, or none (a full disk)
+        save_evaluation(
+            result, stage, stem="evaluation", provenance=provenance, title=f"{split} split"
+        )
+        atomic_write_json(stage / "usage.json", meter.totals())
     summary = ", ".join(
         f"{name} {stats.mean:.4f} ± {stats.std_dev:.4f}"
         for name, stats in result.statistics.items()

@@ -19,6 +19,7 @@ import dataclasses
 import hashlib
 import inspect
 import json
+import math
 import os
 import socket
 import tomllib
@@ -30,7 +31,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from lift_metrics._checks import check_int, check_positive, check_unit_interval
+from lift_metrics._checks import (
+    check_int,
+    check_positive,
+    check_real,
+    check_unit_interval,
+)
 from lift_metrics.optimizers._budget import Budget
 from lift_metrics.optimizers._evaluate import MAX_RUNS
 
@@ -368,7 +374,69 @@ def _lm_table(err: _Errors, key: str, value: Any) -> dict[str, Any]:
             f"[{key}] api_key: keep secrets out of config files; set the provider's "
             "environment variable (OPENAI_API_KEY, ...) instead"
         )
+    _check_lm_options(err, key, table)
     return table
+
+
+def _is_local(model: str) -> bool:
+    return model == "local" or model.lower().endswith(".gguf")
+
+
+def _check_lm_options(err: _Errors, key: str, table: Mapping[str, Any]) -> None:
+    """The option names and values of an ``[lm]``/``[prompt_lm]`` table, without building it.
+
+    The local model is loaded when its LM is built, so everything that would fail there is
+    checked here first: unknown options, ``api_base`` with the local model, a temperature
+    that is not a finite number in [0, 2], ``max_tokens < 1`` (or above ``n_ctx`` locally).
+    """
+    from lift_metrics.optimizers._local_lm import _LOCAL_OPTIONS, _REMOTE_OPTIONS, DEFAULT_N_CTX
+
+    model = table["model"]
+    local = _is_local(model)
+    allowed = {"model", *(_LOCAL_OPTIONS if local else _REMOTE_OPTIONS)} - {"api_key"}
+    kind = "the local LM" if local else repr(model)
+    for name in sorted(table):
+        if name == "api_base" and local:
+            err.fail(
+                f"[{key}] api_base applies to a remote model string ('openai/NAME'), not to "
+                f"the local LM ({model!r})"
+            )
+        if name not in allowed:
+            err.fail(
+                f"[{key}] unknown LM option {name!r} for {kind}; allowed: "
+                + ", ".join(sorted(allowed))
+            )
+    checks: dict[str, Any] = {
+        "temperature": lambda v: _in_range(check_real("temperature", v), "temperature", 0, 2),
+        "top_p": lambda v: check_unit_interval("top_p", v),
+        "max_tokens": lambda v: check_int("max_tokens", v, minimum=1),
+        "seed": lambda v: check_int("seed", v, minimum=0),
+        "num_retries": lambda v: check_int("num_retries", v, minimum=0),
+        "timeout": lambda v: check_positive("timeout", v),
+        "n_ctx": lambda v: check_int("n_ctx", v, minimum=64),
+        "n_threads": lambda v: check_int("n_threads", v, minimum=1),
+        "n_parallel": lambda v: check_int("n_parallel", v, minimum=1),
+    }
+    try:
+        for name, check in checks.items():
+            if name in table:
+                check(table[name])
+        if "cache" in table and not isinstance(table["cache"], bool):
+            raise TypeError(f"cache must be true or false, got {table['cache']!r}")
+        model_type = table.get("model_type", "chat")
+        if model_type not in ("chat", "text", "responses"):
+            raise ValueError(f"model_type must be chat, text or responses, got {model_type!r}")
+        n_ctx = table.get("n_ctx", DEFAULT_N_CTX)
+        if local and table.get("max_tokens", 1) > n_ctx:
+            raise ValueError(f"max_tokens must be <= n_ctx ({n_ctx}), got {table['max_tokens']}")
+    except (TypeError, ValueError) as exc:
+        err.fail(f"[{key}] {exc}")
+
+
+def _in_range(value: float, name: str, low: float, high: float) -> float:
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be in [{low}, {high}], got {value}")
+    return value
 
 
 def _optimizer_spec(err: _Errors, table: dict[str, Any]) -> OptimizerSpec:
@@ -386,6 +454,8 @@ def _optimizer_spec(err: _Errors, table: dict[str, Any]) -> OptimizerSpec:
     cls = _optimizer_class(name)
     _check_arguments(err, name, "init", init_args, _parameters(cls.__init__, name, "init"))
     _check_arguments(err, name, "compile", compile_args, _parameters(cls.compile, name, "compile"))
+    _check_ranges(err, name, "init", init_args)
+    _check_ranges(err, name, "compile", compile_args)
     instructions = table.get("instructions", "default")
     if instructions not in INSTRUCTION_SOURCES:
         err.fail(
@@ -405,6 +475,55 @@ def _optimizer_spec(err: _Errors, table: dict[str, Any]) -> OptimizerSpec:
     )
     _check_traps(err, spec)
     return spec
+
+
+# the smallest value each count argument of the optimizers may take (DSPy runs 0 or a
+# negative number of trials without a word)
+_MINIMUMS: dict[str, dict[str, dict[str, int]]] = {
+    "mipro": {
+        "init": {
+            "max_bootstrapped_demos": 0,
+            "max_labeled_demos": 0,
+            "num_candidates": 1,
+            "num_threads": 1,
+            "max_errors": 0,
+            "seed": 0,
+        },
+        "compile": {
+            "num_trials": 1,
+            "max_bootstrapped_demos": 0,
+            "max_labeled_demos": 0,
+            "seed": 0,
+            "minibatch_size": 1,
+            "minibatch_full_eval_steps": 1,
+            "view_data_batch_size": 1,
+        },
+    },
+    "copro": {"init": {"depth": 1}, "compile": {}},
+    "gepa": {
+        "init": {
+            "max_full_evals": 1,
+            "max_metric_calls": 1,
+            "reflection_minibatch_size": 1,
+            "max_merge_invocations": 0,
+            "num_threads": 1,
+            "seed": 0,
+        },
+        "compile": {},
+    },
+}
+
+
+def _check_ranges(err: _Errors, name: str, where: str, args: Mapping[str, Any]) -> None:
+    """Counts at or above their minimum; every float finite (TOML accepts nan and inf)."""
+    minimums = _MINIMUMS[name][where]
+    for key, value in args.items():
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, float) and not math.isfinite(value):
+            err.fail(f"[optimizer.{where}] {key} must be a finite number, got {value!r}")
+        if key in minimums and isinstance(value, int) and value < minimums[key]:
+            err.fail(f"[optimizer.{where}] {key} must be >= {minimums[key]}, got {value!r}")
 
 
 def _optimizer_class(name: str) -> Any:
@@ -658,6 +777,9 @@ def _dataset_spec(err: _Errors, table: dict[str, Any]) -> DatasetSpec:
 
 
 def _evaluation_spec(err: _Errors, table: dict[str, Any]) -> EvaluationSpec:
+    from lift_metrics.stats._ab import MAX_RESAMPLES
+    from lift_metrics.stats._intervals import check_confidence_level
+
     keys = {f.name for f in dataclasses.fields(EvaluationSpec)}
     _check_keys(err, "[evaluation]", table, keys)
     try:
@@ -665,10 +787,13 @@ def _evaluation_spec(err: _Errors, table: dict[str, Any]) -> EvaluationSpec:
             runs=check_int("runs", table.get("runs", 1), minimum=1, maximum=MAX_RUNS),
             timeout_s=check_positive("timeout_s", table.get("timeout_s", 120.0)),
             num_threads=check_int("num_threads", table.get("num_threads", 1), minimum=1),
-            n_resamples=check_int("n_resamples", table.get("n_resamples", 10_000), minimum=100),
-            confidence_level=check_unit_interval(
-                "confidence_level", table.get("confidence_level", 0.95)
+            n_resamples=check_int(
+                "n_resamples",
+                table.get("n_resamples", 10_000),
+                minimum=100,
+                maximum=MAX_RESAMPLES,
             ),
+            confidence_level=check_confidence_level(table.get("confidence_level", 0.95)),
         )
     except (TypeError, ValueError) as exc:
         err.fail(f"[evaluation] {exc}")
@@ -732,19 +857,24 @@ def _check_reachable(table: Mapping[str, Any], key: str) -> None:
 
 def preflight(config: RunConfig) -> None:
     """Checks that need files or the network but no LM call: the task file, split sizes
-    against the optimizer's needs, the LM server's address.
+    against the optimizer's needs, the output and cache folders (writable, no file in the
+    way), the local model files (exist, GGUF), the LM server's address. ``optimize --check``
+    runs it and so does every run, before any LM is built.
 
     Raises
     ------
     FileNotFoundError
         A missing task file.
     ValueError
-        Empty splits, a MIPROv2 minibatch larger than the validation set, an unreachable
-        ``api_base``.
+        Empty splits, a MIPROv2 minibatch larger than the validation set, a local model file
+        that is not a GGUF model, an unknown LM provider, an unreachable ``api_base``.
     """
-    from lift_metrics._io import existing_file
+    from lift_metrics._io import check_output_dir, existing_file
     from lift_metrics.optimizers._tasks import task_records
 
+    check_output_dir(config.output_dir, option=f"{_where(config.source)}output_dir")
+    if config.cache_dir is not None:
+        check_output_dir(config.cache_dir, option=f"{_where(config.source)}cache_dir")
     spec = config.dataset
     if spec.path is not None:
         existing_file(spec.path, "dataset file")
@@ -769,17 +899,25 @@ def preflight(config: RunConfig) -> None:
                 "set minibatch = false in [optimizer.compile], lower minibatch_size, or use "
                 f"more validation examples (>= {size})"
             )
-    _check_reachable(config.lm, "lm")
+    _check_lm(config.lm, "lm", config.source)
     if config.prompt_lm is not None:
-        _check_prompt_lm(config.prompt_lm)
-        _check_reachable(config.prompt_lm, "prompt_lm")
+        _check_lm(config.prompt_lm, "prompt_lm", config.source)
 
 
-def _check_prompt_lm(table: Mapping[str, Any]) -> None:
-    """Build the prompt LM once (no call): an unknown provider or option fails here."""
-    from lift_metrics.optimizers._local_lm import resolve_lm
+def _check_lm(table: Mapping[str, Any], key: str, source: Path | None) -> None:
+    """The LM of ``[key]`` without a call: a local model file must exist and start with the
+    GGUF magic (it is not loaded); a remote model is built once (an unknown provider fails
+    here) and its ``api_base`` must accept a connection."""
+    from lift_metrics.optimizers._local_lm import _check_gguf, resolve_lm
 
+    model = str(table.get("model", "local"))
     try:
+        if _is_local(model):
+            _check_gguf(None if model == "local" else model)
+            return
         resolve_lm(dict(table))
-    except (TypeError, ValueError, FileNotFoundError) as exc:
-        raise ValueError(f"[prompt_lm] {exc}") from None
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"{_where(source)}[{key}] {exc}") from None
+    except (TypeError, ValueError, OSError) as exc:
+        raise ValueError(f"{_where(source)}[{key}] {exc}") from None
+    _check_reachable(table, key)

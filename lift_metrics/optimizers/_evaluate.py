@@ -21,6 +21,7 @@ from typing import Any
 from lift_metrics._checks import check_int, check_positive
 from lift_metrics._io import atomic_write_json, atomic_write_text, format_number
 from lift_metrics.optimizers._budget import BudgetExceeded, UsageRecorder
+from lift_metrics.optimizers._cancel import cancel_scope
 
 #: The most repetitions one evaluation may ask for (each run evaluates every example again).
 MAX_RUNS = 1000
@@ -273,8 +274,9 @@ def _outputs(prediction: Any) -> dict[str, Any]:
 
 
 class _Job:
-    """One example in flight on a daemon thread (Python cannot kill threads; a timed-out
-    job is abandoned and its result discarded)."""
+    """One example in flight on a daemon thread. Python cannot kill threads: a timed-out job
+    is cancelled (a local-LM generation stops at its next token, later LM calls are refused)
+    and abandoned, its result discarded."""
 
     def __init__(self, index: int, target: Callable[[], Any]) -> None:
         self.index = index
@@ -282,11 +284,16 @@ class _Job:
         self.result: Any = None
         self.failure: BaseException | None = None
         self.done = threading.Event()
+        self.cancel = threading.Event()
         context = contextvars.copy_context()  # carries dspy.context(...) into the thread
+
+        def cancellable() -> Any:
+            with cancel_scope(self.cancel):
+                return target()
 
         def run() -> None:
             try:
-                self.result = context.run(target)
+                self.result = context.run(cancellable)
             except BaseException as exc:  # handed to the coordinating thread
                 self.failure = exc
             finally:
@@ -464,12 +471,16 @@ def _one_run(
                         results[job.index] = _finish(job, examples, metrics, run)
                         advance()
                     elif time.perf_counter() - job.started > timeout_s:
-                        active.remove(job)  # abandoned: its thread finishes in the background
+                        job.cancel.set()  # its LM generation stops; the thread then ends
+                        active.remove(job)
                         results[job.index] = _timed_out(job.index, examples, metrics, run)
                         advance()
         except BudgetExceeded as exc:
             exc.partial = [results[i] for i in sorted(results)]
             raise
+        finally:  # Ctrl-C, a budget stop: examples still running stop generating too
+            for job in active:
+                job.cancel.set()
     return [results[i] for i in range(len(examples))]
 
 

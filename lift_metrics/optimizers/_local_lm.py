@@ -11,17 +11,28 @@ Nothing heavy is imported at module import: ``dspy`` and ``xllamacpp`` load on f
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import gc
 import hashlib
 import importlib.util
 import os
 import re
 import secrets
+import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lift_metrics._checks import check_int, check_non_negative
+from lift_metrics.optimizers._cancel import (
+    GenerationCancelledError,
+    cancel_checker,
+    request_shutdown,
+    shutdown_requested,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from dspy.clients.base_lm import BaseLM
@@ -149,7 +160,12 @@ def _fingerprint(path: Path) -> str:
 # --------------------------------------------------------------------------- servers
 
 _SERVERS: dict[tuple[str, int, int, int], Any] = {}
-_SERVERS_LOCK = threading.Lock()
+_SERVERS_LOCK = threading.Condition()  # guards _SERVERS and _IN_FLIGHT; notified when idle
+_IN_FLIGHT = 0  # requests running on any server
+_EXIT_HOOK_INSTALLED = False
+# How long interpreter exit waits for running generations to reach their next token (a
+# request still reading its prompt stops only after the prompt; see stop_local_servers).
+_EXIT_WAIT_S = 60.0
 
 
 def _usable_cpus() -> int:
@@ -183,13 +199,84 @@ def default_n_threads() -> int:
 
 def _get_server(path: Path, n_ctx: int, n_threads: int, n_parallel: int) -> Any:
     """The process-wide xllamacpp server for these settings, loading the model on first use."""
+    global _EXIT_HOOK_INSTALLED
     key = (str(path), n_ctx, n_threads, n_parallel)
     with _SERVERS_LOCK:
+        if shutdown_requested():
+            raise GenerationCancelledError("the local LM is shut down: the process is exiting")
         server = _SERVERS.get(key)
         if server is None:
             server = _start_server(path, n_ctx, n_threads, n_parallel)
             _SERVERS[key] = server
+            if not _EXIT_HOOK_INSTALLED:
+                atexit.register(_stop_at_exit)
+                _EXIT_HOOK_INSTALLED = True
     return server
+
+
+@contextlib.contextmanager
+def _lease(path: Path, n_ctx: int, n_threads: int, n_parallel: int) -> Iterator[Any]:
+    """A server counted as busy for the duration, so that shutdown waits for the request."""
+    global _IN_FLIGHT
+    with _SERVERS_LOCK:  # lookup and count together: shutdown never frees a server in use
+        server = _get_server(path, n_ctx, n_threads, n_parallel)
+        _IN_FLIGHT += 1
+    try:
+        yield server
+    finally:
+        del server
+        with _SERVERS_LOCK:
+            _IN_FLIGHT -= 1
+            _SERVERS_LOCK.notify_all()
+
+
+def stop_local_servers(*, wait_s: float = _EXIT_WAIT_S) -> bool:
+    """Stop every local generation and free the llama.cpp servers of this process.
+
+    Called at interpreter exit (and so after Ctrl-C): running generations stop at their next
+    token and raise :class:`GenerationCancelledError`, new requests are refused, and the servers'
+    native threads are joined before the interpreter tears down, so the process never exits
+    with a native thread still computing (that crashed with a segmentation fault).
+
+    Parameters
+    ----------
+    wait_s : float, default 60
+        Longest wait for running requests to end. A generation stops within one token; a
+        request still reading its prompt ends when the prompt is read (seconds).
+
+    Returns
+    -------
+    bool
+        True when no request was running any more and the servers were freed; False when
+        requests were still running after ``wait_s`` (the servers are then left alone).
+    """
+    request_shutdown()
+    deadline = time.monotonic() + wait_s
+    with _SERVERS_LOCK:
+        while _IN_FLIGHT > 0:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            _SERVERS_LOCK.wait(min(left, 0.1))
+        servers = list(_SERVERS.values())
+        _SERVERS.clear()
+    del servers  # the last references: xllamacpp's destructor stops and joins the server
+    gc.collect()
+    return True
+
+
+def _stop_at_exit() -> None:
+    try:
+        stopped = stop_local_servers()
+    except KeyboardInterrupt:  # a second Ctrl-C while waiting: leave now, skipping teardown
+        stopped = False
+    if not stopped:
+        # A native thread may still be computing; tearing the interpreter down under it
+        # crashes. Leave without teardown, as after a signal, keeping what was printed.
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(130)
 
 
 def _start_server(path: Path, n_ctx: int, n_threads: int, n_parallel: int) -> Any:
@@ -353,6 +440,9 @@ class LocalEngine:
     def _server(self) -> Any:
         return _get_server(self.model_path, self.n_ctx, self.n_threads, self.n_parallel)
 
+    def _lease(self) -> contextlib.AbstractContextManager[Any]:
+        return _lease(self.model_path, self.n_ctx, self.n_threads, self.n_parallel)
+
     def complete(self, request: Any) -> Any:
         """Run one chat completion: ``dspy.lm15.Request`` in, ``dspy.lm15.Response`` out."""
         from dspy.clients.engines.base import validate_request
@@ -361,7 +451,8 @@ class LocalEngine:
         validate_request(request)
         body = _request_body(request)
         try:
-            reply = self._server.handle_chat_completions(body)
+            with self._lease() as server:
+                reply = _generate(server, body)
         except ValueError as exc:  # xllamacpp refuses malformed bodies with ValueError
             raise InvalidRequestError(str(exc), provider="local", status=400) from exc
         return _response(reply, self.model_name)
@@ -484,6 +575,70 @@ def _request_body(request: Any) -> dict[str, Any]:
     # llama.cpp-specific sampling knobs (min_p, repeat_penalty, grammar, ...) pass through.
     body.update(config.extensions or {})
     return body
+
+
+def _generate(server: Any, body: Mapping[str, Any]) -> dict[str, Any]:
+    """Run one chat completion, streamed so that it can stop between tokens.
+
+    llama.cpp hands each new token to ``on_chunk``; when the caller's cancel flag or the
+    process-wide shutdown flag is set, ``on_chunk`` answers True and llama.cpp stops the
+    generation and frees the slot. A streamed reply is reassembled into the shape of a
+    non-streamed one. An exception raised while handling a token (Ctrl-C arrives as
+    ``KeyboardInterrupt`` in whichever Python code runs) stops the generation and is
+    re-raised here, instead of being lost inside the native call.
+    """
+    stop_requested = cancel_checker()
+    if stop_requested():
+        raise GenerationCancelledError("the LM call was cancelled before it started")
+    chunks: list[Mapping[str, Any]] = []
+    failures: list[BaseException] = []
+    stopped = False
+
+    def on_chunk(chunk: Mapping[str, Any]) -> bool:
+        nonlocal stopped
+        try:
+            chunks.append(chunk)
+            stopped = stop_requested()
+        except BaseException as exc:  # re-raised on the calling thread below
+            failures.append(exc)
+            stopped = True
+        return stopped
+
+    streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
+    result = server.handle_chat_completions(streamed, on_chunk)
+    if failures:
+        raise failures[0]
+    if stopped:
+        raise GenerationCancelledError(
+            "the LM call was cancelled mid-generation (its example timed out or the process "
+            "is exiting)"
+        )
+    if isinstance(result, Mapping):  # an error reported without streaming
+        return dict(result)
+    return _reassemble(chunks)
+
+
+def _reassemble(chunks: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """Streamed chunks -> the reply ``handle_chat_completions`` gives without streaming."""
+    texts: list[str] = []
+    reply: dict[str, Any] = {}
+    finish_reason = None
+    for chunk in chunks:
+        if "error" in chunk:
+            return {"error": chunk["error"]}
+        for choice in chunk.get("choices") or ():
+            content = (choice.get("delta") or {}).get("content")
+            if content:
+                texts.append(content)
+            finish_reason = choice.get("finish_reason") or finish_reason
+        for key in ("id", "usage", "timings"):
+            if chunk.get(key):
+                reply[key] = chunk[key]
+    if not chunks:
+        return {"error": {"message": "the local model returned nothing", "code": 500}}
+    message = {"role": "assistant", "content": "".join(texts)}
+    reply["choices"] = [{"index": 0, "message": message, "finish_reason": finish_reason}]
+    return reply
 
 
 def _response(reply: Mapping[str, Any], model_name: str) -> Any:

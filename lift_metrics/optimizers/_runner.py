@@ -57,6 +57,7 @@ __all__ = [
     "MetricDelta",
     "OptimizationResult",
     "TimedMetric",
+    "load_program",
     "run_optimizer",
     "save_program",
 ]
@@ -329,6 +330,49 @@ def save_program(program: Any, path: str | Path) -> Path:
     return target
 
 
+def load_program(path: str | Path) -> Any:
+    """Load a program written by :func:`save_program` (``program.json`` of a run) into a
+    fresh :class:`~lift_metrics.optimizers.LiftPipeline`.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the file does not exist.
+    ValueError
+        One line naming the file and what is wrong: not UTF-8, not JSON, not an object, no
+        ``metadata`` field (DSPy's ``save`` writes it), or state that does not fit the
+        pipeline's predictors.
+    """
+    from lift_metrics.optimizers._pipeline import LiftPipeline
+
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"program file not found: {file}")
+    try:
+        state = json.loads(file.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise ValueError(f"{file}: not UTF-8 text (a program saved by DSPy is JSON)") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{file}: not valid JSON ({exc})") from None
+    if not isinstance(state, dict):
+        raise ValueError(f"{file}: a saved program is a JSON object, got {type(state).__name__}")
+    metadata = state.get("metadata")
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("dependency_versions"), dict):
+        raise ValueError(
+            f"{file}: field 'metadata' (with 'dependency_versions') is missing; it is not a "
+            "program saved by 'lift-metrics optimize' (program.json)"
+        )
+    program = LiftPipeline()
+    try:
+        program.load(str(file))
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        detail = " ".join(str(exc).split())[:200]
+        raise ValueError(
+            f"{file}: its state does not fit the pipeline ({type(exc).__name__}: {detail})"
+        ) from None
+    return program
+
+
 @contextlib.contextmanager
 def _lm_cache(directory: Path) -> Iterator[None]:
     """Point DSPy's LM cache at ``directory`` for the run; restore the previous one after."""
@@ -338,7 +382,11 @@ def _lm_cache(directory: Path) -> Iterator[None]:
     module: Any = dspy
     previous = module.__dict__.get("cache")
     directory.mkdir(parents=True, exist_ok=True)
-    configure_cache(disk_cache_dir=str(directory))
+    try:
+        configure_cache(disk_cache_dir=str(directory))
+    except Exception as exc:  # diskcache's SQLite: "database or disk is full", read-only
+        detail = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise ValueError(f"the LM cache in {directory} cannot be opened ({detail})") from exc
     try:
         yield
     finally:
@@ -657,7 +705,9 @@ def run_optimizer(
     mlflow : bool or str, default False
         Log the finished run to MLflow (``lift_metrics.optimizers._tracking``): ``True`` for
         a SQLite store under ``output_dir/mlflow``, a string for a tracking URI. Needs
-        ``pip install 'lift-metrics[tracking]'`` (checked before any LM call).
+        ``pip install 'lift-metrics[tracking]'``; both, and the URI (its form, and that a
+        server accepts a connection), are checked before any LM call. Tracking happens after
+        every file of the run is written.
 
     Returns
     -------
@@ -665,6 +715,8 @@ def run_optimizer(
 
     Raises
     ------
+    TrackingError
+        Logging the finished run to MLflow failed (its files are complete on disk).
     FileNotFoundError
         A missing config or dataset file, a missing GGUF model.
     ValueError
@@ -694,8 +746,10 @@ def run_optimizer(
     started_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     preflight(config)
     if mlflow:
-        from lift_metrics.optimizers._tracking import require_mlflow
+        from lift_metrics.optimizers._tracking import check_tracking_uri, require_mlflow
 
+        if mlflow is not True:
+            mlflow = check_tracking_uri(str(mlflow))
         require_mlflow()
     task_lm, proposal_lm = _resolve_lms(config, lm, prompt_lm)
     metric = TimedMetric(build_metric(config.metric))
@@ -842,16 +896,35 @@ def run_optimizer(
     )
     atomic_write_json(out / "result.json", {**result.to_dict(), "provenance": provenance})
     atomic_write_text(out / "report.md", render_report(result))
-    if mlflow:
-        from lift_metrics.optimizers._tracking import log_run_to_mlflow
-
-        tracked = log_run_to_mlflow(result, tracking_uri=None if mlflow is True else str(mlflow))
     if console is not None:
         console.print(result_table(result))
         console.print(f"report: {out / 'report.md'}", soft_wrap=True)
-        if mlflow:
+    if mlflow:
+        tracked = _track(result, None if mlflow is True else str(mlflow))
+        if console is not None:
             console.print(f"MLflow run {tracked.run_id}: {tracked.tracking_uri}", soft_wrap=True)
     return result
+
+
+def _track(result: OptimizationResult, tracking_uri: str | None) -> Any:
+    """Log the finished run to MLflow; a failure becomes one :class:`TrackingError` line
+    (the run's files are already complete: tracking comes after result.json and report.md)."""
+    from lift_metrics.optimizers._tracking import (
+        TrackingError,
+        default_tracking_uri,
+        log_run_to_mlflow,
+    )
+
+    try:
+        return log_run_to_mlflow(result, tracking_uri=tracking_uri)
+    except Exception as exc:
+        uri = tracking_uri or default_tracking_uri(result.output_dir)
+        reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+        raise TrackingError(
+            f"logging the run to MLflow at {uri} failed ({type(exc).__name__}: {reason}); the "
+            f"run's files are complete in {result.output_dir} (log them later with "
+            "lift_metrics.optimizers.log_run_to_mlflow)"
+        ) from exc
 
 
 def _console(progress: bool) -> Any:

@@ -34,15 +34,19 @@ from __future__ import annotations
 import json
 import math
 import os
+import socket
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 __all__ = [
     "DEFAULT_EXPERIMENT",
     "TrackedRun",
+    "TrackingError",
+    "check_tracking_uri",
     "default_tracking_uri",
     "log_run_to_mlflow",
     "require_mlflow",
@@ -104,6 +108,132 @@ def require_mlflow() -> None:
         With the install command: ``pip install 'lift-metrics[tracking]'``.
     """
     _import_mlflow()
+
+
+class TrackingError(RuntimeError):
+    """Logging a finished run to MLflow failed; the run's own files are complete on disk."""
+
+
+# schemes MLflow 3 accepts for a tracking store (the file store needs MLFLOW_ALLOW_FILE_STORE)
+_SERVER_SCHEMES = ("http", "https")
+_DATABASE_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql")
+_HOSTED_SCHEMES = ("databricks", "databricks-uc", "uc")
+_CONNECT_TIMEOUT_S = 3.0
+
+
+def check_tracking_uri(tracking_uri: str) -> str:
+    """Check an MLflow tracking URI before a run starts; return it stripped.
+
+    A malformed URI, and a tracking server that does not answer MLflow's REST API within 3 s
+    (or a database host that refuses a connection), are refused here, so that a run does not
+    find out only at its end (MLflow retries an unreachable server for minutes).
+
+    Parameters
+    ----------
+    tracking_uri : str
+        ``http(s)://host[:port]``, ``sqlite:///path``, ``postgresql://host/db`` (``mysql``,
+        ``mssql``, with an optional ``+driver``), ``databricks``, ``databricks-uc`` or ``uc``.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        One line naming the URI: an unsupported scheme, a server URI without a host or with a
+        bad port, an unreachable server or database host, a server that is not MLflow.
+
+    Examples
+    --------
+    >>> check_tracking_uri(" sqlite:///runs/mlflow.db ")
+    'sqlite:///runs/mlflow.db'
+    >>> check_tracking_uri("htp://localhost:5000")
+    Traceback (most recent call last):
+    ...
+    ValueError: MLflow tracking URI 'htp://localhost:5000' has an unsupported scheme 'htp'; use ...
+    """
+    if not isinstance(tracking_uri, str) or not tracking_uri.strip():
+        raise ValueError(
+            f"the MLflow tracking URI must be a non-empty string, got {tracking_uri!r}"
+        )
+    uri = tracking_uri.strip()
+    parsed = urlparse(uri)
+    scheme = parsed.scheme.lower()
+    base = scheme.split("+", 1)[0]
+    if base in _HOSTED_SCHEMES or uri.lower() in _HOSTED_SCHEMES:
+        return uri
+    if base in ("", "file") and os.environ.get("MLFLOW_ALLOW_FILE_STORE", "").lower() in (
+        "1",
+        "true",
+    ):
+        return uri
+    if base == "sqlite":
+        if not uri.lower().startswith("sqlite:///") or len(uri) == len("sqlite:///"):
+            raise ValueError(
+                f"MLflow tracking URI {uri!r} names no database file; write sqlite:///PATH"
+            )
+        return uri
+    if base not in _SERVER_SCHEMES + _DATABASE_SCHEMES:
+        raise ValueError(
+            f"MLflow tracking URI {uri!r} has an unsupported scheme {parsed.scheme!r}; use "
+            "http(s)://host:port, sqlite:///PATH, postgresql://..., mysql://..., mssql://... "
+            "or databricks (MLflow 3 refuses its file store)"
+        )
+    try:
+        port = parsed.port
+    except ValueError:
+        raise ValueError(f"MLflow tracking URI {uri!r} has a bad port") from None
+    if not parsed.hostname:
+        raise ValueError(f"MLflow tracking URI {uri!r} names no host; write {scheme}://host:port")
+    if base in _SERVER_SCHEMES:
+        _check_server(uri)
+        return uri
+    if port is None:
+        port = {"postgresql": 5432, "mysql": 3306, "mssql": 1433}[base]
+    try:
+        with socket.create_connection((parsed.hostname, port), timeout=_CONNECT_TIMEOUT_S):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise ValueError(
+            f"cannot reach the MLflow tracking database at {uri} ({reason}); start it or fix "
+            "the URI"
+        ) from None
+    return uri
+
+
+# a server that answers this with 200 (or 401/403: it wants credentials) is an MLflow server
+_PROBE_PATH = "/api/2.0/mlflow/experiments/search?max_results=1"
+
+
+def _check_server(uri: str) -> None:
+    """One GET of MLflow's REST API with a 3 s timeout, no retries.
+
+    A TCP connection alone proves little (a proxy or another service may accept it), so the
+    server must answer like MLflow: 200, or 401/403 when it asks for credentials.
+    """
+    import urllib.error
+    import urllib.request
+
+    url = uri.rstrip("/") + _PROBE_PATH
+    try:
+        with urllib.request.urlopen(url, timeout=_CONNECT_TIMEOUT_S) as response:
+            status = int(response.status)
+    except urllib.error.HTTPError as exc:
+        status = int(exc.code)
+        exc.close()
+    except (OSError, ValueError) as exc:  # refused, timed out, unknown host, bad URL
+        reason = getattr(exc, "reason", None) or exc
+        reason = getattr(reason, "strerror", None) or str(reason) or type(exc).__name__
+        raise ValueError(
+            f"cannot reach the MLflow tracking server at {uri} ({reason}); start it or fix the URI"
+        ) from None
+    if status not in (200, 401, 403):
+        raise ValueError(
+            f"the server at {uri} does not answer as an MLflow tracking server (HTTP {status} "
+            f"for GET {_PROBE_PATH}); fix the URI"
+        )
 
 
 def default_tracking_uri(output_dir: str | os.PathLike[str]) -> str:

@@ -145,9 +145,11 @@ def _compare(args: argparse.Namespace) -> int:
 def _ab(args: argparse.Namespace) -> int:
     from lift_metrics.stats._ab import load_run_records, paired_comparison, split_arms
 
-    treatment, control = split_arms(
-        load_run_records(args.runs), treatment=args.treatment, control=args.control
-    )
+    records = load_run_records(args.runs)
+    try:
+        treatment, control = split_arms(records, treatment=args.treatment, control=args.control)
+    except ValueError as exc:  # the arms found in the file do not fit --treatment/--control
+        raise ValueError(f"{args.runs}: {exc}") from None
     result = paired_comparison(
         treatment,
         control,

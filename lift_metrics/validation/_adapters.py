@@ -513,9 +513,8 @@ def import_metric(spec: str) -> Callable[..., Any]:
     Raises
     ------
     ValueError
-        If ``spec`` has no ``:`` or names no callable.
-    ImportError
-        If the module cannot be imported.
+        If ``spec`` has no ``:``, names no callable, or its module cannot be imported (it
+        is missing, or importing it raises).
 
     Examples
     --------
@@ -527,7 +526,14 @@ def import_metric(spec: str) -> Callable[..., Any]:
         raise ValueError(
             f"a metric import path must look like 'package.module:attribute', got {spec!r}"
         )
-    module = importlib.import_module(module_name)
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # not found, or the module itself fails on import
+        detail = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise ValueError(
+            f"cannot import module {module_name!r} of metric {spec!r} "
+            f"({type(exc).__name__}: {detail})"
+        ) from exc
     value: Any = module
     for part in attribute.split("."):
         try:

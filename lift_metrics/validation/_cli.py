@@ -466,7 +466,13 @@ def _baseline_results(
 
 
 def _run(args: argparse.Namespace) -> int:
-    from lift_metrics._io import atomic_write_json, atomic_write_text, to_jsonable
+    from lift_metrics._io import (
+        atomic_write_json,
+        atomic_write_text,
+        check_output_dir,
+        staged_output,
+        to_jsonable,
+    )
     from lift_metrics.validation._plot import plot_validation
     from lift_metrics.validation._report import format_table, markdown_report
 
@@ -495,6 +501,10 @@ def _run(args: argparse.Namespace) -> int:
                 f"METRIC must be one of {BUILTIN_METRICS} or 'package.module:attribute', "
                 f"got {spec!r}"
             )
+        if spec not in BUILTIN_METRICS:  # a missing module fails before any scoring
+            if os.getcwd() not in sys.path:
+                sys.path.insert(0, os.getcwd())
+            import_metric(spec)
     if args.calibrate and any(spec not in BUILTIN_METRICS for spec in metrics):
         raise ValueError("--calibrate works for the built-in metrics only")
     if "reference_score" in metrics and (args.calibrate or args.weights):
@@ -517,6 +527,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.stub_cap is not None and not 0.0 <= args.stub_cap <= 1.0:
             raise ValueError(f"--stub-cap must be in [0, 1], got {args.stub_cap!r}")
     weights = _weights_by_metric(args.weights, metrics)
+    check_output_dir(args.out, option="--out")  # before any scoring
 
     results: list[ValidationResult] = []
     sources: dict[str, str] = {}
@@ -607,42 +618,45 @@ def _run(args: argparse.Namespace) -> int:
                 sources[baseline.metric] = str(data)
                 categories[baseline.metric] = categories[result.metric]
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    for result in results:
-        png = args.out / f"{_slug(result.metric)}.png"
-        plot_validation(result, png)
-        plots[result.metric] = png.name
-    report = markdown_report(
-        results,
-        sources=sources,
-        split=split_shown,
-        plots=plots,
-        calibrations=calibrations,
-        categories={name: found for name, found in categories.items() if found},
-    ) + "".join(_unscored_section(bad) for bad in unscored)
-    atomic_write_text(args.out / "validation.md", report)
-    atomic_write_json(
-        args.out / "validation.json",
-        to_jsonable(
-            {
-                "split": split_shown,
-                "results": [r.to_dict() for r in results],
-                "unscored": [
-                    {
-                        "metric": bad.metric,
-                        "scored": bad.scored,
-                        "error": str(bad),
-                        "missing": [{"id": i, "reason": r} for i, r in bad.missing],
-                    }
-                    for bad in unscored
-                ],
-                "calibration": {
-                    name: {"fit": fit.to_dict(), "reported": None if fr is None else fr.to_dict()}
-                    for name, (fit, fr) in calibrations.items()
-                },
-            }
-        ),
-    )
+    with staged_output(args.out) as stage:  # every report file, or none (a full disk)
+        for result in results:
+            png = stage / f"{_slug(result.metric)}.png"
+            plot_validation(result, png)
+            plots[result.metric] = png.name
+        report = markdown_report(
+            results,
+            sources=sources,
+            split=split_shown,
+            plots=plots,
+            calibrations=calibrations,
+            categories={name: found for name, found in categories.items() if found},
+        ) + "".join(_unscored_section(bad) for bad in unscored)
+        atomic_write_text(stage / "validation.md", report)
+        atomic_write_json(
+            stage / "validation.json",
+            to_jsonable(
+                {
+                    "split": split_shown,
+                    "results": [r.to_dict() for r in results],
+                    "unscored": [
+                        {
+                            "metric": bad.metric,
+                            "scored": bad.scored,
+                            "error": str(bad),
+                            "missing": [{"id": i, "reason": r} for i, r in bad.missing],
+                        }
+                        for bad in unscored
+                    ],
+                    "calibration": {
+                        name: {
+                            "fit": fit.to_dict(),
+                            "reported": None if fr is None else fr.to_dict(),
+                        }
+                        for name, (fit, fr) in calibrations.items()
+                    },
+                }
+            ),
+        )
     print(format_table(results))
     for name, (fit, on_split) in calibrations.items():
         shown = ", ".join(f"{k}={v:.3f}" for k, v in fit.weights.items())

