@@ -90,6 +90,16 @@ def as_float_array(
         array = np.asarray(list(values) if not isinstance(values, np.ndarray) else values)
     except TypeError as exc:
         raise TypeError(f"{name} must be a sequence of numbers, got {_show(values)}") from exc
+    if array.dtype.kind == "O" and array.ndim == 1:
+        for index, value in enumerate(array):  # ints beyond 64 bits make an object array
+            if isinstance(value, int) and not isinstance(value, bool):
+                try:
+                    float(value)
+                except OverflowError:
+                    raise ValueError(
+                        f"{name} must be finite, got an integer too large for a float at "
+                        f"index {index}"
+                    ) from None
     if array.dtype == bool or array.dtype.kind not in "iuf":
         raise TypeError(f"{name} must contain only real numbers, got dtype {array.dtype}")
     array = array.astype(np.float64, copy=False)

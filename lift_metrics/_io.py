@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
+import errno
 import json
 import math
 import os
@@ -18,6 +19,45 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+
+def existing_file(path: str | os.PathLike[str], what: str) -> Path:
+    """Return ``path`` as a Path when it names a file.
+
+    Raises
+    ------
+    IsADirectoryError
+        When it names a directory (the message says so, with ``what`` and the path).
+    FileNotFoundError
+        When nothing is there: ``"{what} not found: {path}"``.
+    """
+    file = Path(path)
+    if file.is_dir():
+        raise IsADirectoryError(errno.EISDIR, f"{what} is a directory, not a file", str(file))
+    if not file.is_file():
+        raise FileNotFoundError(f"{what} not found: {file}")
+    return file
+
+
+def read_text_file(path: str | os.PathLike[str], what: str) -> str:
+    """Read a UTF-8 text file; errors name the file (and for bad bytes, the line).
+
+    Raises
+    ------
+    IsADirectoryError, FileNotFoundError
+        As :func:`existing_file`.
+    ValueError
+        When the file is not UTF-8 text: ``"{path}: line N is not UTF-8 text (...)"``.
+    """
+    file = existing_file(path, what)
+    data = file.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ValueError(
+            f"{file}: line {line} is not UTF-8 text (byte {exc.start}: {exc.reason})"
+        ) from None
 
 
 def _umask() -> int:

@@ -273,7 +273,67 @@ def _evaluate_bad_config(tmp: Path) -> list[str]:
     return _evaluate(tmp, "--config", str(_quick_with(tmp, "max_tokens = 320", "max_tokens = 0")))
 
 
+def _surrogate_tier(tmp: Path) -> list[str]:
+    path = tmp / "tiers.jsonl"
+    record = {"tier": "T\ud800", "passed": True, "impl_rate": 0.5, "cost_usd": 0.2}
+    path.write_text(json.dumps(record | {"duration_seconds": 3.0}) + "\n")  # ASCII: \\ud800
+    return ["report", str(path)]
+
+
+def _surrogate_report_name(tmp: Path) -> list[str]:
+    record = json.loads((datasets_dir() / "examples" / "baseline_report.json").read_text())
+    record["name"] = "base\udcff"
+    path = tmp / "named.json"
+    path.write_text(json.dumps(record))
+    return ["compare", "--baseline", str(path), "--current", str(path)]
+
+
+def _not_utf8_in(option: str) -> Case:
+    def case(tmp: Path) -> list[str]:
+        path = tmp / "latin1.jsonl"
+        path.write_bytes(b'{"ok": 1}\n{"name": "caf\xe9"}\n')
+        command = {
+            "--data": ["validate", "ir_quality", "--data", str(path), "--out", str(tmp / "o")],
+            "--weights": ["validate", "ir_quality", "--weights", str(path), "--out", str(tmp)],
+            "--dataset": ["evaluate", "--dataset", str(path), "--output-dir", str(tmp / "o")],
+            "config": ["optimize", str(path), "--check"],
+        }
+        return command[option]
+
+    return case
+
+
+def _directory_for(option: str) -> Case:
+    def case(tmp: Path) -> list[str]:
+        folder = tmp / "folder"
+        folder.mkdir()
+        command = {
+            "--data": ["validate", "ir_quality", "--data", str(folder), "--out", str(tmp / "o")],
+            "--weights": ["validate", "ir_quality", "--weights", str(folder), "--out", str(tmp)],
+            "--dataset": ["evaluate", "--dataset", str(folder), "--output-dir", str(tmp / "o")],
+            "--program": ["evaluate", "--program", str(folder), "--output-dir", str(tmp / "o")],
+            "config": ["optimize", str(folder), "--check"],
+            "compare": ["compare", "--baseline", str(folder), "--current", str(folder)],
+        }
+        return command[option]
+
+    return case
+
+
 CASES: dict[str, tuple[Case, str]] = {
+    "a lone surrogate in a tier name": (_surrogate_tier, "field 'tier' must be Unicode text"),
+    "a lone surrogate in a report name": (_surrogate_report_name, "named.json: 'name' must be"),
+    **{
+        f"{option}: a file that is not UTF-8": (
+            _not_utf8_in(option),
+            "latin1.jsonl: line 2 is not UTF-8 text",
+        )
+        for option in ("--data", "--weights", "--dataset", "config")
+    },
+    **{
+        f"{option}: a directory given as a file": (_directory_for(option), "is a directory")
+        for option in ("--data", "--weights", "--dataset", "--program", "config", "compare")
+    },
     "json nested 100,000 deep": (_deep_json, "nested too deeply"),
     "a directory given as a file": (_directory_as_file, "is a directory"),
     "a path longer than the OS allows": (_too_long_path, "too long"),
@@ -358,6 +418,9 @@ def test_bad_input_is_one_line_and_exit_2(
     assert "Traceback" not in err and lines[0].startswith("lift-metrics"), err
     assert must_name in lines[0], (name, lines[0])
     assert out == "", (name, out)
+    for arg in args:  # a file is named once, not once per layer that saw the error
+        if arg.startswith(str(tmp_path)):
+            assert lines[0].count(arg) <= 1, (name, lines[0])
 
 
 def test_a_closed_pipe_ends_quietly() -> None:
@@ -384,3 +447,19 @@ def test_a_closed_pipe_ends_quietly() -> None:
 def test_report_json_is_valid_when_the_reader_stays(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)
+
+
+def test_evaluate_runs_above_the_bound_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lift_metrics.optimizers import _local_lm
+
+    def no_lm(spec: object) -> None:
+        raise AssertionError("the bound must be checked before an LM is set up")
+
+    monkeypatch.setattr(_local_lm, "resolve_lm", no_lm)
+    out = tmp_path / "o"
+    assert main(["evaluate", "--runs", "5000", "--output-dir", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "runs must be <= 1,000, got 5,000" in err and "\n" not in err
+    assert not out.exists()

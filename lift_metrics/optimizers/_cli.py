@@ -229,7 +229,7 @@ def evaluate_split(
     from dspy.adapters import JSONAdapter
     from dspy.dsp.utils.settings import settings
 
-    from lift_metrics._io import atomic_write_json, check_output_dir, staged_output
+    from lift_metrics._io import atomic_write_json, check_output_dir, existing_file, staged_output
     from lift_metrics.optimizers._budget import UsageMeter
     from lift_metrics.optimizers._config import _check_reachable, build_metric
     from lift_metrics.optimizers._evaluate import evaluate_program, save_evaluation
@@ -246,11 +246,10 @@ def evaluate_split(
     )
     from lift_metrics.optimizers._tasks import default_tasks_path, load_tasks
 
-    if program_path is not None and not program_path.is_file():
-        raise FileNotFoundError(f"program file not found: {program_path}")
+    if program_path is not None:
+        existing_file(program_path, "program file")
     dataset_file = dataset_path or default_tasks_path()
-    if not Path(dataset_file).is_file():
-        raise FileNotFoundError(f"dataset file not found: {dataset_file}")
+    existing_file(dataset_file, "dataset file")
     examples = load_tasks(split, path=dataset_path)
     if not examples:
         raise ValueError(

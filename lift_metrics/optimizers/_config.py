@@ -38,6 +38,7 @@ from lift_metrics._checks import (
     check_unit_interval,
 )
 from lift_metrics.optimizers._budget import Budget
+from lift_metrics.optimizers._evaluate import MAX_RUNS
 
 __all__ = [
     "INSTRUCTION_SOURCES",
@@ -783,7 +784,7 @@ def _evaluation_spec(err: _Errors, table: dict[str, Any]) -> EvaluationSpec:
     _check_keys(err, "[evaluation]", table, keys)
     try:
         return EvaluationSpec(
-            runs=check_int("runs", table.get("runs", 1), minimum=1),
+            runs=check_int("runs", table.get("runs", 1), minimum=1, maximum=MAX_RUNS),
             timeout_s=check_positive("timeout_s", table.get("timeout_s", 120.0)),
             num_threads=check_int("num_threads", table.get("num_threads", 1), minimum=1),
             n_resamples=check_int(
@@ -824,11 +825,12 @@ def load_config(path: str | os.PathLike[str]) -> RunConfig:
     >>> load_config(configs_dir() / "quick.toml").optimizer.class_name
     'MIPROv2'
     """
+    from lift_metrics._io import read_text_file
+
     file = Path(path)
-    if not file.is_file():
-        raise FileNotFoundError(f"config file not found: {file}")
+    text = read_text_file(file, "config file")
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{file}: not valid TOML: {exc}") from None
     return RunConfig.from_mapping(data, source=file)
@@ -867,15 +869,15 @@ def preflight(config: RunConfig) -> None:
         Empty splits, a MIPROv2 minibatch larger than the validation set, a local model file
         that is not a GGUF model, an unknown LM provider, an unreachable ``api_base``.
     """
-    from lift_metrics._io import check_output_dir
+    from lift_metrics._io import check_output_dir, existing_file
     from lift_metrics.optimizers._tasks import task_records
 
     check_output_dir(config.output_dir, option=f"{_where(config.source)}output_dir")
     if config.cache_dir is not None:
         check_output_dir(config.cache_dir, option=f"{_where(config.source)}cache_dir")
     spec = config.dataset
-    if spec.path is not None and not spec.path.is_file():
-        raise FileNotFoundError(f"dataset file not found: {spec.path}")
+    if spec.path is not None:
+        existing_file(spec.path, "dataset file")
     sizes: dict[str, int] = {}
     for role, split, limit in (
         ("train", spec.train, spec.train_limit),

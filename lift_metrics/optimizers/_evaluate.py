@@ -23,6 +23,9 @@ from lift_metrics._io import atomic_write_json, atomic_write_text, format_number
 from lift_metrics.optimizers._budget import BudgetExceeded, UsageRecorder
 from lift_metrics.optimizers._cancel import cancel_scope
 
+#: The most repetitions one evaluation may ask for (each run evaluates every example again).
+MAX_RUNS = 1000
+
 __all__ = [
     "Evaluation",
     "ExampleResult",
@@ -323,8 +326,9 @@ def evaluate_program(
         ``name -> metric(example, prediction)``; the first is the primary metric. A metric
         may return a number, a bool or a ``dspy.Prediction`` with ``score``.
     runs : int, default 1
-        Repetitions. Run ``r > 0`` uses ``lm.copy(rollout_id=r)`` so that DSPy's cache does
-        not hand back run 0's answers (with temperature 0 the LM may answer the same anyway).
+        Repetitions, from 1 to :data:`MAX_RUNS` (1000). Run ``r > 0`` uses
+        ``lm.copy(rollout_id=r)`` so that DSPy's cache does not hand back run 0's answers
+        (with temperature 0 the LM may answer the same anyway).
     timeout_s : float, default 120
         Wall-clock limit per example for the program call and its scoring. A timed-out
         example scores 0 on every metric, is marked ``timed_out`` and the run goes on.
@@ -372,7 +376,7 @@ def evaluate_program(
         raise ValueError("metrics must name at least one metric, got an empty mapping")
     if len(examples) == 0:
         raise ValueError("examples must not be empty: an evaluation of no examples is no result")
-    runs = check_int("runs", runs, minimum=1)
+    runs = check_int("runs", runs, minimum=1, maximum=MAX_RUNS)
     timeout_s = check_positive("timeout_s", timeout_s)
     num_threads = check_int("num_threads", num_threads, minimum=1)
     names = tuple(metrics)

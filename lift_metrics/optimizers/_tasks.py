@@ -238,32 +238,32 @@ def task_records(
     """
     if split is not None:
         check_choice("split", split, SPLITS)
+    from lift_metrics._io import read_text_file
+
     file = default_tasks_path() if path is None else Path(path)
-    if not file.is_file():
-        raise FileNotFoundError(f"task file not found: {file}")
+    text = read_text_file(file, "task file")
     records: list[dict[str, Any]] = []
     first_line: dict[str, int] = {}
-    with file.open(encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{file}, line {line_number}"
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: not valid JSON: {exc.msg}") from None
-            try:
-                record = _check_record(raw)
-            except _RecordError as exc:
-                task = f" (task {raw['id']!r})" if isinstance(raw, dict) and "id" in raw else ""
-                raise ValueError(f"{where}{task}: {exc}") from None
-            task_id = record["id"]
-            if task_id in first_line:
-                raise ValueError(
-                    f"{where}: field 'id' repeats {task_id!r} from line {first_line[task_id]}"
-                )
-            first_line[task_id] = line_number
-            records.append(record)
+    for line_number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{file}, line {line_number}"
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where}: not valid JSON: {exc.msg}") from None
+        try:
+            record = _check_record(raw)
+        except _RecordError as exc:
+            task = f" (task {raw['id']!r})" if isinstance(raw, dict) and "id" in raw else ""
+            raise ValueError(f"{where}{task}: {exc}") from None
+        task_id = record["id"]
+        if task_id in first_line:
+            raise ValueError(
+                f"{where}: field 'id' repeats {task_id!r} from line {first_line[task_id]}"
+            )
+        first_line[task_id] = line_number
+        records.append(record)
     if not records:
         raise ValueError(f"task file holds no tasks: {file}")
     if split is None:

@@ -29,6 +29,7 @@ from lift_metrics.stats._records import (
     get_float,
     get_int,
     get_str,
+    in_file,
     read_jsonl,
 )
 from lift_metrics.stats._summary import latency_percentiles
@@ -192,7 +193,7 @@ def load_run_records(path: str | os.PathLike[str]) -> tuple[RunRecord, ...]:
         for label, obj in read_jsonl(path):
             records.append(RunRecord.from_dict(obj, index=label))
     except RecordError as exc:
-        raise RecordError(f"{os.fspath(path)}: {exc}") from exc
+        raise in_file(path, exc) from exc
     if not records:
         raise ValueError(f"{os.fspath(path)}: no run records in the file")
     return tuple(records)
@@ -323,6 +324,10 @@ class PairedDeltas:
 
     def __repr__(self) -> str:
         return f"PairedDeltas(n_pairs={self.n_pairs})"
+
+
+def _pair_key(run: RunRecord) -> tuple[str, int]:
+    return (run.task_id, run.repeat)
 
 
 def _by_key(runs: Sequence[RunRecord], side: str) -> dict[tuple[str, int], RunRecord]:
@@ -753,8 +758,8 @@ def paired_comparison(
     Raises
     ------
     ValueError
-        For invalid or unpaired records, duplicate pairs, several arms on one side, too few
-        resamples or a level outside (0, 1).
+        For invalid or unpaired records, duplicate pairs, several arms on one side, the same
+        runs on both sides, too few or too many resamples or a level outside (0, 1).
 
     Notes
     -----
@@ -798,6 +803,12 @@ def paired_comparison(
     t_runs = validate_run_records(a)
     c_runs = validate_run_records(b)
     t_name, c_name = _arm_name(t_runs, "a (treatment)"), _arm_name(c_runs, "b (control)")
+    if sorted(t_runs, key=_pair_key) == sorted(c_runs, key=_pair_key):
+        raise ValueError(
+            f"a and b hold the same {len(t_runs)} runs (arm {t_name!r}): comparing an arm "
+            "with itself gives zero deltas with zero-width intervals; pass the treatment "
+            "runs as a and the control runs as b"
+        )
     deltas = paired_deltas(t_runs, c_runs)
     t_stats = arm_statistics(t_runs, confidence_level=level)
     c_stats = arm_statistics(c_runs, confidence_level=level)

@@ -13,10 +13,12 @@ from lift_metrics._checks import check_int, check_real
 from lift_metrics.stats._passk import pass_at_k
 from lift_metrics.stats._records import (
     RecordError,
+    check_text,
     get_bool,
     get_float,
     get_int,
     get_str,
+    in_file,
     read_json,
 )
 
@@ -196,6 +198,7 @@ class EvalReport:
         name = data.get("name", "")
         if not isinstance(name, str):
             raise RecordError(f"'name' must be a string, got {name!r}")
+        check_text(name, "'name'")
         results = tuple(EvalResult.from_dict(r, index=i) for i, r in enumerate(raw))
         return cls(results=results, name=name)
 
@@ -205,7 +208,7 @@ class EvalReport:
         try:
             return cls.from_dict(read_json(path))
         except RecordError as exc:
-            raise RecordError(f"{os.fspath(path)}: {exc}") from exc
+            raise in_file(path, exc) from exc
 
     def _groups(self) -> dict[tuple[str, str], list[EvalResult]]:
         groups: dict[tuple[str, str], list[EvalResult]] = {}

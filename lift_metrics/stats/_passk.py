@@ -32,9 +32,8 @@ def _as_int_array(name: str, value: Any) -> _IntArray:
             except OverflowError:
                 raise ValueError(f"{name} holds an integer too large for 64 bits") from None
         else:
-            raise TypeError(
-                f"{name} must be an integer or an array of integers, got dtype {array.dtype}"
-            )
+            shown = repr(value) if array.ndim == 0 else f"an array of dtype {array.dtype}"
+            raise TypeError(f"{name} must be an integer or an array of integers, got {shown:.80}")
     if array.dtype.kind == "u" and int(array.max()) > np.iinfo(np.int64).max:
         raise ValueError(f"{name} holds an integer too large for 64 bits")
     return array.astype(np.int64, copy=False)

@@ -32,12 +32,32 @@ def require(record: Mapping[str, Any], index: int | str, field: str) -> Any:
     return record[field]
 
 
+def check_text(value: str, where: str) -> str:
+    """Return ``value`` if it can be written as UTF-8; a lone surrogate (JSON's ``"\\ud800"``)
+    is a :class:`RecordError` naming ``where``."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise RecordError(
+            f"{where} must be Unicode text, got {value!r:.80} with a lone surrogate at "
+            f"position {exc.start}"
+        ) from None
+    return value
+
+
+def in_file(path: str | os.PathLike[str], exc: RecordError) -> RecordError:
+    """``exc`` with the file's name in front, unless its message already starts with it."""
+    name = os.fspath(path)
+    message = str(exc)
+    return RecordError(message if message.startswith(str(name)) else f"{name}: {message}")
+
+
 def get_str(record: Mapping[str, Any], index: int | str, field: str) -> str:
-    """A required non-empty string field."""
+    """A required non-empty string field (valid Unicode: no lone surrogates)."""
     value = require(record, index, field)
     if not isinstance(value, str) or not value:
         raise RecordError(f"{_where(index, field)} must be a non-empty string, got {value!r}")
-    return value
+    return check_text(value, _where(index, field))
 
 
 def get_bool(record: Mapping[str, Any], index: int | str, field: str) -> bool:

@@ -21,6 +21,7 @@ from lift_metrics.stats._records import (
     get_bool,
     get_float,
     get_str,
+    in_file,
     read_jsonl,
 )
 from lift_metrics.stats._scoring import (
@@ -103,7 +104,7 @@ def load_tier_runs(path: str | os.PathLike[str]) -> tuple[TierRun, ...]:
         for label, obj in read_jsonl(path):
             runs.append(TierRun.from_dict(obj, index=label))
     except RecordError as exc:
-        raise RecordError(f"{os.fspath(path)}: {exc}") from exc
+        raise in_file(path, exc) from exc
     if not runs:
         raise ValueError(f"{os.fspath(path)}: no tier runs in the file")
     return tuple(runs)

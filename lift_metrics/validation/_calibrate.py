@@ -14,6 +14,7 @@ from typing import Any, Literal
 import numpy as np
 
 from lift_metrics._checks import as_float_array, check_choice, check_int, check_non_negative
+from lift_metrics._io import read_text_file
 
 Objective = Literal["pearson", "squared_error"]
 _OBJECTIVES = ("pearson", "squared_error")
@@ -397,14 +398,13 @@ def load_weights(path: str | os.PathLike[str], *, metric: str | None = None) -> 
         Missing file, unknown suffix, malformed content, weights for another metric.
     """
     source = Path(path)
-    if not source.is_file():
-        raise FileNotFoundError(f"weights file not found: {source}")
+    text = read_text_file(source, "weights file")
     suffix = source.suffix.lower()
     try:
         if suffix == ".json":
-            document = json.loads(source.read_text(encoding="utf-8"))
+            document = json.loads(text)
         elif suffix == ".toml":
-            document = tomllib.loads(source.read_text(encoding="utf-8"))
+            document = tomllib.loads(text)
         else:
             raise ValueError(f"weights file must end in .json or .toml, got {source.name!r}")
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -423,9 +423,7 @@ def load_weights(path: str | os.PathLike[str], *, metric: str | None = None) -> 
 def weights_file_metric(path: str | os.PathLike[str]) -> str | None:
     """The ``metric`` named in a weights file (None when it names none)."""
     source = Path(path)
-    if not source.is_file():
-        raise FileNotFoundError(f"weights file not found: {source}")
-    text = source.read_text(encoding="utf-8")
+    text = read_text_file(source, "weights file")
     try:
         document = json.loads(text) if source.suffix.lower() == ".json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from lift_metrics._io import existing_file, read_text_file
+
 SHIPPED_LABELS: Mapping[str, str] = {
     "ir_quality": "ir_pairs.jsonl",
     "code_quality": "code_pairs.jsonl",
@@ -135,7 +137,7 @@ def shipped_labels_path(metric: str) -> Path:
 
 
 def _records(path: Path, fmt: str, json_fields: Sequence[str]) -> list[tuple[int, dict[str, Any]]]:
-    text = path.read_text(encoding="utf-8")
+    text = read_text_file(path, "labelled data file")
     records: list[tuple[int, dict[str, Any]]] = []
     if fmt == "jsonl":
         for number, line in enumerate(text.splitlines(), start=1):
@@ -256,9 +258,7 @@ def load_labels(
     >>> len(items), items[0].split, sorted(items[0].item), len(items[0].ratings)
     (48, 'heldout', ['expected', 'predicted'], 2)
     """
-    file = Path(path)
-    if not file.is_file():
-        raise FileNotFoundError(f"labelled data file not found: {file}")
+    file = existing_file(path, "labelled data file")
     if split is not None and split not in _SPLITS:
         raise ValueError(f"split must be one of {_SPLITS} or None, got {split!r}")
     fmt = file_format

@@ -195,6 +195,7 @@ def test_dataset_budget_and_evaluation_validation() -> None:
     rejects(config(budget={"max_calls": 3}), "unknown key 'max_calls' in [budget]")
     rejects(config(budget={"max_lm_calls": 0}), "[budget]", "max_lm_calls")
     rejects(config(evaluation={"runs": 0}), "[evaluation]", "runs")
+    rejects(config(evaluation={"runs": 10**9}), "[evaluation]", "runs must be <= 1,000")
     cfg = RunConfig.from_mapping(config(budget={"max_tokens": 5000, "max_cost_usd": 0.5}))
     assert cfg.budget == Budget(max_tokens=5000, max_cost_usd=0.5)
 

@@ -168,6 +168,14 @@ def test_invalid_arguments() -> None:
         evaluate_program(Upper(), [], metrics={"e": exact})
 
 
+def test_runs_has_an_upper_bound_checked_before_any_run() -> None:
+    def never(**inputs: object) -> object:
+        pytest.fail("the program ran")  # an OutcomeException: evaluate_program cannot catch it
+
+    with pytest.raises(ValueError, match="runs must be <= 1,000, got 1,000,001"):
+        evaluate_program(never, examples(1), metrics={"e": exact}, runs=1_000_001)
+
+
 def test_saved_files_one_per_run_plus_aggregate_and_report(tmp_path: Path) -> None:
     program = SleepsOn({"p1"}, seconds=30.0)
     try:

@@ -289,3 +289,13 @@ def test_swapping_arms_mirrors_every_delta_interval_and_keeps_p_values() -> None
     mirror = {"prefer_treatment": "prefer_control", "prefer_control": "prefer_treatment"}
     assert backward.decision == mirror.get(forward.decision, forward.decision)
     assert backward.verdict == mirror.get(forward.verdict, forward.verdict)
+
+
+def test_paired_comparison_of_the_same_runs_is_an_error_naming_a_and_b() -> None:
+    runs = [rec("new", f"t{i}", duration_seconds=5.0 + i) for i in range(5)]
+    with pytest.raises(ValueError, match=r"a and b hold the same 5 runs \(arm 'new'\)"):
+        paired_comparison(runs, list(reversed(runs)), n_resamples=100)
+    # the same arm name with other results is a comparison (a rerun), not the same runs
+    rerun = [rec("new", f"t{i}", duration_seconds=6.0 + i) for i in range(5)]
+    result = paired_comparison(runs, rerun, n_resamples=100)
+    assert result.deltas["duration_delta_seconds"].mean == -1.0

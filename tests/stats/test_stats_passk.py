@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
 from math import comb
+from typing import Any
 
 import numpy as np
 import pytest
@@ -128,3 +130,21 @@ def test_zero_probability_is_positive_zero() -> None:
 def test_pass_at_k_names_the_argument_of_empty_or_huge_input(n, c, k, message) -> None:
     with pytest.raises(ValueError, match=message):
         pass_at_k(n, c, k)
+
+
+@pytest.mark.parametrize(
+    ("args", "shown"),
+    [
+        ((10, 3.0, 1), "c must be an integer or an array of integers, got 3.0"),
+        ((10, "3", 1), "c must be an integer or an array of integers, got '3'"),
+        (([10], [3.5], 1), "c must be an integer or an array of integers, got an array of dtype"),
+    ],
+)
+def test_a_non_integer_argument_is_shown_as_given(args: tuple[Any, ...], shown: str) -> None:
+    with pytest.raises(TypeError, match=re.escape(shown)):
+        pass_at_k(*args)
+
+
+def test_empty_arrays_say_so_not_their_dtype() -> None:
+    with pytest.raises(ValueError, match=r"^n must not be empty$"):
+        pass_at_k([], [], 1)
