@@ -19,6 +19,7 @@ import importlib.util
 import os
 import re
 import secrets
+import signal
 import sys
 import threading
 import time
@@ -592,20 +593,24 @@ def _generate(server: Any, body: Mapping[str, Any]) -> dict[str, Any]:
         raise GenerationCancelledError("the LM call was cancelled before it started")
     chunks: list[Mapping[str, Any]] = []
     failures: list[BaseException] = []
+    interrupts: list[tuple[int, Any]] = []
     stopped = False
 
     def on_chunk(chunk: Mapping[str, Any]) -> bool:
         nonlocal stopped
         try:
             chunks.append(chunk)
-            stopped = stop_requested()
+            stopped = bool(interrupts) or stop_requested()
         except BaseException as exc:  # re-raised on the calling thread below
             failures.append(exc)
             stopped = True
         return stopped
 
     streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
-    result = server.handle_chat_completions(streamed, on_chunk)
+    with _deferred_sigint(interrupts) as previous:
+        result = server.handle_chat_completions(streamed, on_chunk)
+    if interrupts and callable(previous):
+        previous(*interrupts[0])  # Ctrl-C: the usual handler, now on the caller's frame
     if failures:
         raise failures[0]
     if stopped:
@@ -616,6 +621,34 @@ def _generate(server: Any, body: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(result, Mapping):  # an error reported without streaming
         return dict(result)
     return _reassemble(chunks)
+
+
+@contextlib.contextmanager
+def _deferred_sigint(interrupts: list[tuple[int, Any]]) -> Iterator[Any]:
+    """On the main thread, record Ctrl-C instead of raising it while native code streams.
+
+    A Python SIGINT handler runs at the entry of whatever Python function runs next: here
+    the per-token callback, called from xllamacpp, which swallows exceptions raised there
+    (the generation went on and Ctrl-C was lost). While the call runs, a recording handler
+    takes SIGINT; the callback then stops the generation and the caller replays the
+    original handler. Off the main thread, or with a non-Python handler, nothing changes.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield None
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):
+        yield previous
+        return
+
+    def record(signum: int, frame: Any) -> None:
+        interrupts.append((signum, frame))
+
+    signal.signal(signal.SIGINT, record)
+    try:
+        yield previous
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _reassemble(chunks: list[Mapping[str, Any]]) -> dict[str, Any]:
