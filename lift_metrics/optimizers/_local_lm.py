@@ -132,13 +132,23 @@ def _check_gguf(model_path: str | os.PathLike[str] | None) -> Path:
     if not path.is_file():
         raise ValueError(f"model_path must be a GGUF file, got a directory: {str(path)!r}")
     with path.open("rb") as handle:
-        magic = handle.read(len(GGUF_MAGIC))
-    if magic != GGUF_MAGIC:
+        head = handle.read(8)
+    if head[: len(GGUF_MAGIC)] != GGUF_MAGIC:
         raise ValueError(
-            f"model_path {str(path)!r} is not a GGUF model file "
-            f"(first bytes {magic!r}, expected {GGUF_MAGIC!r})"
+            f"model_path {str(path)!r} is not a GGUF model file: {_describe_start(head)}, "
+            f"not GGUF (a GGUF file starts with the bytes 47 47 55 46, 'GGUF')"
         )
     return path.resolve()
+
+
+def _describe_start(head: bytes) -> str:
+    """'it is empty' or 'it starts with 89 dd 00 01 ...' (hex, plus the text when printable)."""
+    if not head:
+        return "it is empty"
+    shown = " ".join(f"{byte:02x}" for byte in head)
+    text = head.decode("ascii", errors="replace")
+    readable = f" ({text!r})" if text.isprintable() and text.isascii() else ""
+    return f"it starts with {shown}{readable}"
 
 
 def _fingerprint(path: Path) -> str:
