@@ -463,7 +463,10 @@ class LocalEngine:
         body = _request_body(request)
         try:
             with self._lease() as server:
-                reply = _generate(server, body)
+                try:
+                    reply = _generate(server, body)
+                finally:
+                    del server  # a traceback holding this frame must not keep the server
         except ValueError as exc:  # xllamacpp refuses malformed bodies with ValueError
             raise InvalidRequestError(str(exc), provider="local", status=400) from exc
         return _response(reply, self.model_name)
@@ -617,8 +620,13 @@ def _generate(server: Any, body: Mapping[str, Any]) -> dict[str, Any]:
         return stopped
 
     streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
-    with _deferred_sigint(interrupts) as previous:
-        result = server.handle_chat_completions(streamed, on_chunk)
+    try:
+        with _deferred_sigint(interrupts) as previous:
+            result = server.handle_chat_completions(streamed, on_chunk)
+    finally:
+        # Exit frees a server once no request holds it; an exception's traceback keeps this
+        # frame, so the reference goes now.
+        del server
     if interrupts and callable(previous):
         previous(*interrupts[0])  # Ctrl-C: the usual handler, now on the caller's frame
     if failures:

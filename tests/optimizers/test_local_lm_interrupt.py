@@ -264,3 +264,53 @@ def test_ctrl_c_during_evaluate_generation_exits_130_without_a_crash(tmp_path: P
     assert child.returncode == 130, (child.returncode, stderr[-2000:])
     assert stderr.strip().splitlines()[-1] == "lift-metrics evaluate: interrupted"
     assert not any(mark in stderr for mark in CRASH_MARKS), stderr[-2000:]
+
+
+STOP_AFTER_CANCEL = textwrap.dedent(
+    """
+    import os, threading
+    from lift_metrics.optimizers import LocalEngine, _local_lm
+    from lift_metrics.optimizers._cancel import cancel_scope
+    from dspy.lm15 import Config, Message, Request
+
+    engine = LocalEngine(n_ctx=1024, n_threads=1)
+    request = Request(
+        model="local/test",
+        messages=(Message.user("Tell a very long story."),),
+        config=Config(max_tokens={max_tokens}, extensions={{"ignore_eos": True}}),
+    )
+    flag = threading.Event()
+    kept = []
+
+    def work():
+        with cancel_scope(flag):
+            try:
+                engine.complete(request)
+            except Exception as exc:
+                kept.append(exc)  # its traceback holds the frames of the call
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    threading.Timer(1.0, flag.set).start()
+    worker.join()
+    native = len(os.listdir("/proc/self/task"))
+    stopped = _local_lm.stop_local_servers(wait_s=60)
+    print(type(kept[0]).__name__, stopped, native, len(os.listdir("/proc/self/task")))
+    """
+)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc")
+def test_stopping_the_servers_joins_their_native_threads_even_if_an_error_is_kept() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", STOP_AFTER_CANCEL.format(max_tokens=MAX_TOKENS)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(),
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    name, stopped, before, after = done.stdout.split()
+    assert (name, stopped) == ("GenerationCancelledError", "True")
+    assert int(after) < int(before), "the llama.cpp server's threads were not joined"
