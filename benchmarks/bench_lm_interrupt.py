@@ -75,6 +75,12 @@ CHILD = textwrap.dedent(
 ).format(max_tokens=MAX_TOKENS)
 
 
+def _default_sigint() -> None:
+    """In the child: SIGINT as at a terminal. A shell starts background jobs with SIGINT
+    ignored, and Python then installs no KeyboardInterrupt handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO), "PYTHONWARNINGS": "ignore"}
 
@@ -88,6 +94,7 @@ def sigint_try(command: list[str]) -> dict[str, Any]:
         text=True,
         env=_env(),
         cwd=REPO,
+        preexec_fn=_default_sigint,
     ) as child:
         assert child.stdout is not None
         sent = None

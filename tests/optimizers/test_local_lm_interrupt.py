@@ -181,6 +181,12 @@ EXIT_WHILE_GENERATING = textwrap.dedent(
 )
 
 
+def _default_sigint() -> None:
+    """In the child: SIGINT as at a terminal. A shell starts background jobs with SIGINT
+    ignored, and Python then installs no KeyboardInterrupt handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO), "PYTHONWARNINGS": "ignore"}
 
@@ -255,6 +261,7 @@ def test_ctrl_c_during_evaluate_generation_exits_130_without_a_crash(tmp_path: P
         text=True,
         env=_env(),
         cwd=REPO,
+        preexec_fn=_default_sigint,
     ) as child:
         assert child.stdout is not None
         line = child.stdout.readline()
