@@ -116,10 +116,20 @@ def test_ctrl_c_on_the_generating_thread_stops_the_generation_and_is_raised(
     per-token callback. It must stop the generation and reach the caller, not vanish."""
     import _thread
 
+    # as at a terminal, also when the test runner was started in the background (SIGINT
+    # ignored, and then interrupt_main does nothing)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _interrupt_a_generation(engine, _thread.interrupt_main)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _interrupt_a_generation(engine: local_module.LocalEngine, interrupt: Any) -> None:
     with engine._lease() as server:
         counting = CountingServer(server)
         interrupter = threading.Thread(
-            target=lambda: counting.first.wait(120) and _thread.interrupt_main(), daemon=True
+            target=lambda: counting.first.wait(120) and interrupt(), daemon=True
         )
         interrupter.start()
         with pytest.raises(KeyboardInterrupt):
