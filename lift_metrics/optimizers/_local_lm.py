@@ -220,7 +220,7 @@ def _get_server(path: Path, n_ctx: int, n_threads: int, n_parallel: int) -> Any:
             server = _start_server(path, n_ctx, n_threads, n_parallel)
             _SERVERS[key] = server
             if not _EXIT_HOOK_INSTALLED:
-                atexit.register(_stop_at_exit)
+                atexit.register(_stop_at_exit, os.getpid())
                 _EXIT_HOOK_INSTALLED = True
     return server
 
@@ -276,7 +276,9 @@ def stop_local_servers(*, wait_s: float = _EXIT_WAIT_S) -> bool:
     return True
 
 
-def _stop_at_exit() -> None:
+def _stop_at_exit(owner_pid: int) -> None:
+    if os.getpid() != owner_pid:  # a forked copy: the servers' threads live in the parent
+        return
     try:
         stopped = stop_local_servers()
     except KeyboardInterrupt:  # a second Ctrl-C while waiting: leave now, skipping teardown
