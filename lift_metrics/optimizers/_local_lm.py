@@ -365,6 +365,11 @@ class LocalEngine:
     which the response reports as ``finish_reason="length"``). Requests with tools,
     reasoning, logprobs or non-text content are refused with ``UnsupportedFeatureError``.
 
+    Tokens are streamed from llama.cpp, so a generation can stop between two tokens: when
+    the evaluation it belongs to times out, on Ctrl-C (``KeyboardInterrupt`` reaches the
+    caller) and at interpreter exit, which waits for running generations and then frees the
+    model (:func:`stop_local_servers`). A stopped call raises ``GenerationCancelledError``.
+
     Examples
     --------
     >>> engine = LocalEngine(n_ctx=512, n_threads=1)
@@ -480,7 +485,7 @@ class LocalEngine:
         return response_to_events(self.complete(request))
 
     def close(self) -> None:
-        """Nothing to release: the server is shared and lives as long as the process."""
+        """Nothing to release: the server is shared and lives until interpreter exit."""
 
 
 class AsyncLocalEngine:
