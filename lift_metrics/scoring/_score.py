@@ -355,8 +355,11 @@ class _Appender:
 
     def flush(self) -> None:
         if self._buffer:
-            self._handle.write(b"".join(self._buffer))
+            # cleared first: an interrupt between the two may lose lines (scored again on
+            # resume), never write them twice
+            data = b"".join(self._buffer)
             self._buffer.clear()
+            self._handle.write(data)
             self._handle.flush()
             os.fsync(self._handle.fileno())
         self._last = time.monotonic()

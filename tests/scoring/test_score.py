@@ -384,3 +384,22 @@ def test_bad_tasks_file_names_its_line(tmp_path: Path) -> None:
     assert "line 2: the check script defines no top-level check(candidate)" in done.stderr
     assert done.stderr.count("\n") == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_code_quality_is_added_where_a_reference_exists(tmp_path: Path) -> None:
+    tasks = _write_jsonl(
+        tmp_path / "tasks.jsonl",
+        [{"task_id": "noref", "tests": [{"inputs": {"x": 1}, "expected": 1}]}],
+    )
+    out = tmp_path / "out"
+    score_samples(_project_samples(2), "project", output=out, code_quality=True)
+    records = {
+        r["line"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())
+    }
+    assert records[1]["passed"] and not records[2]["passed"]
+    assert 0.0 <= records[2]["code_quality"] < records[1]["code_quality"] <= 1.0
+    plain = tmp_path / "plain"
+    samples = [{"task_id": "noref", "solution": "def f(x):\n    return x\n"}]
+    score_samples(samples, tasks, output=plain, code_quality=True)
+    (record,) = map(json.loads, (plain / "results.jsonl").read_text().splitlines())
+    assert record["passed"] and "code_quality" not in record
