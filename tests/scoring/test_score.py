@@ -453,3 +453,19 @@ def test_bad_command_line_input_is_one_line(tmp_path: Path, name: str) -> None:
     assert done.stdout == ""
     if name != "output is a file":
         assert not (tmp_path / "out").exists()
+
+
+def test_resume_refuses_other_tasks_or_another_time_limit(tmp_path: Path) -> None:
+    path = _write_jsonl(tmp_path / "s.jsonl", [GOOD])
+    tasks = tmp_path / "tasks.jsonl"
+    record = {"task_id": "t001", "tests": [{"inputs": {"a": 1, "b": 2}, "expected": 3}]}
+    _write_jsonl(tasks, [record])
+    out = tmp_path / "out"
+    score_samples(path, tasks, output=out)
+    with pytest.raises(ValueError, match="another time limit"):
+        score_samples(path, tasks, output=out, timeout_s=5.0)
+    record["tests"] = [{"inputs": {"a": 1, "b": 2}, "expected": 4}]
+    _write_jsonl(tasks, [record])
+    with pytest.raises(ValueError, match="scored against other tasks"):
+        score_samples(path, tasks, output=out)
+    assert score_samples(path, tasks, output=out, resume=False).status_counts == {"failed": 1}
