@@ -12,6 +12,7 @@ Subpackages
 -----------
 lift_metrics.stats        summary statistics, grades, pass@k, regression detection, A/B
 lift_metrics.sandbox      running untrusted code against tests
+lift_metrics.scoring      scoring generation files (pass@k, resumable, pluggable backends)
 lift_metrics.validation   agreement of a metric with hand-labelled examples
 lift_metrics.optimizers   MIPROv2 / COPRO / GEPA runners, reference pipeline, local LM
 """

@@ -19,6 +19,7 @@ from typing import NoReturn
 _COMMAND_MODULES: tuple[str, ...] = (
     "lift_metrics.stats._cli",
     "lift_metrics.code._cli",
+    "lift_metrics.scoring._cli",
     "lift_metrics.validation._cli",
     "lift_metrics.optimizers._cli",
 )
@@ -31,6 +32,7 @@ examples (all offline, on the data shipped in datasets/):
   lift-metrics compare --baseline datasets/examples/baseline_report.json \\
                        --current datasets/examples/current_report.json --fail-on-regression
   lift-metrics analyze lift_metrics/stats           static code metrics of a folder
+  lift-metrics score samples.jsonl --tasks humaneval  pass@k of a generation file
   lift-metrics validate ir_quality code_quality    metric vs hand labels (exit 1 below 0.8)
   lift-metrics optimize optimizers/quick.toml      optimize the reference pipeline (local LM)
 

@@ -7,6 +7,7 @@ import os
 import threading
 from typing import Any
 
+from lift_metrics._checks import check_int
 from lift_metrics.sandbox._pool import Sandbox, _check_cases
 from lift_metrics.sandbox._results import ExecutionOutput
 from lift_metrics.sandbox._worker import DecodeError, Unsupported, decode_value
@@ -26,16 +27,33 @@ def _close_default() -> None:
 atexit.register(_close_default)
 
 
-def get_default_sandbox() -> Sandbox:
+#: the most workers the default sandbox grows to
+MAX_DEFAULT_WORKERS = 32
+
+
+def get_default_sandbox(*, workers: int | None = None) -> Sandbox:
     """Return the process-wide sandbox, creating it on first use (closed at interpreter exit).
 
-    It is ``Sandbox()`` with the defaults: 2 workers, 5 s, 512 MiB, isolation "auto". If it
-    was closed, the next call creates a new one. Thread-safe.
+    It is ``Sandbox()`` with the defaults (2 workers, 5 s, 512 MiB, isolation "auto") that
+    grows with its callers: when every worker is busy and another thread asks for an
+    execution, it adds a worker, up to 32, so that ``dspy.Evaluate(num_threads=8)`` gets 8
+    executions at a time. If it was closed, the next call creates a new one. Thread-safe.
+
+    Parameters
+    ----------
+    workers : int, optional
+        Make sure the sandbox has at least this many worker slots (capped at 32); they start
+        on first use.
 
     Returns
     -------
     Sandbox
         The shared sandbox.
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``workers`` not an integer >= 1.
 
     Examples
     --------
@@ -43,11 +61,16 @@ def get_default_sandbox() -> Sandbox:
     True
     """
     global _default
+    wanted = None if workers is None else check_int("workers", workers, minimum=1)
     with _default_lock:
         # a forked child gets its own: the parent's workers are not its to use
         if _default is None or _default.closed or _default._owner_pid != os.getpid():
             _default = Sandbox()
-        return _default
+            _default._max_workers = MAX_DEFAULT_WORKERS
+        box = _default
+    if wanted is not None and wanted > box.workers:
+        box._grow(min(wanted, MAX_DEFAULT_WORKERS))
+    return box
 
 
 def execute_code(

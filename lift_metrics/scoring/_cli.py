@@ -1,0 +1,150 @@
+"""``lift-metrics score SAMPLES.jsonl --tasks TASKS``: score a generation file, pass@k."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``score`` command."""
+    parser = subparsers.add_parser(
+        "score",
+        help="score a file of generated programs (human-eval / EvalPlus JSONL): pass@k",
+        description=(
+            "Run every sample of a JSON Lines file (task_id plus completion or solution) "
+            "against its task's tests in the sandbox; write one result line per sample to "
+            "OUTPUT/results.jsonl (a rerun resumes: samples already scored are skipped) and "
+            "OUTPUT/summary.json, and print pass@k with 95%% bootstrap intervals over tasks. "
+            "Ctrl-C stops with exit code 130 and leaves a resumable output. Bad input (a "
+            "malformed line, a missing field, an unknown task id, a repeated sample id): "
+            "exit code 2 and one line naming the line, before anything is written."
+        ),
+    )
+    parser.add_argument("samples", metavar="SAMPLES.jsonl", help="the generated programs")
+    parser.add_argument(
+        "--tasks",
+        required=True,
+        metavar="TASKS",
+        help="'humaneval' (164 problems of the human-eval package), 'project' (the shipped "
+        "datasets/tasks) or a JSONL task file (I/O cases, check scripts or assert lines)",
+    )
+    parser.add_argument(
+        "--output",
+        metavar="DIR",
+        default=None,
+        help="output folder (default: SAMPLES_scores next to the samples file)",
+    )
+    parser.add_argument(
+        "--k",
+        type=int,
+        nargs="+",
+        default=None,
+        metavar="K",
+        help="k of pass@k (default: 1, 10, 100 where every task has at least k samples)",
+    )
+    parser.add_argument(
+        "--concurrency", type=int, default=None, metavar="N", help="executions at a time"
+    )
+    parser.add_argument(
+        "--timeout-s",
+        type=float,
+        default=3.0,
+        metavar="S",
+        help="time limit of one sample, all its tests (default 3, as human-eval)",
+    )
+    parser.add_argument(
+        "--no-resume",
+        dest="resume",
+        action="store_false",
+        help="score every sample again (the output's results are replaced)",
+    )
+    parser.add_argument(
+        "--code-quality",
+        action="store_true",
+        help="also compute code_quality against each task's reference (slow)",
+    )
+    parser.add_argument("--format", choices=("table", "json"), default="table")
+    parser.add_argument("--no-progress", dest="progress", action="store_false")
+    parser.set_defaults(handler=_run)
+
+
+class _Progress:
+    """A one-line progress report on stderr: done/total, rate and ETA."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.interval_s = 0.5 if self.tty else 10.0
+        self.start = time.monotonic()
+        self.first_done: int | None = None
+        self.last_shown = 0.0
+        self.done = 0
+        self.total = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        self.done, self.total = done, total
+        if self.first_done is None:
+            self.first_done = done
+        now = time.monotonic()
+        if now - self.last_shown >= self.interval_s or done == total:
+            self.last_shown = now
+            self.show(final=done == total)
+
+    def show(self, *, final: bool = False) -> None:
+        elapsed = time.monotonic() - self.start
+        scored = self.done - (self.first_done or 0)
+        rate = scored / elapsed if elapsed > 0 else 0.0
+        left = self.total - self.done
+        eta = f"{left / rate:.0f} s" if rate > 0 else "?"
+        percent = 100.0 * self.done / self.total if self.total else 100.0
+        line = f"scored {self.done}/{self.total} ({percent:.1f}%)  {rate:.1f} samples/s  ETA {eta}"
+        end = "\n" if final or not self.tty else ""
+        self.stream.write(("\r" if self.tty else "") + line + end)
+        self.stream.flush()
+
+
+def default_output(samples: str) -> Path:
+    """``SAMPLES_scores`` next to the samples file (``.jsonl`` dropped)."""
+    path = Path(samples)
+    stem = path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.name
+    return path.with_name(f"{stem}_scores")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from lift_metrics._io import dumps_json
+    from lift_metrics.scoring._score import score_samples
+
+    output = Path(args.output) if args.output is not None else default_output(args.samples)
+    progress = _Progress(sys.stderr) if args.progress else None
+    try:
+        summary = score_samples(
+            args.samples,
+            args.tasks,
+            output=output,
+            k=args.k,
+            concurrency=args.concurrency,
+            timeout_s=args.timeout_s,
+            resume=args.resume,
+            code_quality=args.code_quality,
+            progress=progress,
+        )
+    except KeyboardInterrupt:
+        if progress is not None and progress.tty:
+            sys.stderr.write("\n")
+        done = f"{progress.done} of {progress.total} samples" if progress else "the samples"
+        print(
+            f"lift-metrics score: interrupted; {done} scored are saved in {output}; "
+            "rerun the same command to resume",
+            file=sys.stderr,
+        )
+        return 130
+    if args.format == "json":
+        print(dumps_json(summary.to_dict()))
+    else:
+        print(summary.format_table())
+        print(f"results: {output}/results.jsonl  summary: {output}/summary.json")
+    return 0

