@@ -4,7 +4,7 @@
 its task's tests in the sandbox, writes one result line per sample (resumable: a rerun
 skips what is already scored) and returns pass@k with bootstrap intervals over tasks. The
 jobs go through a :class:`ScoringBackend`; :class:`LocalBackend` runs them on this machine.
-``lift-metrics score`` is the command-line form.
+:class:`RayBackend` runs them on a Ray cluster. ``lift-metrics score`` is the command-line form.
 
 >>> from lift_metrics.scoring import score_samples
 >>> score_samples([{"task_id": "t001", "solution": "def add(a, b):\\n    return a + b\\n"}],
@@ -21,6 +21,7 @@ from lift_metrics.scoring._backend import (
     ScoringJob,
     execute_job,
 )
+from lift_metrics.scoring._ray import RayBackend
 from lift_metrics.scoring._samples import Sample, SampleError, load_samples
 from lift_metrics.scoring._score import (
     RESULTS_NAME,
@@ -37,6 +38,7 @@ __all__ = [
     "JobResult",
     "LocalBackend",
     "RESULTS_NAME",
+    "RayBackend",
     "SUMMARY_NAME",
     "Sample",
     "SampleError",
