@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import socket
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from types import TracebackType
@@ -55,8 +56,6 @@ class _ScoringActor:
             self._box = Sandbox(workers=1)
 
     def describe(self) -> dict[str, Any]:
-        import socket
-
         return {"host": socket.gethostname(), "pid": os.getpid(), "isolation": self._box.isolation}
 
     def score(self, batch: Sequence[ScoringJob]) -> list[JobResult]:
@@ -77,6 +76,20 @@ def _batches(jobs: Iterable[ScoringJob], size: int) -> Iterator[list[ScoringJob]
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """The host and port of ``HOST:PORT`` or ``ray://HOST:PORT`` (None for ``auto``/``local``)."""
+    bare = address.removeprefix("ray://")
+    if bare in ("auto", "local"):
+        return None
+    host, sep, port = bare.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(
+            "address must be 'auto', 'HOST:PORT' or 'ray://HOST:PORT' (a port from 1 to "
+            f"65535), got {address!r}"
+        )
+    return host.strip("[]"), int(port)
 
 
 class RayBackend:
@@ -159,6 +172,8 @@ class RayBackend:
                 "address must be None (a local Ray runtime) or a Ray address ('auto', "
                 f"'HOST:PORT', 'ray://HOST:PORT'), got {address!r}"
             )
+        if address is not None:
+            _host_port(address)  # the form; whether it answers is checked when connecting
         self.address = address
         self.workers = None if workers is None else check_int("workers", workers, minimum=1)
         self.batch_size = check_int("batch_size", batch_size, minimum=1)
@@ -186,6 +201,28 @@ class RayBackend:
         self.close()
 
     # -- runtime and actors ---------------------------------------------------------------------
+    def check_address(self, *, timeout_s: float = 5.0) -> None:
+        """Check that the cluster's address accepts connections, without starting Ray.
+
+        Ray itself retries an unreachable address for minutes; this answers in seconds.
+        Nothing to check without an address (a local runtime) or with ``"auto"``.
+
+        Raises
+        ------
+        ConnectionError
+            Naming the address and why it could not be reached.
+        """
+        target = None if self.address is None else _host_port(self.address)
+        if target is None:
+            return
+        try:
+            socket.create_connection(target, timeout=timeout_s).close()
+        except OSError as exc:
+            reason = exc.strerror or str(exc) or type(exc).__name__
+            raise ConnectionError(
+                f"cannot reach the Ray cluster at {self.address!r}: {reason}"
+            ) from None
+
     def _connect(self) -> Any:
         if self._ray is not None:
             return self._ray
@@ -208,11 +245,12 @@ class RayBackend:
                 finally:
                     ray_logger.setLevel(level)
             else:
+                self.check_address()
                 try:
                     ray.init(address=self.address, **options)
                 except (ConnectionError, RuntimeError, ValueError) as exc:
                     hint = ""
-                    if "RAY_AUTH_MODE" not in os.environ:
+                    if "RAY_AUTH_MODE" not in os.environ and self.address != "auto":
                         hint = (
                             "; if the cluster uses token authentication (the default of "
                             "'ray start'), set RAY_AUTH_MODE=token and its token in "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -187,6 +188,9 @@ def test_cli_without_ray_names_the_extra_and_writes_nothing(tmp_path: Path) -> N
     [
         ({"address": ""}, "address must be None"),
         ({"address": 6379}, "address must be None"),
+        ({"address": "head.example"}, "HOST:PORT"),
+        ({"address": "ray://head.example:port"}, "HOST:PORT"),
+        ({"address": "10.0.0.1:70000"}, "a port from 1 to 65535"),
         ({"workers": 0}, "workers"),
         ({"batch_size": 0}, "batch_size"),
     ],
@@ -194,6 +198,33 @@ def test_cli_without_ray_names_the_extra_and_writes_nothing(tmp_path: Path) -> N
 def test_bad_arguments_are_refused_before_ray_starts(kwargs: dict[str, Any], match: str) -> None:
     with pytest.raises((TypeError, ValueError), match=match):
         RayBackend(**kwargs)
+
+
+@needs_ray
+def test_cli_with_an_unreachable_address_fails_fast_in_one_line(tmp_path: Path) -> None:
+    samples = _write_jsonl(
+        tmp_path / "s.jsonl",
+        [{"task_id": "t001", "solution": "def add(a, b):\n    return a + b\n"}],
+    )
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "lift_metrics", "score", str(samples)),
+            *("--tasks", "project", "--ray", f"ray://127.0.0.1:{port}"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,  # Ray alone retries an unreachable address for minutes
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+    )
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert f"cannot reach the Ray cluster at 'ray://127.0.0.1:{port}'" in lines[0]
+    assert not (tmp_path / "s_scores").exists()
 
 
 # -- a real local Ray runtime -------------------------------------------------------------------
