@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Run every sample of a JSON Lines file (task_id plus completion or solution) "
             "against its task's tests in the sandbox; write one result line per sample to "
             "OUTPUT/results.jsonl (a rerun resumes: samples already scored are skipped) and "
-            "OUTPUT/summary.json, and print pass@k with 95%% bootstrap intervals over tasks. "
+            "OUTPUT/summary.json, and print pass@k with 95% bootstrap intervals over tasks. "
             "Ctrl-C stops with exit code 130 and leaves a resumable output. Bad input (a "
             "malformed line, a missing field, an unknown task id, a repeated sample id): "
             "exit code 2 and one line naming the line, before anything is written."
@@ -79,8 +79,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="also compute code_quality against each task's reference (slow)",
     )
-    parser.add_argument("--format", choices=("table", "json"), default="table")
-    parser.add_argument("--no-progress", dest="progress", action="store_false")
+    parser.add_argument(
+        "--format", choices=("table", "json"), default="table", help="summary output format"
+    )
+    parser.add_argument(
+        "--no-progress",
+        dest="progress",
+        action="store_false",
+        help="no progress line (done/total, rate, ETA) on stderr",
+    )
     parser.set_defaults(handler=_run)
 
 
