@@ -4,11 +4,14 @@ no Ray on the default path, a one-line error without Ray, nothing left running."
 from __future__ import annotations
 
 import json
+import math
 import os
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -267,30 +270,51 @@ def test_ray_resumes_and_scores_nothing_twice(tmp_path: Path, backend: RayBacken
 
 
 @needs_ray
-def test_cli_ray_scores_and_leaves_no_process(tmp_path: Path) -> None:
+@pytest.mark.slow  # two Ray start-ups and 10 s of sleeping samples
+def test_cli_ray_ctrl_c_then_rerun_scores_each_sample_once(tmp_path: Path) -> None:
+    slow = "def add(a, b):\n    import time\n    time.sleep(0.25)\n    return {}\n"
+    bodies = ("a + b", "a - b") * 20
     samples = [
-        {"task_id": "t001", "solution": f"def add(a, b):\n    return {body}\n"}
-        for body in ("a + b", "a - b", "b + a", "0") * 2
+        {"task_id": "t001", "solution": slow.format(body) + "#" * i}
+        for i, body in enumerate(bodies)
     ]
     path = _write_jsonl(tmp_path / "s.jsonl", samples)
+    out = tmp_path / "out"
     ray_tmp = tempfile.mkdtemp(prefix="lmray", dir="/tmp")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_TMPDIR": ray_tmp}
+    command = [
+        *(sys.executable, "-m", "lift_metrics", "score", str(path), "--tasks", "project"),
+        *("--output", str(out), "--no-progress", "--format", "json", "--concurrency", "2"),
+        "--ray",
+    ]
     try:
+        proc = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT
+        )
+        results = out / "results.jsonl"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and (not results.exists() or results.stat().st_size == 0):
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 130, stderr
+        assert stderr.count("\n") == 1 and "rerun the same command to resume" in stderr
+        partial = [json.loads(line) for line in results.read_text().splitlines()]
+        assert 0 < len(partial) < 40
+        assert _processes_mentioning(ray_tmp) == []
+
         done = subprocess.run(
-            [
-                *(sys.executable, "-m", "lift_metrics", "score", str(path), "--tasks", "project"),
-                *("--no-progress", "--format", "json", "--concurrency", "2", "--ray"),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            env={**os.environ, "PYTHONPATH": str(ROOT), "RAY_TMPDIR": ray_tmp},
-            cwd=ROOT,
+            command, capture_output=True, text=True, timeout=180, env=env, cwd=ROOT
         )
         assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout)["pass_at_k"] == {"pass@1": 0.5}
-        records = _records(tmp_path / "s_scores")
-        assert sorted(records) == list(range(1, 9))
-        assert [records[line]["passed"] for line in range(1, 9)] == [True, False, True, False] * 2
+        summary = json.loads(done.stdout)
+        pass_at_10 = 1 - math.comb(20, 10) / math.comb(40, 10)  # n=40, c=20: math.comb
+        assert summary["pass_at_k"] == {"pass@1": 0.5, "pass@10": pytest.approx(pass_at_10)}
+        assert summary["n_samples"] == 40
+        final = [json.loads(line) for line in results.read_text().splitlines()]
+        assert final[: len(partial)] == partial
+        assert sorted(record["line"] for record in final) == list(range(1, 41))  # once each
+        assert [r["passed"] for r in sorted(final, key=lambda r: r["line"])] == [True, False] * 20
         assert _processes_mentioning(ray_tmp) == []
     finally:
         subprocess.run(["rm", "-rf", ray_tmp], check=False)
