@@ -4,10 +4,10 @@
 its task's tests in the sandbox, writes one result line per sample (resumable: a rerun
 skips what is already scored) and returns pass@k with bootstrap intervals over tasks. The
 jobs go through a :class:`ScoringBackend`; :class:`LocalBackend` runs them on this machine.
-``lift-metrics score`` is the command-line form. :func:`humaneval_examples` and
-:func:`mbpp_examples` build ``dspy.Example`` objects for the metric objects, and
-:func:`score_program` samples a DSPy program n times per example and reports pass@k through
-the same path.
+:class:`RayBackend` runs them on a Ray cluster. ``lift-metrics score`` is the command-line
+form. :func:`humaneval_examples` and :func:`mbpp_examples` build ``dspy.Example`` objects for
+the metric objects, and :func:`score_program` samples a DSPy program n times per example and
+reports pass@k through the same path.
 
 >>> from lift_metrics.scoring import score_samples
 >>> score_samples([{"task_id": "t001", "solution": "def add(a, b):\\n    return a + b\\n"}],
@@ -31,6 +31,7 @@ from lift_metrics.scoring._dspy import (
     score_program,
     tasks_from_examples,
 )
+from lift_metrics.scoring._ray import RayBackend
 from lift_metrics.scoring._samples import Sample, SampleError, load_samples
 from lift_metrics.scoring._score import (
     RESULTS_NAME,
@@ -47,6 +48,7 @@ __all__ = [
     "JobResult",
     "LocalBackend",
     "RESULTS_NAME",
+    "RayBackend",
     "SUMMARY_NAME",
     "Sample",
     "SampleError",
