@@ -320,11 +320,20 @@ def _directory_for(option: str) -> Case:
     return case
 
 
-def _evaluate_runs_beyond_the_bound(tmp: Path) -> list[str]:
-    return _evaluate(tmp, "--runs", "5000")
-
-
 CASES: dict[str, tuple[Case, str]] = {
+    "a lone surrogate in a tier name": (_surrogate_tier, "field 'tier' must be Unicode text"),
+    "a lone surrogate in a report name": (_surrogate_report_name, "named.json: 'name' must be"),
+    **{
+        f"{option}: a file that is not UTF-8": (
+            _not_utf8_in(option),
+            "latin1.jsonl: line 2 is not UTF-8 text",
+        )
+        for option in ("--data", "--weights", "--dataset", "config")
+    },
+    **{
+        f"{option}: a directory given as a file": (_directory_for(option), "is a directory")
+        for option in ("--data", "--weights", "--dataset", "--program", "config", "compare")
+    },
     "json nested 100,000 deep": (_deep_json, "nested too deeply"),
     "a directory given as a file": (_directory_as_file, "is a directory"),
     "a path longer than the OS allows": (_too_long_path, "too long"),
@@ -369,20 +378,6 @@ CASES: dict[str, tuple[Case, str]] = {
     "evaluate: --output-dir is a file": (_evaluate_output_is_a_file, "--output-dir"),
     "evaluate: a missing dataset": (_evaluate_missing_dataset, "absent.jsonl"),
     "evaluate: a config with max_tokens = 0": (_evaluate_bad_config, "max_tokens"),
-    "evaluate: --runs beyond the bound": (_evaluate_runs_beyond_the_bound, "runs must be <= 1,000"),
-    "a lone surrogate in a tier name": (_surrogate_tier, "field 'tier' must be Unicode text"),
-    "a lone surrogate in a report name": (_surrogate_report_name, "named.json: 'name' must be"),
-    **{
-        f"{option}: a file that is not UTF-8": (
-            _not_utf8_in(option),
-            "latin1.jsonl: line 2 is not UTF-8 text",
-        )
-        for option in ("--data", "--weights", "--dataset", "config")
-    },
-    **{
-        f"{option}: a directory given as a file": (_directory_for(option), "is a directory")
-        for option in ("--data", "--weights", "--dataset", "--program", "config", "compare")
-    },
 }
 
 
@@ -452,3 +447,19 @@ def test_a_closed_pipe_ends_quietly() -> None:
 def test_report_json_is_valid_when_the_reader_stays(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)
+
+
+def test_evaluate_runs_above_the_bound_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lift_metrics.optimizers import _local_lm
+
+    def no_lm(spec: object) -> None:
+        raise AssertionError("the bound must be checked before an LM is set up")
+
+    monkeypatch.setattr(_local_lm, "resolve_lm", no_lm)
+    out = tmp_path / "o"
+    assert main(["evaluate", "--runs", "5000", "--output-dir", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "runs must be <= 1,000, got 5,000" in err and "\n" not in err
+    assert not out.exists()

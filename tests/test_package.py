@@ -20,6 +20,7 @@ HEAVY_MODULES = (
     "transformers",
     "onnxruntime",
     "onnx",
+    "ray",
 )
 
 PUBLIC_PACKAGES = (

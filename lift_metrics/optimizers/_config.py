@@ -844,7 +844,13 @@ def _check_reachable(table: Mapping[str, Any], key: str) -> None:
     host = parsed.hostname
     if not host:
         raise ValueError(f"[{key}] api_base {api_base!r} is not a URL (http://host:port/v1)")
-    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    try:
+        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    except ValueError as exc:  # "Port out of range 0-65535", named after nothing
+        raise ValueError(
+            f"[{key}] api_base {api_base!r} has an invalid port ({exc}); "
+            "expected http://host:port/v1 with a port from 1 to 65535"
+        ) from None
     try:
         with socket.create_connection((host, port), timeout=3.0):
             pass

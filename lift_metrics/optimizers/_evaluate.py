@@ -331,7 +331,10 @@ def evaluate_program(
         (with temperature 0 the LM may answer the same anyway).
     timeout_s : float, default 120
         Wall-clock limit per example for the program call and its scoring. A timed-out
-        example scores 0 on every metric, is marked ``timed_out`` and the run goes on.
+        example scores 0 on every metric, is marked ``timed_out`` and the run goes on. Its
+        local-LM generation stops at the next token and its later local-LM calls are
+        refused, so its thread ends; a remote LM request already sent runs to its end.
+        An interrupted evaluation (Ctrl-C) stops its examples' generations the same way.
     num_threads : int, default 1
         Examples evaluated at once.
     progress : bool, default False

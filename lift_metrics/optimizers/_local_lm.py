@@ -19,6 +19,7 @@ import importlib.util
 import os
 import re
 import secrets
+import signal
 import sys
 import threading
 import time
@@ -131,13 +132,23 @@ def _check_gguf(model_path: str | os.PathLike[str] | None) -> Path:
     if not path.is_file():
         raise ValueError(f"model_path must be a GGUF file, got a directory: {str(path)!r}")
     with path.open("rb") as handle:
-        magic = handle.read(len(GGUF_MAGIC))
-    if magic != GGUF_MAGIC:
+        head = handle.read(8)
+    if head[: len(GGUF_MAGIC)] != GGUF_MAGIC:
         raise ValueError(
-            f"model_path {str(path)!r} is not a GGUF model file "
-            f"(first bytes {magic!r}, expected {GGUF_MAGIC!r})"
+            f"model_path {str(path)!r} is not a GGUF model file: {_describe_start(head)}, "
+            f"not GGUF (a GGUF file starts with the bytes 47 47 55 46, 'GGUF')"
         )
     return path.resolve()
+
+
+def _describe_start(head: bytes) -> str:
+    """'it is empty' or 'it starts with 89 dd 00 01 ...' (hex, plus the text when printable)."""
+    if not head:
+        return "it is empty"
+    shown = " ".join(f"{byte:02x}" for byte in head)
+    text = head.decode("ascii", errors="replace")
+    readable = f" ({text!r})" if text.isprintable() and text.isascii() else ""
+    return f"it starts with {shown}{readable}"
 
 
 def _fingerprint(path: Path) -> str:
@@ -209,7 +220,7 @@ def _get_server(path: Path, n_ctx: int, n_threads: int, n_parallel: int) -> Any:
             server = _start_server(path, n_ctx, n_threads, n_parallel)
             _SERVERS[key] = server
             if not _EXIT_HOOK_INSTALLED:
-                atexit.register(_stop_at_exit)
+                atexit.register(_stop_at_exit, os.getpid())
                 _EXIT_HOOK_INSTALLED = True
     return server
 
@@ -265,7 +276,9 @@ def stop_local_servers(*, wait_s: float = _EXIT_WAIT_S) -> bool:
     return True
 
 
-def _stop_at_exit() -> None:
+def _stop_at_exit(owner_pid: int) -> None:
+    if os.getpid() != owner_pid:  # a forked copy: the servers' threads live in the parent
+        return
     try:
         stopped = stop_local_servers()
     except KeyboardInterrupt:  # a second Ctrl-C while waiting: leave now, skipping teardown
@@ -351,6 +364,11 @@ class LocalEngine:
     guaranteed to parse as JSON matching the schema (unless ``max_tokens`` cuts it short,
     which the response reports as ``finish_reason="length"``). Requests with tools,
     reasoning, logprobs or non-text content are refused with ``UnsupportedFeatureError``.
+
+    Tokens are streamed from llama.cpp, so a generation can stop between two tokens: when
+    the evaluation it belongs to times out, on Ctrl-C (``KeyboardInterrupt`` reaches the
+    caller) and at interpreter exit, which waits for running generations and then frees the
+    model (:func:`stop_local_servers`). A stopped call raises ``GenerationCancelledError``.
 
     Examples
     --------
@@ -452,7 +470,10 @@ class LocalEngine:
         body = _request_body(request)
         try:
             with self._lease() as server:
-                reply = _generate(server, body)
+                try:
+                    reply = _generate(server, body)
+                finally:
+                    del server  # a traceback holding this frame must not keep the server
         except ValueError as exc:  # xllamacpp refuses malformed bodies with ValueError
             raise InvalidRequestError(str(exc), provider="local", status=400) from exc
         return _response(reply, self.model_name)
@@ -464,7 +485,7 @@ class LocalEngine:
         return response_to_events(self.complete(request))
 
     def close(self) -> None:
-        """Nothing to release: the server is shared and lives as long as the process."""
+        """Nothing to release: the server is shared and lives until interpreter exit."""
 
 
 class AsyncLocalEngine:
@@ -592,20 +613,29 @@ def _generate(server: Any, body: Mapping[str, Any]) -> dict[str, Any]:
         raise GenerationCancelledError("the LM call was cancelled before it started")
     chunks: list[Mapping[str, Any]] = []
     failures: list[BaseException] = []
+    interrupts: list[tuple[int, Any]] = []
     stopped = False
 
     def on_chunk(chunk: Mapping[str, Any]) -> bool:
         nonlocal stopped
         try:
             chunks.append(chunk)
-            stopped = stop_requested()
+            stopped = bool(interrupts) or stop_requested()
         except BaseException as exc:  # re-raised on the calling thread below
             failures.append(exc)
             stopped = True
         return stopped
 
     streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
-    result = server.handle_chat_completions(streamed, on_chunk)
+    try:
+        with _deferred_sigint(interrupts) as previous:
+            result = server.handle_chat_completions(streamed, on_chunk)
+    finally:
+        # Exit frees a server once no request holds it; an exception's traceback keeps this
+        # frame, so the reference goes now.
+        del server
+    if interrupts and callable(previous):
+        previous(*interrupts[0])  # Ctrl-C: the usual handler, now on the caller's frame
     if failures:
         raise failures[0]
     if stopped:
@@ -616,6 +646,34 @@ def _generate(server: Any, body: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(result, Mapping):  # an error reported without streaming
         return dict(result)
     return _reassemble(chunks)
+
+
+@contextlib.contextmanager
+def _deferred_sigint(interrupts: list[tuple[int, Any]]) -> Iterator[Any]:
+    """On the main thread, record Ctrl-C instead of raising it while native code streams.
+
+    A Python SIGINT handler runs at the entry of whatever Python function runs next: here
+    the per-token callback, called from xllamacpp, which swallows exceptions raised there
+    (the generation went on and Ctrl-C was lost). While the call runs, a recording handler
+    takes SIGINT; the callback then stops the generation and the caller replays the
+    original handler. Off the main thread, or with a non-Python handler, nothing changes.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield None
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):
+        yield previous
+        return
+
+    def record(signum: int, frame: Any) -> None:
+        interrupts.append((signum, frame))
+
+    signal.signal(signal.SIGINT, record)
+    try:
+        yield previous
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _reassemble(chunks: list[Mapping[str, Any]]) -> dict[str, Any]:

@@ -1418,10 +1418,13 @@ def serve(cfg: dict[str, Any]) -> None:
     libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the parent
     subreaper = libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
     sys.path.extend(cfg.get("sys_path", []))
-    # Warm the modules candidate code usually imports, so that each fork gets them for free.
+    # Warm the modules candidate code usually imports, so that each fork gets them for free
+    # (ast: a failed check script is explained with it, in the child).
+    import ast  # noqa: F401
     import builtins  # noqa: F401
     import collections  # noqa: F401
     import functools  # noqa: F401
+    import hashlib  # noqa: F401
     import heapq  # noqa: F401
     import itertools  # noqa: F401
     import re  # noqa: F401

@@ -4,7 +4,10 @@
 its task's tests in the sandbox, writes one result line per sample (resumable: a rerun
 skips what is already scored) and returns pass@k with bootstrap intervals over tasks. The
 jobs go through a :class:`ScoringBackend`; :class:`LocalBackend` runs them on this machine.
-``lift-metrics score`` is the command-line form.
+:class:`RayBackend` runs them on a Ray cluster. ``lift-metrics score`` is the command-line
+form. :func:`humaneval_examples` and :func:`mbpp_examples` build ``dspy.Example`` objects for
+the metric objects, and :func:`score_program` samples a DSPy program n times per example and
+reports pass@k through the same path.
 
 >>> from lift_metrics.scoring import score_samples
 >>> score_samples([{"task_id": "t001", "solution": "def add(a, b):\\n    return a + b\\n"}],
@@ -21,6 +24,14 @@ from lift_metrics.scoring._backend import (
     ScoringJob,
     execute_job,
 )
+from lift_metrics.scoring._dspy import (
+    humaneval_examples,
+    mbpp_examples,
+    sample_program,
+    score_program,
+    tasks_from_examples,
+)
+from lift_metrics.scoring._ray import RayBackend
 from lift_metrics.scoring._samples import Sample, SampleError, load_samples
 from lift_metrics.scoring._score import (
     RESULTS_NAME,
@@ -37,6 +48,7 @@ __all__ = [
     "JobResult",
     "LocalBackend",
     "RESULTS_NAME",
+    "RayBackend",
     "SUMMARY_NAME",
     "Sample",
     "SampleError",
@@ -48,8 +60,13 @@ __all__ = [
     "TaskCount",
     "assert_lines_script",
     "execute_job",
+    "humaneval_examples",
     "load_samples",
     "load_tasks",
+    "mbpp_examples",
+    "sample_program",
+    "score_program",
     "score_samples",
     "summarize_results",
+    "tasks_from_examples",
 ]

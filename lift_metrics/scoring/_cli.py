@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+_LOCAL_RAY = ""  # ``--ray`` without an address
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``score`` command."""
@@ -18,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Run every sample of a JSON Lines file (task_id plus completion or solution) "
             "against its task's tests in the sandbox; write one result line per sample to "
             "OUTPUT/results.jsonl (a rerun resumes: samples already scored are skipped) and "
-            "OUTPUT/summary.json, and print pass@k with 95%% bootstrap intervals over tasks. "
+            "OUTPUT/summary.json, and print pass@k with 95% bootstrap intervals over tasks. "
             "Ctrl-C stops with exit code 130 and leaves a resumable output. Bad input (a "
             "malformed line, a missing field, an unknown task id, a repeated sample id): "
             "exit code 2 and one line naming the line, before anything is written."
@@ -47,7 +49,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="k of pass@k (default: 1, 10, 100 where every task has at least k samples)",
     )
     parser.add_argument(
-        "--concurrency", type=int, default=None, metavar="N", help="executions at a time"
+        "--concurrency",
+        type=int,
+        default=None,
+        metavar="N",
+        help="executions at a time (default: twice the CPUs)",
+    )
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const=_LOCAL_RAY,
+        default=None,
+        metavar="ADDRESS",
+        help="run on Ray (needs lift-metrics[ray]): no ADDRESS starts a local Ray runtime with "
+        "--concurrency CPUs; 'auto', HOST:PORT or ray://HOST:10001 joins an existing cluster "
+        "(one actor per CPU, or --concurrency actors)",
     )
     parser.add_argument(
         "--timeout-s",
@@ -67,8 +83,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="also compute code_quality against each task's reference (slow)",
     )
-    parser.add_argument("--format", choices=("table", "json"), default="table")
-    parser.add_argument("--no-progress", dest="progress", action="store_false")
+    parser.add_argument(
+        "--format", choices=("table", "json"), default="table", help="summary output format"
+    )
+    parser.add_argument(
+        "--no-progress",
+        dest="progress",
+        action="store_false",
+        help="no progress line (done/total, rate, ETA) on stderr",
+    )
     parser.set_defaults(handler=_run)
 
 
@@ -119,6 +142,17 @@ def _run(args: argparse.Namespace) -> int:
     from lift_metrics.scoring._score import score_samples
 
     output = Path(args.output) if args.output is not None else default_output(args.samples)
+    backend = None
+    if args.ray is not None:
+        from lift_metrics.cli import CommandError
+        from lift_metrics.scoring._ray import RayBackend, RayUnavailableError, import_ray
+
+        try:
+            import_ray()  # before anything is read or written
+        except RayUnavailableError as exc:
+            raise CommandError(f"--ray: {exc}") from None
+        backend = RayBackend(args.ray or None, workers=args.concurrency)
+        backend.check_address()  # seconds, where Ray would retry for minutes
     progress = _Progress(sys.stderr) if args.progress else None
     try:
         summary = score_samples(
@@ -128,6 +162,7 @@ def _run(args: argparse.Namespace) -> int:
             k=args.k,
             concurrency=args.concurrency,
             timeout_s=args.timeout_s,
+            backend=backend,
             resume=args.resume,
             code_quality=args.code_quality,
             progress=progress,
@@ -142,6 +177,9 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 130
+    finally:
+        if backend is not None:
+            backend.close()
     if args.format == "json":
         print(dumps_json(summary.to_dict()))
     else:

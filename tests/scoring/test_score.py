@@ -384,3 +384,88 @@ def test_bad_tasks_file_names_its_line(tmp_path: Path) -> None:
     assert "line 2: the check script defines no top-level check(candidate)" in done.stderr
     assert done.stderr.count("\n") == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_code_quality_is_added_where_a_reference_exists(tmp_path: Path) -> None:
+    tasks = _write_jsonl(
+        tmp_path / "tasks.jsonl",
+        [{"task_id": "noref", "tests": [{"inputs": {"x": 1}, "expected": 1}]}],
+    )
+    out = tmp_path / "out"
+    score_samples(_project_samples(2), "project", output=out, code_quality=True)
+    records = {
+        r["line"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())
+    }
+    assert records[1]["passed"] and not records[2]["passed"]
+    assert 0.0 <= records[2]["code_quality"] < records[1]["code_quality"] <= 1.0
+    plain = tmp_path / "plain"
+    samples = [{"task_id": "noref", "solution": "def f(x):\n    return x\n"}]
+    score_samples(samples, tasks, output=plain, code_quality=True)
+    (record,) = map(json.loads, (plain / "results.jsonl").read_text().splitlines())
+    assert record["passed"] and "code_quality" not in record
+
+
+def _cli_case(tmp: Path, name: str) -> tuple[list[str], str]:
+    samples = _write_jsonl(tmp / "s.jsonl", [GOOD])
+    out = str(tmp / "out")
+    if name == "missing samples file":
+        return [str(tmp / "none.jsonl"), "--tasks", "project", "--output", out], "none.jsonl"
+    if name == "a directory as the samples":
+        (tmp / "dir").mkdir()
+        return [str(tmp / "dir"), "--tasks", "project", "--output", out], "dir"
+    if name == "not UTF-8":
+        (tmp / "latin1.jsonl").write_bytes(b'{"task_id": "caf\xe9"}\n')
+        return [str(tmp / "latin1.jsonl"), "--tasks", "project", "--output", out], "line 1"
+    if name == "nested deeply":
+        (tmp / "deep.jsonl").write_text("[" * 100_000 + "]" * 100_000 + "\n")
+        return [str(tmp / "deep.jsonl"), "--tasks", "project", "--output", out], "line 1"
+    if name == "unknown task set":
+        return [str(samples), "--tasks", "humaneva", "--output", out], "humaneva"
+    if name == "timeout 0":
+        return [str(samples), "--tasks", "project", "--timeout-s", "0", "--output", out], (
+            "timeout_s"
+        )
+    if name == "output is a file":
+        (tmp / "out").write_text("x")
+        return [str(samples), "--tasks", "project", "--output", out], "not a folder"
+    raise AssertionError(name)
+
+
+CLI_CASES = [
+    "missing samples file",
+    "a directory as the samples",
+    "not UTF-8",
+    "nested deeply",
+    "unknown task set",
+    "timeout 0",
+    "output is a file",
+]
+
+
+@pytest.mark.parametrize("name", CLI_CASES)
+def test_bad_command_line_input_is_one_line(tmp_path: Path, name: str) -> None:
+    args, must_name = _cli_case(tmp_path, name)
+    done = _cli(*args)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert must_name in lines[0]
+    assert done.stdout == ""
+    if name != "output is a file":
+        assert not (tmp_path / "out").exists()
+
+
+def test_resume_refuses_other_tasks_or_another_time_limit(tmp_path: Path) -> None:
+    path = _write_jsonl(tmp_path / "s.jsonl", [GOOD])
+    tasks = tmp_path / "tasks.jsonl"
+    record = {"task_id": "t001", "tests": [{"inputs": {"a": 1, "b": 2}, "expected": 3}]}
+    _write_jsonl(tasks, [record])
+    out = tmp_path / "out"
+    score_samples(path, tasks, output=out)
+    with pytest.raises(ValueError, match="another time limit"):
+        score_samples(path, tasks, output=out, timeout_s=5.0)
+    record["tests"] = [{"inputs": {"a": 1, "b": 2}, "expected": 4}]
+    _write_jsonl(tasks, [record])
+    with pytest.raises(ValueError, match="scored against other tasks"):
+        score_samples(path, tasks, output=out)
+    assert score_samples(path, tasks, output=out, resume=False).status_counts == {"failed": 1}
