@@ -19,6 +19,19 @@ Before the fix (main at 64a7cc3): SIGINT during evaluate ended with -11 in 1 of 
 ``evaluate --limit 2 --timeout-s 3`` exited 139 in 1 of 2 (issue: 3 of 3), and a timed-out
 example's thread ran its generation to the end (900 tokens: tens of seconds).
 
+Seen on the 2-core development machine (load average about 10: other jobs running),
+``--tries 20``, 2026-11-26:
+
+    evaluate + SIGINT: 20 tries, segfaults 0, other exit codes 0, crash marks on stderr 0,
+      never generated 0; generation stop after SIGINT median 0.237 s, max 1.531 s;
+      process exit median 1.67 s, max 4.43 s
+    optimize + SIGINT: 20 tries, segfaults 0, other exit codes 0, crash marks on stderr 0,
+      never generated 0; generation stop after SIGINT median 0.090 s, max 0.483 s;
+      process exit median 0.57 s, max 1.98 s
+    per-example timeout (timeout_s=1): 20 tries, generation thread ended after
+      median 0.007 s, max 0.034 s
+    bar (0 segfaults, stop within 2 s): met
+
 Run: ``.venv/bin/python benchmarks/bench_lm_interrupt.py [--tries 20]`` from the repository
 root (about 5-8 minutes on the 2-core machine; ``--tries 3`` for a quick look).
 """
