@@ -423,7 +423,7 @@ def _cli_case(tmp: Path, name: str) -> tuple[list[str], str]:
         return [str(samples), "--tasks", "humaneva", "--output", out], "humaneva"
     if name == "timeout 0":
         return [str(samples), "--tasks", "project", "--timeout-s", "0", "--output", out], (
-            "timeout_s"
+            "--timeout-s"
         )
     if name == "output is a file":
         (tmp / "out").write_text("x")
