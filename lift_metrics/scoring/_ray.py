@@ -54,12 +54,29 @@ class _ScoringActor:
         with warnings.catch_warnings(record=True):  # the driver reports the isolation
             warnings.simplefilter("always")
             self._box = Sandbox(workers=1)
+        self._executed = 0
 
     def describe(self) -> dict[str, Any]:
-        return {"host": socket.gethostname(), "pid": os.getpid(), "isolation": self._box.isolation}
+        return {
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "isolation": self._box.isolation,
+            "executed": self._executed,
+        }
 
     def score(self, batch: Sequence[ScoringJob]) -> list[JobResult]:
-        return [execute_job(self._box, job) for job in batch]
+        import ray
+
+        # ray.cancel on a running task of a plain actor only raises this flag (older Ray
+        # versions have no flag: a cancelled running batch then runs to its end)
+        is_canceled = getattr(ray.get_runtime_context(), "is_canceled", lambda: False)
+        results = []
+        for job in batch:
+            if is_canceled():
+                break
+            results.append(execute_job(self._box, job))
+            self._executed += 1
+        return results
 
 
 def _batches(jobs: Iterable[ScoringJob], size: int) -> Iterator[list[ScoringJob]]:
@@ -314,8 +331,9 @@ class RayBackend:
     def run(self, jobs: Iterable[ScoringJob]) -> Iterator[JobResult]:
         """Run ``jobs`` on the actors; yield one :class:`JobResult` per job as batches finish.
 
-        Closing the iterator early (an interrupt) cancels the batches still queued; the
-        actors stay up for the next run until :meth:`close`.
+        Closing the iterator early (an interrupt) cancels the batches in flight: queued ones
+        never start, running ones stop after their current job. The actors stay up for the
+        next run until :meth:`close`.
         """
         ray = self._connect()
         self._start_actors()
