@@ -295,6 +295,23 @@ def test_an_interrupted_run_cancels_its_batches_and_the_backend_runs_again(
 
 
 @needs_ray
+def test_a_killed_actor_is_restarted_and_its_batches_scored_once(backend: RayBackend) -> None:
+    import ray
+
+    slow = "def f(x):\n    import time\n    time.sleep(0.2)\n    return x\n"
+    jobs = [ScoringJob(i, slow + "#" * i, [({"x": 1}, 1)], "f", 5.0) for i in range(24)]
+    list(backend.run(jobs[:1]))  # the actors are up
+    victim = ray.get(backend._actors[0].describe.remote())["pid"]
+    stream = backend.run(jobs)
+    results = [next(stream)]
+    os.kill(victim, signal.SIGKILL)  # a lost node, as far as Ray can tell
+    results += list(stream)
+    assert sorted(result.key for result in results) == list(range(24))  # each exactly once
+    assert {result.status for result in results} == {"passed"}
+    assert ray.get(backend._actors[0].describe.remote())["pid"] != victim  # restarted
+
+
+@needs_ray
 @pytest.mark.slow  # two Ray start-ups and 10 s of sleeping samples
 def test_cli_ray_ctrl_c_then_rerun_scores_each_sample_once(tmp_path: Path) -> None:
     slow = "def add(a, b):\n    import time\n    time.sleep(0.25)\n    return {}\n"
