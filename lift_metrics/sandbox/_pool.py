@@ -314,6 +314,27 @@ def _parse(source: str, filename: str) -> tuple[ast.Module, CodeType]:
     return tree, code
 
 
+_SCRIPT_CACHE_SIZE = 512
+_script_cache: dict[str, tuple[bool, CodeType]] = {}
+_script_cache_lock = threading.Lock()
+
+
+def _compile_script(source: str) -> tuple[bool, CodeType]:
+    """(defines check, code object) of a check script; cached, as scripts repeat (the same
+    task's tests for every sample of it) and code objects are immutable."""
+    with _script_cache_lock:
+        cached = _script_cache.get(source)
+    if cached is not None:
+        return cached
+    tree, code = _parse(source, SCRIPT_FILENAME)
+    entry = ("check" in _top_level_functions(tree), code)
+    with _script_cache_lock:
+        if len(_script_cache) >= _SCRIPT_CACHE_SIZE:
+            _script_cache.clear()
+        _script_cache[source] = entry
+    return entry
+
+
 def _top_level_functions(tree: ast.Module) -> list[str]:
     names = []
     for node in tree.body:
@@ -698,10 +719,10 @@ class Sandbox:
         if isinstance(tests, str):
             mode = "script"
             try:
-                script_tree, script_code = _parse(tests, SCRIPT_FILENAME)
+                defines_check, script_code = _compile_script(tests)
             except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
                 raise ValueError(f"tests is a script that does not parse: {exc}") from exc
-            if "check" not in _top_level_functions(script_tree):
+            if not defines_check:
                 raise ValueError("tests is a script but defines no top-level check(candidate)")
             cases: list[tuple[dict[str, Any], Any]] = []
             expected: list[Any] = []

@@ -120,7 +120,7 @@ class LocalBackend:
     Parameters
     ----------
     concurrency : int, optional
-        Executions at a time; default: the number of CPUs (at least 2).
+        Executions at a time; default: twice the number of CPUs.
     sandbox : Sandbox, optional
         Where to run; default: the process-wide sandbox
         (:func:`lift_metrics.sandbox.get_default_sandbox`), grown to ``concurrency``
@@ -136,7 +136,8 @@ class LocalBackend:
 
     def __init__(self, *, concurrency: int | None = None, sandbox: Any = None) -> None:
         if concurrency is None:
-            concurrency = max(2, os.cpu_count() or 2)
+            # twice the CPUs: an execution waits on its worker's process for much of its time
+            concurrency = 2 * max(1, os.cpu_count() or 1)
         self.concurrency = check_int("concurrency", concurrency, minimum=1, maximum=1024)
         if sandbox is not None and not callable(getattr(sandbox, "run_tests", None)):
             raise TypeError(

@@ -49,7 +49,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="k of pass@k (default: 1, 10, 100 where every task has at least k samples)",
     )
     parser.add_argument(
-        "--concurrency", type=int, default=None, metavar="N", help="executions at a time"
+        "--concurrency",
+        type=int,
+        default=None,
+        metavar="N",
+        help="executions at a time (default: twice the CPUs)",
     )
     parser.add_argument(
         "--ray",

