@@ -279,9 +279,30 @@ class RayBackend:
                     ) from exc
             self._owns_runtime = True
         self._ray = ray
+        total = int(ray.cluster_resources().get("CPU", 0))
         if self.workers is None:
-            self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+            self.workers = max(1, total)
+        elif self.workers > total:  # the extra actors would wait for a CPU forever
+            self.close()
+            raise ValueError(
+                f"workers={self.workers} is more than the {total} CPUs of the Ray cluster "
+                f"(one actor per CPU); ask for at most {total}"
+            )
         return ray
+
+    def connect(self) -> None:
+        """Start or join Ray now rather than at the first :meth:`run`.
+
+        Raises
+        ------
+        RayUnavailableError
+            Ray is not installed.
+        ConnectionError
+            The cluster's address does not answer, or Ray refuses the connection.
+        ValueError
+            ``workers`` is more than the cluster's CPUs.
+        """
+        self._connect()
 
     def _start_actors(self) -> None:
         if self._actors:

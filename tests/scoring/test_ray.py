@@ -295,6 +295,16 @@ def test_an_interrupted_run_cancels_its_batches_and_the_backend_runs_again(
 
 
 @needs_ray
+def test_more_workers_than_the_clusters_cpus_is_refused(backend: RayBackend) -> None:
+    import ray
+
+    list(backend.run([]))  # the module's runtime (2 CPUs) is up: a new backend joins it
+    with pytest.raises(ValueError, match=r"workers=3 is more than the 2 CPUs of the Ray cluster"):
+        RayBackend(workers=3).connect()
+    assert ray.is_initialized()  # the runtime it joined is not its to stop
+
+
+@needs_ray
 def test_a_killed_actor_is_restarted_and_its_batches_scored_once(backend: RayBackend) -> None:
     import ray
 
