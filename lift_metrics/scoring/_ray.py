@@ -129,7 +129,8 @@ class RayBackend:
         already initialized in this process, that session is used and left running.
     workers : int, optional
         Number of actors, i.e. executions at a time. Default: this machine's CPU count
-        (no address) or the cluster's CPU count.
+        (no address) or the cluster's CPU count; with an address, at most the cluster's CPU
+        count (each actor reserves one CPU).
     batch_size : int, default 16
         Jobs per remote call: larger batches cost less Ray overhead per sample, smaller ones
         balance the end of a run better.
@@ -144,10 +145,10 @@ class RayBackend:
     Raises
     ------
     TypeError, ValueError
-        For arguments of the wrong type or out of range (checked here); Ray itself is
-        imported and started by the first :meth:`run`, which raises
-        :class:`RayUnavailableError` (an ``ImportError``) without it and ``ConnectionError``
-        when the cluster cannot be reached.
+        For arguments of the wrong type or out of range (checked here). Ray itself is
+        imported and started by :meth:`connect` or the first :meth:`run`, which raise
+        :class:`RayUnavailableError` (an ``ImportError``) without it, ``ConnectionError``
+        when the cluster cannot be reached and ``ValueError`` for more workers than CPUs.
 
     Notes
     -----
