@@ -9,6 +9,9 @@ The HumanEval samples of ``bench_score.py`` (canonical solutions and mutants, ``
 2. into another folder, killed with SIGKILL once ``--kill-at`` of the samples (default 50%)
    have a result line, then run again with the same command until it finishes.
 
+Both use a 10 s time limit, so that a slow mutant on a loaded machine does not time out in
+one run and not in the other (the two samples that sleep past any limit still time out).
+
 Bars (issue 15): after the rerun every sample has exactly one result line; the lines written
 before the kill are kept as they were (the rerun only appends, after dropping a line cut
 short by the kill), so the rerun scored exactly the samples that had no complete line; every
@@ -36,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def _command(samples: Path, out: Path) -> list[str]:
     return [
         sys.executable, "-m", "lift_metrics", "score", str(samples), "--tasks", "humaneval",
-        "--output", str(out), "--no-progress", "--format", "json",
+        "--output", str(out), "--no-progress", "--format", "json", "--timeout-s", "10",
     ]  # fmt: skip
 
 
@@ -116,7 +119,14 @@ def main(argv: list[str] | None = None) -> int:
         kept_same = after[: len(before)] == before
         print(f"lines from before the kill kept unchanged: {kept_same}")
         reference = {r["line"]: (r["passed"], r["status"]) for r in _lines(whole / "results.jsonl")}
-        same_verdicts = all(reference[r["line"]] == (r["passed"], r["status"]) for r in after)
+        differ = [r for r in after if reference[r["line"]] != (r["passed"], r["status"])]
+        for record in differ[:5]:
+            print(
+                f"  differs: line {record['line']} {record['task_id']}: "
+                f"{reference[record['line']]} vs {(record['passed'], record['status'])} "
+                f"({record['elapsed_ms']:.0f} ms)"
+            )
+        same_verdicts = not differ
         print(f"verdicts equal the uninterrupted run's: {same_verdicts}")
         summary_a = json.loads((whole / "summary.json").read_text())
         summary_b = json.loads((killed / "summary.json").read_text())
