@@ -1,7 +1,7 @@
 """Scoring on a Ray cluster: actors that each own a warm sandbox (``lift-metrics[ray]``).
 
-Ray is imported when a :class:`RayBackend` first runs jobs; importing this module (or
-:mod:`lift_metrics.scoring`) does not import it.
+Ray is imported when a :class:`RayBackend` connects (:meth:`RayBackend.connect` or its first
+run); importing this module (or :mod:`lift_metrics.scoring`) does not import it.
 """
 
 from __future__ import annotations
