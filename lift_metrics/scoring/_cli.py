@@ -152,7 +152,8 @@ def _run(args: argparse.Namespace) -> int:
         except RayUnavailableError as exc:
             raise CommandError(f"--ray: {exc}") from None
         backend = RayBackend(args.ray or None, workers=args.concurrency)
-        backend.check_address()  # seconds, where Ray would retry for minutes
+        if args.ray:  # a cluster: reach it before anything is written (fails in seconds)
+            backend.connect()
     progress = _Progress(sys.stderr) if args.progress else None
     try:
         summary = score_samples(

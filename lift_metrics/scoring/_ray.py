@@ -1,7 +1,7 @@
 """Scoring on a Ray cluster: actors that each own a warm sandbox (``lift-metrics[ray]``).
 
-Ray is imported when a :class:`RayBackend` first runs jobs; importing this module (or
-:mod:`lift_metrics.scoring`) does not import it.
+Ray is imported when a :class:`RayBackend` connects (:meth:`RayBackend.connect` or its first
+run); importing this module (or :mod:`lift_metrics.scoring`) does not import it.
 """
 
 from __future__ import annotations
@@ -54,12 +54,29 @@ class _ScoringActor:
         with warnings.catch_warnings(record=True):  # the driver reports the isolation
             warnings.simplefilter("always")
             self._box = Sandbox(workers=1)
+        self._executed = 0
 
     def describe(self) -> dict[str, Any]:
-        return {"host": socket.gethostname(), "pid": os.getpid(), "isolation": self._box.isolation}
+        return {
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "isolation": self._box.isolation,
+            "executed": self._executed,
+        }
 
     def score(self, batch: Sequence[ScoringJob]) -> list[JobResult]:
-        return [execute_job(self._box, job) for job in batch]
+        import ray
+
+        # ray.cancel on a running task of a plain actor only raises this flag (older Ray
+        # versions have no flag: a cancelled running batch then runs to its end)
+        is_canceled = getattr(ray.get_runtime_context(), "is_canceled", lambda: False)
+        results = []
+        for job in batch:
+            if is_canceled():
+                break
+            results.append(execute_job(self._box, job))
+            self._executed += 1
+        return results
 
 
 def _batches(jobs: Iterable[ScoringJob], size: int) -> Iterator[list[ScoringJob]]:
@@ -112,7 +129,8 @@ class RayBackend:
         already initialized in this process, that session is used and left running.
     workers : int, optional
         Number of actors, i.e. executions at a time. Default: this machine's CPU count
-        (no address) or the cluster's CPU count.
+        (no address) or the cluster's CPU count; with an address, at most the cluster's CPU
+        count (each actor reserves one CPU).
     batch_size : int, default 16
         Jobs per remote call: larger batches cost less Ray overhead per sample, smaller ones
         balance the end of a run better.
@@ -127,10 +145,10 @@ class RayBackend:
     Raises
     ------
     TypeError, ValueError
-        For arguments of the wrong type or out of range (checked here); Ray itself is
-        imported and started by the first :meth:`run`, which raises
-        :class:`RayUnavailableError` (an ``ImportError``) without it and ``ConnectionError``
-        when the cluster cannot be reached.
+        For arguments of the wrong type or out of range (checked here). Ray itself is
+        imported and started by :meth:`connect` or the first :meth:`run`, which raise
+        :class:`RayUnavailableError` (an ``ImportError``) without it, ``ConnectionError``
+        when the cluster cannot be reached and ``ValueError`` for more workers than CPUs.
 
     Notes
     -----
@@ -262,9 +280,30 @@ class RayBackend:
                     ) from exc
             self._owns_runtime = True
         self._ray = ray
+        total = int(ray.cluster_resources().get("CPU", 0))
         if self.workers is None:
-            self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+            self.workers = max(1, total)
+        elif self.workers > total:  # the extra actors would wait for a CPU forever
+            self.close()
+            raise ValueError(
+                f"workers={self.workers} is more than the {total} CPUs of the Ray cluster "
+                f"(one actor per CPU); ask for at most {total}"
+            )
         return ray
+
+    def connect(self) -> None:
+        """Start or join Ray now rather than at the first :meth:`run`.
+
+        Raises
+        ------
+        RayUnavailableError
+            Ray is not installed.
+        ConnectionError
+            The cluster's address does not answer, or Ray refuses the connection.
+        ValueError
+            ``workers`` is more than the cluster's CPUs.
+        """
+        self._connect()
 
     def _start_actors(self) -> None:
         if self._actors:
@@ -314,8 +353,9 @@ class RayBackend:
     def run(self, jobs: Iterable[ScoringJob]) -> Iterator[JobResult]:
         """Run ``jobs`` on the actors; yield one :class:`JobResult` per job as batches finish.
 
-        Closing the iterator early (an interrupt) cancels the batches still queued; the
-        actors stay up for the next run until :meth:`close`.
+        Closing the iterator early (an interrupt) cancels the batches in flight: queued ones
+        never start, running ones stop after their current job. The actors stay up for the
+        next run until :meth:`close`.
         """
         ray = self._connect()
         self._start_actors()

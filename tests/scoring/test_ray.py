@@ -270,6 +270,58 @@ def test_ray_resumes_and_scores_nothing_twice(tmp_path: Path, backend: RayBacken
 
 
 @needs_ray
+def test_an_interrupted_run_cancels_its_batches_and_the_backend_runs_again(
+    backend: RayBackend,
+) -> None:
+    import ray
+
+    slow = "def f(x):\n    import time\n    time.sleep(0.3)\n    return x\n"
+    jobs = [ScoringJob(i, slow + "#" * i, [({"x": 1}, 1)], "f", 5.0) for i in range(16)]
+    list(backend.run(jobs[:1]))  # the actors are up
+
+    def executed() -> int:
+        described = ray.get([actor.describe.remote() for actor in backend._actors])
+        return sum(info["executed"] for info in described)
+
+    before = executed()
+    stream = backend.run(jobs)  # 2 actors x 2 batches of 4 in flight: every job sent
+    next(stream)
+    stream.close()  # what an interrupt does
+    # an actor's tasks run in order: describe answers once the cancelled batches have stopped
+    assert executed() - before < len(jobs)  # running batches stopped early, queued ones never ran
+    again = list(backend.run(jobs[:6]))
+    assert sorted(result.key for result in again) == list(range(6))
+    assert {result.status for result in again} == {"passed"}
+
+
+@needs_ray
+def test_more_workers_than_the_clusters_cpus_is_refused(backend: RayBackend) -> None:
+    import ray
+
+    list(backend.run([]))  # the module's runtime (2 CPUs) is up: a new backend joins it
+    with pytest.raises(ValueError, match=r"workers=3 is more than the 2 CPUs of the Ray cluster"):
+        RayBackend(workers=3).connect()
+    assert ray.is_initialized()  # the runtime it joined is not its to stop
+
+
+@needs_ray
+def test_a_killed_actor_is_restarted_and_its_batches_scored_once(backend: RayBackend) -> None:
+    import ray
+
+    slow = "def f(x):\n    import time\n    time.sleep(0.2)\n    return x\n"
+    jobs = [ScoringJob(i, slow + "#" * i, [({"x": 1}, 1)], "f", 5.0) for i in range(24)]
+    list(backend.run(jobs[:1]))  # the actors are up
+    victim = ray.get(backend._actors[0].describe.remote())["pid"]
+    stream = backend.run(jobs)
+    results = [next(stream)]
+    os.kill(victim, signal.SIGKILL)  # a lost node, as far as Ray can tell
+    results += list(stream)
+    assert sorted(result.key for result in results) == list(range(24))  # each exactly once
+    assert {result.status for result in results} == {"passed"}
+    assert ray.get(backend._actors[0].describe.remote())["pid"] != victim  # restarted
+
+
+@needs_ray
 @pytest.mark.slow  # two Ray start-ups and 10 s of sleeping samples
 def test_cli_ray_ctrl_c_then_rerun_scores_each_sample_once(tmp_path: Path) -> None:
     slow = "def add(a, b):\n    import time\n    time.sleep(0.25)\n    return {}\n"
