@@ -31,12 +31,20 @@ metrics are the seed's.
 All objects are thread-safe (DSPy evaluates in a thread pool): they hold only configuration
 and a lock-protected history of recent breakdowns.
 
+They can be pickled (a ``multiprocessing`` pool, ``dspy.Evaluate`` in worker processes) and
+copied with ``copy.deepcopy``; a copy keeps every option, profile and weight and starts with
+an empty history and cache. ``copy.deepcopy`` shares the embedder and the sandbox (resources,
+not configuration); pickling carries a :class:`~lift_metrics.sandbox.Sandbox` given as
+``sandbox`` as its settings (workers, timeout, memory, isolation), and the copy starts its own
+pool on first use. An embedder given as ``embedder`` is pickled as it is.
+
 ``import lift_metrics.dspy_metrics`` does not import dspy; returning feedback does.
 """
 
 from __future__ import annotations
 
 import collections
+import copy
 import dataclasses
 import json
 import logging
@@ -152,6 +160,13 @@ class MetricBreakdown:
             "code": self.code.to_dict() if hasattr(self.code, "to_dict") else None,
             "aggregate": self.aggregate.to_dict() if self.aggregate is not None else None,
         }
+
+
+def _is_pool(sandbox: Any) -> bool:
+    """Whether ``sandbox`` is this package's worker pool (not a user's stand-in)."""
+    from lift_metrics.sandbox import Sandbox
+
+    return isinstance(sandbox, Sandbox)
 
 
 def _uncacheable(key: Any) -> bool:
@@ -403,6 +418,8 @@ class _Metric:
 
     #: example/prediction fields of each part, filled in by subclasses
     _part_fields: dict[str, str]
+    #: set by the metrics that run code
+    sandbox: Sandbox | None
 
     def __init__(self, *, threshold: float | None, history_size: int, cache_size: int) -> None:
         # None: the class's default, set by the subclass once its weights are known
@@ -411,6 +428,7 @@ class _Metric:
         self._lock = threading.Lock()
         self._history: collections.deque[MetricBreakdown] = collections.deque(maxlen=size)
         self._cache = _ResultCache(check_int("cache_size", cache_size, minimum=0))
+        self._sandbox_spec: dict[str, Any] | None = None  # set on a copy made by pickling
 
     def breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
         """Score one pair and return the breakdown (never raises for a bad prediction).
@@ -436,6 +454,78 @@ class _Metric:
 
     def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
         raise NotImplementedError
+
+    #: attributes that are rebuilt, not copied, by pickling and copy.deepcopy
+    _RUNTIME_STATE = ("_lock", "_history", "_cache", "_sandbox_spec")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The configuration, without the lock, the history, the cache or a sandbox's workers.
+
+        A :class:`~lift_metrics.sandbox.Sandbox` given as ``sandbox`` travels as its settings
+        (workers, timeout, memory, isolation): the copy starts its own pool on first use.
+        """
+        state = {k: v for k, v in self.__dict__.items() if k not in self._RUNTIME_STATE}
+        state["_history_size"] = self._history.maxlen or 0
+        state["_cache_size"] = self._cache.size
+        for key in ("_ir_options", "_code_options"):
+            if key in state:
+                state[key] = dict(state[key])
+        spec = getattr(self, "_sandbox_spec", None)
+        sandbox = state.get("sandbox")
+        if sandbox is not None and _is_pool(sandbox):
+            spec = {
+                "workers": sandbox.workers,
+                "timeout_s": sandbox.timeout_s,
+                "memory_mb": sandbox.memory_mb,
+                "isolation": sandbox.isolation,
+            }
+            state["sandbox"] = None
+        state["_sandbox_spec"] = spec
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Rebuild from :meth:`__getstate__`: an empty history and cache, a fresh lock."""
+        state = dict(state)
+        history_size = state.pop("_history_size")
+        cache_size = state.pop("_cache_size")
+        for key in ("_ir_options", "_code_options"):
+            if key in state:
+                state[key] = types.MappingProxyType(state[key])
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+        self._history = collections.deque(maxlen=history_size)
+        self._cache = _ResultCache(cache_size)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        """A copy with its own configuration; the sandbox and the embedder are shared.
+
+        Both are resources (worker processes, a loaded model), thread-safe, and hold no
+        configuration of the metric; the history and the cache start empty.
+        """
+        state = self.__getstate__()
+        sandbox = getattr(self, "sandbox", None)
+        if sandbox is not None:
+            state["sandbox"], state["_sandbox_spec"] = sandbox, None
+        for shared in (sandbox, getattr(self, "embedder", None)):
+            if shared is not None:
+                memo[id(shared)] = shared
+        clone = self.__class__.__new__(self.__class__)
+        memo[id(self)] = clone
+        clone.__setstate__(copy.deepcopy(state, memo))
+        return clone
+
+    def _sandbox(self) -> Sandbox | None:
+        """The sandbox to run code in; a copy made by pickling starts its pool here, once."""
+        spec = getattr(self, "_sandbox_spec", None)
+        sandbox = getattr(self, "sandbox", None)
+        if sandbox is None and spec is not None:
+            from lift_metrics.sandbox import Sandbox
+
+            with self._lock:
+                if self.sandbox is None:
+                    self.sandbox = Sandbox(**spec)
+                sandbox = self.sandbox
+        return sandbox
 
     def __call__(
         self,
@@ -631,6 +721,7 @@ class _CodePart:
     """Scoring of the code part, shared by CodeQuality, EndToEnd and Aggregate."""
 
     _cache: _ResultCache
+    _sandbox: Callable[[], Sandbox | None]
 
     def _init_code(
         self,
@@ -762,7 +853,7 @@ class _CodePart:
                 entry_point=check_entry_point(entry_point),
                 prompt=prompt,
                 embedder=self.embedder,
-                sandbox=self.sandbox,
+                sandbox=self._sandbox(),
             )
         except _PartFailedError as exc:
             return None, 0.0, f"code: scored 0 because {exc}", entry_point
@@ -1438,7 +1529,7 @@ class TestPassRate(_CodePart, _Metric):
                 tests,
                 entry_point=check_entry_point(entry_point),
                 prompt=prompt,
-                sandbox=self.sandbox,
+                sandbox=self._sandbox(),
                 timeout_s=self.timeout_s,
             )
         except _PartFailedError as exc:
