@@ -1144,7 +1144,10 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
     target_ms : float, default 16000
         Latency budget for :func:`lift_metrics.end_to_end.latency_penalty`.
     weights : mapping, optional
-        ``ir``/``code``/``latency``; default 0.4/0.5/0.1.
+        ``ir``/``code``/``latency``; default 0.4/0.5/0.1. An ``ir`` weight of 0 scores a
+        single-step program without an IR: neither the example's ``expected_ir`` field nor
+        the prediction's IR is read, the breakdown has no ``ir`` part, and the attribute
+        ``scores_ir`` is False.
     ir_weights, code_weights : mapping, optional
         Weights inside the IR and code metrics.
     ir_profile, code_profile : optional
@@ -1228,7 +1231,11 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
             raise ValueError(
                 f"weights for 'ir' and 'code' must not both be 0 without latency, got {weights}"
             )
-        self._part_fields = {"ir": str(self.ir_field), "code": str(self.code_field)}
+        #: an IR weight of 0: a program without an IR (no IR read from example or prediction)
+        self.scores_ir = self.weights["ir"] > 0
+        self._part_fields = {"code": str(self.code_field)}
+        if self.scores_ir:
+            self._part_fields["ir"] = str(self.ir_field)
         if self.latency_field is not None:
             self._part_fields["latency"] = self.latency_field
         if threshold is None:  # Aggregate sets its own once its weights are known
@@ -1249,7 +1256,10 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         )
 
     def _end_to_end(self, example: Any, prediction: Any) -> tuple[EndToEndBreakdown, float | None]:
-        ir, ir_score, ir_failure = self._score_ir(example, prediction)
+        ir: IRQualityBreakdown | None = None
+        ir_score, ir_failure = 0.0, None
+        if self.scores_ir:
+            ir, ir_score, ir_failure = self._score_ir(example, prediction)
         code, code_score, code_failure, entry_point = self._score_code(example, prediction)
         reasons = [r for r in (ir_failure, code_failure) if r]
         latency: float | None = None
@@ -1269,6 +1279,12 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         )
         code_lines = self._code_reasons(code, entry_point, "code/")
         result = dataclasses.replace(result, code=code, reasons=result.reasons + tuple(code_lines))
+        if not self.scores_ir:  # weight 0: the part is absent, not a 0
+            result = dataclasses.replace(
+                result,
+                components={k: v for k, v in result.components.items() if k != "ir"},
+                weights={k: v for k, v in result.weights.items() if k != "ir"},
+            )
         return result, latency
 
     def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
@@ -1303,6 +1319,11 @@ class Aggregate(EndToEnd):
     latency_ceiling_ms : float, default 60000
     latency_field : str, default "latency_ms"
         Required here (the aggregate always scores latency).
+    weights : mapping, optional
+        The end-to-end weights, as in :class:`EndToEnd`. An ``ir`` weight of 0 scores a
+        program without an IR: no ``expected_ir`` field is needed, and quality is the mean
+        of the code and end-to-end scores (:func:`lift_metrics.aggregate.aggregate_metric`
+        with ``ir_score=None``).
     threshold : float or None, default None
         None: 0.05 above the best aggregate an output whose code fails every test can reach
         (perfect IR, free, instant). With the default weights and the validated code
@@ -1383,7 +1404,8 @@ class Aggregate(EndToEnd):
     def _failing_ceiling(self) -> float:
         """The best aggregate of an output whose code fails every test (all else perfect)."""
         e2e = EndToEnd._failing_ceiling(self)
-        quality = (1.0 + self._failing_code_ceiling() + e2e) / 3.0
+        parts = [self._failing_code_ceiling(), e2e] + ([1.0] if self.scores_ir else [])
+        quality = sum(parts) / len(parts)
         w = self.aggregate_weights
         return w["quality"] * quality + w["cost"] + w["latency"]
 
@@ -1392,7 +1414,7 @@ class Aggregate(EndToEnd):
         e2e, latency = self._end_to_end(example, prediction)
         cost, cost_failure = _number_field(prediction, str(self.cost_field), "US dollars")
         agg = aggregate_breakdown(
-            e2e.components["ir"],
+            e2e.components.get("ir"),  # absent with an IR weight of 0
             e2e.components["code"],
             e2e.score,
             cost,
