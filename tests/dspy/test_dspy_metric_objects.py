@@ -3,7 +3,9 @@ the pure functions, example ids in breakdowns and history."""
 
 from __future__ import annotations
 
+import inspect
 import json
+import re
 from typing import Any
 
 import dspy
@@ -11,8 +13,10 @@ import pytest
 from dspy_testkit import make_task
 
 from lift_metrics.aggregate import aggregate_metric
-from lift_metrics.dspy_metrics import Aggregate, CodeQuality, EndToEnd
-from lift_metrics.end_to_end import latency_penalty
+from lift_metrics.code import code_quality
+from lift_metrics.dspy_metrics import Aggregate, CodeQuality, EndToEnd, IRQuality
+from lift_metrics.end_to_end import end_to_end, end_to_end_breakdown, latency_penalty
+from lift_metrics.ir import ir_quality
 
 STRUCTURAL = {"syntax": 0.2, "tests": 0.4, "semantic": 0, "style": 0.1, "structural": 0.3}
 NO_IR = {"ir": 0, "code": 0.8, "latency": 0.2}
@@ -81,3 +85,78 @@ def test_the_ir_part_is_still_scored_by_default() -> None:
     )
     assert metric.scores_ir is True
     assert metric.breakdown(example, prediction).components["ir"] == 1.0
+
+
+def _documented_keys(function: Any, parameter: str) -> list[str]:
+    """The ``key`` names in the numpydoc entry of ``parameter`` (``semantic=0`` is no key)."""
+    doc = inspect.getdoc(function) or ""
+    entry = re.search(rf"^{parameter} : .*\n((?:    .*\n)+)", doc + "\n", re.M)
+    assert entry is not None, f"{function.__name__} does not document {parameter}"
+    return sorted(set(re.findall(r"``([a-z_]+)``", entry.group(1))))
+
+
+IR_KEYS = _documented_keys(ir_quality, "weights")
+CODE_KEYS = _documented_keys(code_quality, "weights")
+E2E_KEYS = _documented_keys(end_to_end_breakdown, "weights")
+AGGREGATE_KEYS = _documented_keys(aggregate_metric, "weights")
+
+#: (pure function, its weights parameter, its documented keys) -> (metric, its parameter,
+#: the attribute holding the normalised weights)
+WEIGHTS = [
+    (ir_quality, "weights", IR_KEYS, IRQuality, "weights", "ir_weights"),
+    (code_quality, "weights", CODE_KEYS, CodeQuality, "weights", "code_weights"),
+    (end_to_end, "weights", E2E_KEYS, EndToEnd, "weights", "weights"),
+    (end_to_end, "ir_weights", IR_KEYS, EndToEnd, "ir_weights", "ir_weights"),
+    (end_to_end, "code_weights", CODE_KEYS, EndToEnd, "code_weights", "code_weights"),
+    (end_to_end, "weights", E2E_KEYS, Aggregate, "weights", "weights"),
+    (end_to_end, "ir_weights", IR_KEYS, Aggregate, "ir_weights", "ir_weights"),
+    (end_to_end, "code_weights", CODE_KEYS, Aggregate, "code_weights", "code_weights"),
+    (
+        aggregate_metric,
+        "weights",
+        AGGREGATE_KEYS,
+        Aggregate,
+        "aggregate_weights",
+        "aggregate_weights",
+    ),
+]
+
+
+def test_the_documented_keys_are_found() -> None:
+    assert IR_KEYS == ["constraints", "intent", "signature", "structure"]
+    assert CODE_KEYS == ["semantic", "structural", "style", "syntax", "tests"]
+    assert E2E_KEYS == ["code", "ir", "latency"]
+    assert AGGREGATE_KEYS == ["cost", "latency", "quality"]
+
+
+@pytest.mark.parametrize(
+    ("pure", "metric"),
+    [
+        (ir_quality, IRQuality),
+        (code_quality, CodeQuality),
+        (end_to_end, EndToEnd),
+        (end_to_end, Aggregate),
+        (aggregate_metric, Aggregate),
+    ],
+)
+def test_every_weights_parameter_of_the_pure_function_has_a_counterpart(
+    pure: Any, metric: type
+) -> None:
+    in_pure = {name for name in inspect.signature(pure).parameters if name.endswith("weights")}
+    in_table = {row[1] for row in WEIGHTS if row[0] is pure and row[3] is metric}
+    assert in_pure == in_table
+    accepted = set(inspect.signature(metric).parameters)
+    assert {row[4] for row in WEIGHTS if row[0] is pure and row[3] is metric} <= accepted
+
+
+@pytest.mark.parametrize(
+    ("pure", "parameter", "keys", "metric", "argument", "attribute"),
+    WEIGHTS,
+    ids=[f"{row[3].__name__}.{row[4]}" for row in WEIGHTS],
+)
+def test_every_documented_weight_is_accepted_by_the_metric_object(
+    pure: Any, parameter: str, keys: list[str], metric: type, argument: str, attribute: str
+) -> None:
+    weights = {key: 1.0 for key in keys}  # all of them at once, the optional ones included
+    obj = metric(**{argument: weights})
+    assert getattr(obj, attribute) == pytest.approx({key: 1 / len(keys) for key in keys})
