@@ -46,6 +46,7 @@ from __future__ import annotations
 import collections
 import copy
 import dataclasses
+import hashlib
 import json
 import logging
 import math
@@ -132,6 +133,10 @@ class MetricBreakdown:
         Parts zeroed because of a bad prediction say why (``"code: prediction.code is None"``).
     ir, code, end_to_end, aggregate
         The pure metrics' breakdowns where computed (``None`` otherwise).
+    example_id : str or None
+        Which example was scored, so that results from DSPy's threads can be matched to
+        their examples: the example's ``id`` or ``task_id`` field where it has one, else a
+        stable hash of its inputs (see :meth:`IRQuality.example_id`).
     """
 
     metric: str
@@ -143,6 +148,7 @@ class MetricBreakdown:
     code: Any = None
     end_to_end: EndToEndBreakdown | None = None
     aggregate: AggregateBreakdown | None = None
+    example_id: str | None = None
 
     def __repr__(self) -> str:
         parts = ", ".join(f"{k}={v:.3f}" for k, v in self.components.items())
@@ -152,6 +158,7 @@ class MetricBreakdown:
         """Return a JSON-ready dict."""
         return {
             "metric": self.metric,
+            "example_id": self.example_id,
             "score": self.score,
             "components": dict(self.components),
             "weights": dict(self.weights),
@@ -319,6 +326,18 @@ def _fields_of(obj: Any) -> list[str]:
     return []
 
 
+def _inputs_of(example: Any) -> dict[str, Any]:
+    """The input fields of a ``dspy.Example`` (all fields without ``with_inputs``), as a dict."""
+    if isinstance(example, Mapping):
+        return {str(k): v for k, v in example.items()}
+    if getattr(example, "_input_keys", None):
+        example = example.inputs()
+    to_dict = getattr(example, "toDict", None)
+    if callable(to_dict):
+        return dict(to_dict())
+    return {k: v for k, v in vars(example).items() if not k.startswith("_")}
+
+
 def _read(obj: Any, field: str) -> Any:
     """Value of ``field`` in a dspy.Example/Prediction, a mapping or an object; else _MISSING.
 
@@ -440,7 +459,7 @@ class _Metric:
         cannot run at all (:class:`lift_metrics.sandbox.SandboxUnavailableError`).
         """
         try:
-            return self._breakdown(example, prediction)
+            result = self._breakdown(example, prediction)
         except _ExampleError:
             raise
         except Exception as exc:
@@ -450,7 +469,39 @@ class _Metric:
                 raise
             logger.warning("%s raised; scoring 0", type(self).__name__, exc_info=True)
             reason = f"scored 0 because the metric raised {type(exc).__name__}: {_safe_str(exc)}"
-            return MetricBreakdown(type(self).__name__, 0.0, {}, {}, (reason,))
+            result = MetricBreakdown(type(self).__name__, 0.0, {}, {}, (reason,))
+        return dataclasses.replace(result, example_id=self.example_id(example))
+
+    @staticmethod
+    def example_id(example: Any) -> str | None:
+        """The id that breakdowns and history entries carry for ``example``.
+
+        The example's ``id`` field, else its ``task_id`` field (as text), else ``"sha256:"``
+        and 16 hex digits of the SHA-256 of its inputs as sorted JSON: the fields named by
+        ``dspy.Example.with_inputs``, or all fields when none are named or the example is a
+        mapping. The hash does not depend on the process (unlike ``hash``), so ids match
+        across threads, processes and runs. None when the example has no readable fields.
+
+        Examples
+        --------
+        >>> IRQuality.example_id({"task_id": "HumanEval/3", "prompt": "..."})
+        'HumanEval/3'
+        >>> IRQuality.example_id({"prompt": "Add a and b."})
+        'sha256:6575995b44df3b69'
+        """
+        for field in ("id", "task_id"):
+            value = _read(example, field)
+            if isinstance(value, str | int) and not isinstance(value, bool) and value != "":
+                return str(value)
+        try:
+            fields = _inputs_of(example)
+            text = json.dumps(fields, sort_keys=True, default=repr, ensure_ascii=False)
+        except Exception:  # an odd example: no id rather than a failed score
+            return None
+        if not fields:
+            return None
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        return f"sha256:{digest[:16]}"
 
     def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
         raise NotImplementedError

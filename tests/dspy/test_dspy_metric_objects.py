@@ -3,6 +3,7 @@ the pure functions, example ids in breakdowns and history."""
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import re
@@ -10,7 +11,7 @@ from typing import Any
 
 import dspy
 import pytest
-from dspy_testkit import make_task
+from dspy_testkit import Program, make_examples, make_lm, make_task
 
 from lift_metrics.aggregate import aggregate_metric
 from lift_metrics.code import code_quality
@@ -160,3 +161,48 @@ def test_every_documented_weight_is_accepted_by_the_metric_object(
     weights = {key: 1.0 for key in keys}  # all of them at once, the optional ones included
     obj = metric(**{argument: weights})
     assert getattr(obj, attribute) == pytest.approx({key: 1 / len(keys) for key in keys})
+
+
+def test_the_example_id_is_the_id_field_or_a_stable_hash_of_the_inputs() -> None:
+    task = make_task(4)
+    example = dspy.Example(**task).with_inputs("prompt")
+    same_inputs = dspy.Example(**{**task, "expected_code": "other"}).with_inputs("prompt")
+    other_inputs = dspy.Example(**{**task, "prompt": "another"}).with_inputs("prompt")
+    digest = hashlib.sha256(json.dumps({"prompt": task["prompt"]}).encode()).hexdigest()
+    assert EndToEnd.example_id(example) == f"sha256:{digest[:16]}"  # not hash(): per process
+    assert EndToEnd.example_id(same_inputs) == EndToEnd.example_id(example)
+    assert EndToEnd.example_id(other_inputs) != EndToEnd.example_id(example)
+    assert EndToEnd.example_id(dspy.Example(**task, task_id="HumanEval/4")) == "HumanEval/4"
+    assert EndToEnd.example_id({**task, "id": 17, "task_id": "t"}) == "17"
+    assert EndToEnd.example_id(dspy.Example()) is None
+
+
+def test_breakdowns_and_history_carry_the_example_id(hash_embedder: Any) -> None:
+    example = dspy.Example(**make_task(1), task_id="t-1").with_inputs("prompt")
+    metric = EndToEnd(embedder=hash_embedder)
+    bad = dspy.Prediction(ir=None, code=None)
+    assert metric.breakdown(example, bad).example_id == "t-1"
+    metric(example, bad)
+    assert metric.history[-1].example_id == "t-1"
+    assert metric.history[-1].to_dict()["example_id"] == "t-1"
+
+
+def test_threaded_evaluate_results_match_history_by_example_id(hash_embedder: Any) -> None:
+    n = 12
+    examples = make_examples(n)
+    for i in range(0, n, 2):  # half carry their own id, half are told apart by their inputs
+        examples[i] = dspy.Example(**make_task(i), task_id=f"task-{i}").with_inputs("prompt")
+    metric = EndToEnd(embedder=hash_embedder)
+    with dspy.context(lm=make_lm(n)):
+        result = dspy.Evaluate(
+            devset=examples, metric=metric, num_threads=4, display_progress=False
+        )(Program())
+    by_id = {b.example_id: b for b in metric.history}
+    assert len(by_id) == n
+    assert {f"task-{i}" for i in range(0, n, 2)} <= set(by_id)
+    for example, _, score in result.results:
+        breakdown = by_id[EndToEnd.example_id(example)]
+        assert breakdown.score == score
+        # the breakdown is this example's: its code part ran this example's entry point
+        assert example.entry_point in breakdown.code.code
+    assert len({b.score for b in by_id.values()}) > 1
