@@ -9,7 +9,9 @@ metric from this package and speaks DSPy's metric protocol
 * ``trace`` given (``BootstrapFewShot`` and MIPROv2's bootstrapping decide whether a
   demonstration is good enough): ``score >= threshold``, a bool (DSPy counts any truthy value
   as success, so returning the float would accept a score of 0.01). Set the threshold on the
-  metric object: ``BootstrapFewShot(metric_threshold=...)`` would only compare that bool;
+  metric object: ``BootstrapFewShot(metric_threshold=...)`` would only compare that bool.
+  To let ``metric_threshold`` decide instead, build the metric with
+  ``trace_returns="float"``: it then returns the score under a trace too;
 * ``pred_name`` or ``pred_trace`` given (GEPA asking for feedback on one predictor):
   ``dspy.Prediction(score=..., feedback=...)`` where the feedback lists what lost points
   (sub-metric, failing test with input / expected / actual, violated constraint), addressed to
@@ -54,9 +56,10 @@ import os
 import threading
 import types
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from lift_metrics._checks import (
+    check_choice,
     check_int,
     check_positive,
     check_unit_interval,
@@ -91,6 +94,9 @@ if TYPE_CHECKING:
     from lift_metrics.validation import CalibrationProfile
 
     ProfileLike: TypeAlias = "CalibrationProfile | str | os.PathLike[str]"
+
+#: what a metric object returns under a trace (when DSPy bootstraps demonstrations)
+TraceReturns: TypeAlias = Literal["bool", "float"]
 
 __all__ = [
     "Aggregate",
@@ -440,9 +446,19 @@ class _Metric:
     #: set by the metrics that run code
     sandbox: Sandbox | None
 
-    def __init__(self, *, threshold: float | None, history_size: int, cache_size: int) -> None:
+    def __init__(
+        self,
+        *,
+        threshold: float | None,
+        history_size: int,
+        cache_size: int,
+        trace_returns: TraceReturns,
+    ) -> None:
         # None: the class's default, set by the subclass once its weights are known
         self.threshold = 0.5 if threshold is None else check_unit_interval("threshold", threshold)
+        self.trace_returns: TraceReturns = check_choice(  # type: ignore[assignment]
+            "trace_returns", trace_returns, ("bool", "float")
+        )
         size = check_int("history_size", history_size, minimum=0)
         self._lock = threading.Lock()
         self._history: collections.deque[MetricBreakdown] = collections.deque(maxlen=size)
@@ -591,7 +607,8 @@ class _Metric:
         Returns
         -------
         float, bool or dspy.Prediction
-            The score when ``trace`` is None; ``score >= threshold`` when ``trace`` is given;
+            The score when ``trace`` is None; ``score >= threshold`` when ``trace`` is given
+            (the score again with ``trace_returns="float"``);
             ``dspy.Prediction(score=..., feedback=...)`` when ``pred_name`` or
             ``pred_trace`` is given (GEPA).
         """
@@ -604,7 +621,7 @@ class _Metric:
 
             feedback = self.feedback(result, pred_name=pred_name, pred_trace=pred_trace)
             return dspy.Prediction(score=result.score, feedback=feedback)
-        if trace is not None:
+        if trace is not None and self.trace_returns == "bool":
             return result.score >= self.threshold
         return result.score
 
@@ -989,6 +1006,13 @@ class IRQuality(_IRPart, _Metric):
         ``score >= threshold`` is a success when bootstrapping demonstrations.
     history_size : int, default 256
         How many recent breakdowns :attr:`history` keeps (0 keeps none).
+    trace_returns : {"bool", "float"}, default "bool"
+        What the metric returns when DSPy passes a ``trace`` (bootstrapping demonstrations).
+        ``"bool"``: ``score >= threshold``; ``BootstrapFewShot(metric_threshold=...)`` then
+        compares that bool (``True >= 0.8`` holds), so only ``threshold`` decides.
+        ``"float"``: the score itself, for ``BootstrapFewShot(metric=...,
+        metric_threshold=t)`` to compare with ``t``; give ``metric_threshold`` then, since
+        DSPy takes any non-zero float as success without one.
     cache_size : int, default 4096
         How many part results to remember. A part (the IR part, the code part) whose inputs
         were scored before - same prediction value, same reference, same tests - is not
@@ -1026,9 +1050,14 @@ class IRQuality(_IRPart, _Metric):
         threshold: float = 0.5,
         history_size: int = 256,
         cache_size: int = 4096,
+        trace_returns: TraceReturns = "bool",
     ) -> None:
         _Metric.__init__(
-            self, threshold=threshold, history_size=history_size, cache_size=cache_size
+            self,
+            threshold=threshold,
+            history_size=history_size,
+            cache_size=cache_size,
+            trace_returns=trace_returns,
         )
         self._init_ir(
             expected_ir_field=expected_ir_field,
@@ -1096,7 +1125,7 @@ class CodeQuality(_CodePart, _Metric):
         ``score >= threshold`` accepts a demonstration when bootstrapping. With tests the
         validated score of code that fails every test is at most 0.2, so the default never
         accepts it; code that passes at least about a third of the tests is accepted.
-    history_size, cache_size : int
+    history_size, cache_size, trace_returns
         As in :class:`IRQuality`.
 
     Notes
@@ -1144,9 +1173,14 @@ class CodeQuality(_CodePart, _Metric):
         threshold: float = 0.5,
         history_size: int = 256,
         cache_size: int = 4096,
+        trace_returns: TraceReturns = "bool",
     ) -> None:
         _Metric.__init__(
-            self, threshold=threshold, history_size=history_size, cache_size=cache_size
+            self,
+            threshold=threshold,
+            history_size=history_size,
+            cache_size=cache_size,
+            trace_returns=trace_returns,
         )
         self._init_code(
             expected_code_field=expected_code_field,
@@ -1215,7 +1249,7 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         and latency (at least 0.5). With the default weights and the validated code
         profile that best is ``0.4 + 0.5 * 0.2 + 0.1 = 0.6``, so the default is 0.65: a
         perfect IR cannot carry failing code into the demonstrations.
-    embedder, sandbox, timeout_s, history_size, cache_size
+    embedder, sandbox, timeout_s, history_size, cache_size, trace_returns
         As in :class:`CodeQuality`.
 
     Examples
@@ -1252,9 +1286,14 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         threshold: float | None = None,
         history_size: int = 256,
         cache_size: int = 4096,
+        trace_returns: TraceReturns = "bool",
     ) -> None:
         _Metric.__init__(
-            self, threshold=threshold, history_size=history_size, cache_size=cache_size
+            self,
+            threshold=threshold,
+            history_size=history_size,
+            cache_size=cache_size,
+            trace_returns=trace_returns,
         )
         self._init_ir(
             expected_ir_field=expected_ir_field,
@@ -1417,6 +1456,7 @@ class Aggregate(EndToEnd):
         threshold: float | None = None,
         history_size: int = 256,
         cache_size: int = 4096,
+        trace_returns: TraceReturns = "bool",
     ) -> None:
         if latency_field is None:
             raise ValueError("latency_field must name a prediction field for Aggregate, got None")
@@ -1441,6 +1481,7 @@ class Aggregate(EndToEnd):
             threshold=threshold,
             history_size=history_size,
             cache_size=cache_size,
+            trace_returns=trace_returns,
         )
         self.cost_field = _check_field("cost_field", cost_field)
         self.aggregate_weights = normalize_weights(
@@ -1514,7 +1555,7 @@ class TestPassRate(_CodePart, _Metric):
     threshold : float, default 1.0
         ``score >= threshold`` accepts a demonstration when bootstrapping: by default only
         code that passes every test.
-    history_size, cache_size : int
+    history_size, cache_size, trace_returns
         As in :class:`IRQuality`.
 
     Notes
@@ -1552,9 +1593,14 @@ class TestPassRate(_CodePart, _Metric):
         threshold: float = 1.0,
         history_size: int = 256,
         cache_size: int = 4096,
+        trace_returns: TraceReturns = "bool",
     ) -> None:
         _Metric.__init__(
-            self, threshold=threshold, history_size=history_size, cache_size=cache_size
+            self,
+            threshold=threshold,
+            history_size=history_size,
+            cache_size=cache_size,
+            trace_returns=trace_returns,
         )
         self.tests_field = _check_field("tests_field", tests_field)
         self.entry_point_field = _check_field("entry_point_field", entry_point_field, optional=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 import dspy
 import pytest
-from dspy_testkit import Program, make_examples, make_lm, make_task
+from dspy_testkit import Program, is_good, make_answer, make_examples, make_lm, make_task
 
 from lift_metrics.aggregate import aggregate_metric
 from lift_metrics.code import code_quality
@@ -206,3 +206,43 @@ def test_threaded_evaluate_results_match_history_by_example_id(hash_embedder: An
         # the breakdown is this example's: its code part ran this example's entry point
         assert example.entry_point in breakdown.code.code
     assert len({b.score for b in by_id.values()}) > 1
+
+
+def make_answer_prediction(i: int) -> Any:
+    """The answer the scripted LM gives to task ``i`` (wrong code for i = 0, 3, 6)."""
+    return dspy.Prediction(**make_answer(make_task(i), is_good(i)), latency_ms=1.0)
+
+
+def _bootstrapped(metric: Any, metric_threshold: float | None) -> set[str]:
+    n = 9
+    optimizer = dspy.BootstrapFewShot(
+        metric=metric,
+        metric_threshold=metric_threshold,
+        max_bootstrapped_demos=n,
+        max_labeled_demos=0,
+        max_rounds=1,
+    )
+    with dspy.context(lm=make_lm(n)):
+        compiled = optimizer.compile(Program(), trainset=make_examples(n))
+    return {demo.prompt for demo in compiled.gen.demos}
+
+
+def test_trace_returns_float_lets_bootstrap_few_shot_apply_its_metric_threshold(
+    hash_embedder: Any,
+) -> None:
+    good = {make_task(i)["prompt"] for i in range(9) if is_good(i)}
+    everything = {make_task(i)["prompt"] for i in range(9)}
+    lenient = EndToEnd(embedder=hash_embedder, threshold=0.5)
+    wrong_code = [lenient(ex, make_answer_prediction(i)) for i, ex in enumerate(make_examples(9))]
+    assert all(0.5 <= s < 0.9 for i, s in enumerate(wrong_code) if not is_good(i))
+    # a bool under a trace: metric_threshold=0.9 compares True >= 0.9, the metric's 0.5 decides
+    assert _bootstrapped(lenient, 0.9) == everything
+    floats = EndToEnd(embedder=hash_embedder, threshold=0.5, trace_returns="float")
+    assert floats(make_examples(1)[0], make_answer_prediction(0), trace=[]) == wrong_code[0]
+    assert _bootstrapped(floats, 0.9) == good  # the score is compared with 0.9
+    assert _bootstrapped(floats, None) == everything  # without one, any score > 0 passes
+
+
+def test_trace_returns_is_validated() -> None:
+    with pytest.raises(ValueError, match="trace_returns"):
+        EndToEnd(trace_returns="int")  # type: ignore[arg-type]
