@@ -38,7 +38,9 @@ copied with ``copy.deepcopy``; a copy keeps every option, profile and weight and
 an empty history and cache. ``copy.deepcopy`` shares the embedder and the sandbox (resources,
 not configuration); pickling carries a :class:`~lift_metrics.sandbox.Sandbox` given as
 ``sandbox`` as its settings (workers, timeout, memory, isolation), and the copy starts its own
-pool on first use. An embedder given as ``embedder`` is pickled as it is.
+pool on first use. A :class:`~lift_metrics.similarity.SentenceTransformerEmbedder` travels
+as its settings too (the copy loads the model on first use; the process-wide default embedder
+becomes the copy's process-wide default); another embedder is pickled as it is.
 
 ``import lift_metrics.dspy_metrics`` does not import dspy; returning feedback does.
 """
@@ -180,6 +182,55 @@ def _is_pool(sandbox: Any) -> bool:
     from lift_metrics.sandbox import Sandbox
 
     return isinstance(sandbox, Sandbox)
+
+
+def _is_bundled_embedder(embedder: Any) -> bool:
+    """Whether ``embedder`` is this package's sentence-transformers embedder."""
+    from lift_metrics.similarity import SentenceTransformerEmbedder
+
+    return isinstance(embedder, SentenceTransformerEmbedder)
+
+
+@dataclasses.dataclass(frozen=True)
+class _EmbedderSettings:
+    """A :class:`~lift_metrics.similarity.SentenceTransformerEmbedder` as it is pickled.
+
+    Its settings, not its locks, cache or loaded model: the copy loads the model on its first
+    embedding. The process-wide default embedder is the copy's process-wide default.
+    """
+
+    default: bool
+    model: str
+    batch_size: int
+    cache_size: int
+    device: str
+    backend: str
+
+    @classmethod
+    def of(cls, embedder: Any) -> _EmbedderSettings:
+        from lift_metrics import similarity
+
+        return cls(
+            default=embedder is similarity._default_embedder,
+            model=embedder.model_name,
+            batch_size=embedder.batch_size,
+            cache_size=embedder.cache_size,
+            device=embedder.device,
+            backend=embedder.backend,
+        )
+
+    def build(self) -> Embedder:
+        from lift_metrics.similarity import SentenceTransformerEmbedder, get_default_embedder
+
+        if self.default:
+            return get_default_embedder()
+        return SentenceTransformerEmbedder(
+            self.model,
+            batch_size=self.batch_size,
+            cache_size=self.cache_size,
+            device=self.device,
+            backend=self.backend,
+        )
 
 
 def _uncacheable(key: Any) -> bool:
@@ -548,6 +599,9 @@ class _Metric:
             }
             state["sandbox"] = None
         state["_sandbox_spec"] = spec
+        embedder = state.get("embedder")
+        if embedder is not None and _is_bundled_embedder(embedder):
+            state["embedder"] = _EmbedderSettings.of(embedder)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -558,6 +612,8 @@ class _Metric:
         for key in ("_ir_options", "_code_options"):
             if key in state:
                 state[key] = types.MappingProxyType(state[key])
+        if isinstance(state.get("embedder"), _EmbedderSettings):
+            state["embedder"] = state["embedder"].build()
         self.__dict__.update(state)
         self._lock = threading.Lock()
         self._history = collections.deque(maxlen=history_size)

@@ -25,6 +25,7 @@ from lift_metrics.dspy_metrics import (
     TestPassRate,
 )
 from lift_metrics.sandbox import Sandbox
+from lift_metrics.similarity import SentenceTransformerEmbedder, get_default_embedder
 
 NO_INTENT = {"intent": 0, "signature": 0.3, "structure": 0.2, "constraints": 0.2}
 STRUCTURAL = {"syntax": 0.2, "tests": 0.4, "semantic": 0, "style": 0.1, "structural": 0.3}
@@ -125,3 +126,20 @@ def test_metrics_score_in_a_spawn_process_pool() -> None:
     with context.Pool(2) as pool:
         got = [pool.starmap(metric, pairs) for metric in metrics]
     assert got == expected
+
+
+def test_pickle_carries_the_bundled_embedders_settings_not_its_model() -> None:
+    own = SentenceTransformerEmbedder(batch_size=4, cache_size=9, backend="torch")
+    clone = pickle.loads(pickle.dumps(IRQuality(embedder=own)))
+    copied = clone.embedder
+    assert isinstance(copied, SentenceTransformerEmbedder) and copied is not own
+    assert (copied.model_name, copied.batch_size, copied.cache_size, copied.backend) == (
+        own.model_name,
+        4,
+        9,
+        "torch",
+    )
+    assert copied.active_backend is None  # not loaded: the model loads on first use
+    shared = EndToEnd(embedder=get_default_embedder())
+    assert pickle.loads(pickle.dumps(shared)).embedder is get_default_embedder()
+    assert copy.deepcopy(shared).embedder is get_default_embedder()
