@@ -39,7 +39,8 @@ class AggregateBreakdown:
     score : float
         ``sum(weights[k] * components[k])`` in [0, 1].
     components : dict
-        ``quality`` (mean of the three quality scores), ``cost`` and ``latency`` (both
+        ``quality`` (mean of the three quality scores, or of code and end-to-end without an
+        IR score), ``cost`` and ``latency`` (both
         normalised and inverted: 1 is free / instant, 0 is at or beyond the ceiling).
     weights : dict
         Normalised weights (sum to 1).
@@ -63,7 +64,7 @@ class AggregateBreakdown:
 
 
 def aggregate_breakdown(
-    ir_score: float,
+    ir_score: float | None,
     code_score: float,
     e2e_score: float,
     cost_usd: float,
@@ -93,6 +94,7 @@ def aggregate_breakdown(
             ("code_score", code_score),
             ("e2e_score", e2e_score),
         )
+        if value is not None or name != "ir_score"
     ]
     cost = check_non_negative("cost_usd", cost_usd, allow_inf=True)
     latency = check_non_negative("latency_ms", latency_ms, allow_inf=True)
@@ -100,7 +102,7 @@ def aggregate_breakdown(
     latency_ceiling = check_positive("latency_ceiling_ms", latency_ceiling_ms)
     w = normalize_weights("weights", weights, DEFAULT_AGGREGATE_WEIGHTS)
     components = {
-        "quality": sum(scores) / 3,
+        "quality": sum(scores) / len(scores),
         "cost": 1.0 - min(cost / cost_ceiling, 1.0),
         "latency": 1.0 - min(latency / latency_ceiling, 1.0),
     }
@@ -109,7 +111,7 @@ def aggregate_breakdown(
 
 
 def aggregate_metric(
-    ir_score: float,
+    ir_score: float | None,
     code_score: float,
     e2e_score: float,
     cost_usd: float,
@@ -125,6 +127,7 @@ def aggregate_metric(
     ----------
     ir_score, code_score, e2e_score : float
         Quality scores in [0, 1] (``ir_quality``, ``code_quality``, ``end_to_end``).
+        ``ir_score`` None: a program without an IR; quality is then ``(code + e2e) / 2``.
     cost_usd : float
         Cost of the request in USD, ``>= 0`` (``inf`` allowed: cost score 0).
     latency_ms : float

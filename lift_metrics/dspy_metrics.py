@@ -9,7 +9,9 @@ metric from this package and speaks DSPy's metric protocol
 * ``trace`` given (``BootstrapFewShot`` and MIPROv2's bootstrapping decide whether a
   demonstration is good enough): ``score >= threshold``, a bool (DSPy counts any truthy value
   as success, so returning the float would accept a score of 0.01). Set the threshold on the
-  metric object: ``BootstrapFewShot(metric_threshold=...)`` would only compare that bool;
+  metric object: ``BootstrapFewShot(metric_threshold=...)`` would only compare that bool.
+  To let ``metric_threshold`` decide instead, build the metric with
+  ``trace_returns="float"``: it then returns the score under a trace too;
 * ``pred_name`` or ``pred_trace`` given (GEPA asking for feedback on one predictor):
   ``dspy.Prediction(score=..., feedback=...)`` where the feedback lists what lost points
   (sub-metric, failing test with input / expected / actual, violated constraint), addressed to
@@ -31,13 +33,24 @@ metrics are the seed's.
 All objects are thread-safe (DSPy evaluates in a thread pool): they hold only configuration
 and a lock-protected history of recent breakdowns.
 
+They can be pickled (a ``multiprocessing`` pool, ``dspy.Evaluate`` in worker processes) and
+copied with ``copy.deepcopy``; a copy keeps every option, profile and weight and starts with
+an empty history and cache. ``copy.deepcopy`` shares the embedder and the sandbox (resources,
+not configuration); pickling carries a :class:`~lift_metrics.sandbox.Sandbox` given as
+``sandbox`` as its settings (workers, timeout, memory, isolation), and the copy starts its own
+pool on first use. A :class:`~lift_metrics.similarity.SentenceTransformerEmbedder` travels
+as its settings too (the copy loads the model on first use; the process-wide default embedder
+becomes the copy's process-wide default); another embedder is pickled as it is.
+
 ``import lift_metrics.dspy_metrics`` does not import dspy; returning feedback does.
 """
 
 from __future__ import annotations
 
 import collections
+import copy
 import dataclasses
+import hashlib
 import json
 import logging
 import math
@@ -45,9 +58,10 @@ import os
 import threading
 import types
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from lift_metrics._checks import (
+    check_choice,
     check_int,
     check_positive,
     check_unit_interval,
@@ -82,6 +96,9 @@ if TYPE_CHECKING:
     from lift_metrics.validation import CalibrationProfile
 
     ProfileLike: TypeAlias = "CalibrationProfile | str | os.PathLike[str]"
+
+#: what a metric object returns under a trace (when DSPy bootstraps demonstrations)
+TraceReturns: TypeAlias = Literal["bool", "float"]
 
 __all__ = [
     "Aggregate",
@@ -124,6 +141,10 @@ class MetricBreakdown:
         Parts zeroed because of a bad prediction say why (``"code: prediction.code is None"``).
     ir, code, end_to_end, aggregate
         The pure metrics' breakdowns where computed (``None`` otherwise).
+    example_id : str or None
+        Which example was scored, so that results from DSPy's threads can be matched to
+        their examples: the example's ``id`` or ``task_id`` field where it has one, else a
+        stable hash of its inputs (see :meth:`IRQuality.example_id`).
     """
 
     metric: str
@@ -135,6 +156,7 @@ class MetricBreakdown:
     code: Any = None
     end_to_end: EndToEndBreakdown | None = None
     aggregate: AggregateBreakdown | None = None
+    example_id: str | None = None
 
     def __repr__(self) -> str:
         parts = ", ".join(f"{k}={v:.3f}" for k, v in self.components.items())
@@ -144,6 +166,7 @@ class MetricBreakdown:
         """Return a JSON-ready dict."""
         return {
             "metric": self.metric,
+            "example_id": self.example_id,
             "score": self.score,
             "components": dict(self.components),
             "weights": dict(self.weights),
@@ -152,6 +175,62 @@ class MetricBreakdown:
             "code": self.code.to_dict() if hasattr(self.code, "to_dict") else None,
             "aggregate": self.aggregate.to_dict() if self.aggregate is not None else None,
         }
+
+
+def _is_pool(sandbox: Any) -> bool:
+    """Whether ``sandbox`` is this package's worker pool (not a user's stand-in)."""
+    from lift_metrics.sandbox import Sandbox
+
+    return isinstance(sandbox, Sandbox)
+
+
+def _is_bundled_embedder(embedder: Any) -> bool:
+    """Whether ``embedder`` is this package's sentence-transformers embedder."""
+    from lift_metrics.similarity import SentenceTransformerEmbedder
+
+    return isinstance(embedder, SentenceTransformerEmbedder)
+
+
+@dataclasses.dataclass(frozen=True)
+class _EmbedderSettings:
+    """A :class:`~lift_metrics.similarity.SentenceTransformerEmbedder` as it is pickled.
+
+    Its settings, not its locks, cache or loaded model: the copy loads the model on its first
+    embedding. The process-wide default embedder is the copy's process-wide default.
+    """
+
+    default: bool
+    model: str
+    batch_size: int
+    cache_size: int
+    device: str
+    backend: str
+
+    @classmethod
+    def of(cls, embedder: Any) -> _EmbedderSettings:
+        from lift_metrics import similarity
+
+        return cls(
+            default=embedder is similarity._default_embedder,
+            model=embedder.model_name,
+            batch_size=embedder.batch_size,
+            cache_size=embedder.cache_size,
+            device=embedder.device,
+            backend=embedder.backend,
+        )
+
+    def build(self) -> Embedder:
+        from lift_metrics.similarity import SentenceTransformerEmbedder, get_default_embedder
+
+        if self.default:
+            return get_default_embedder()
+        return SentenceTransformerEmbedder(
+            self.model,
+            batch_size=self.batch_size,
+            cache_size=self.cache_size,
+            device=self.device,
+            backend=self.backend,
+        )
 
 
 def _uncacheable(key: Any) -> bool:
@@ -304,6 +383,18 @@ def _fields_of(obj: Any) -> list[str]:
     return []
 
 
+def _inputs_of(example: Any) -> dict[str, Any]:
+    """The input fields of a ``dspy.Example`` (all fields without ``with_inputs``), as a dict."""
+    if isinstance(example, Mapping):
+        return {str(k): v for k, v in example.items()}
+    if getattr(example, "_input_keys", None):
+        example = example.inputs()
+    to_dict = getattr(example, "toDict", None)
+    if callable(to_dict):
+        return dict(to_dict())
+    return {k: v for k, v in vars(example).items() if not k.startswith("_")}
+
+
 def _read(obj: Any, field: str) -> Any:
     """Value of ``field`` in a dspy.Example/Prediction, a mapping or an object; else _MISSING.
 
@@ -403,14 +494,27 @@ class _Metric:
 
     #: example/prediction fields of each part, filled in by subclasses
     _part_fields: dict[str, str]
+    #: set by the metrics that run code
+    sandbox: Sandbox | None
 
-    def __init__(self, *, threshold: float | None, history_size: int, cache_size: int) -> None:
+    def __init__(
+        self,
+        *,
+        threshold: float | None,
+        history_size: int,
+        cache_size: int,
+        trace_returns: TraceReturns,
+    ) -> None:
         # None: the class's default, set by the subclass once its weights are known
         self.threshold = 0.5 if threshold is None else check_unit_interval("threshold", threshold)
+        self.trace_returns: TraceReturns = check_choice(  # type: ignore[assignment]
+            "trace_returns", trace_returns, ("bool", "float")
+        )
         size = check_int("history_size", history_size, minimum=0)
         self._lock = threading.Lock()
         self._history: collections.deque[MetricBreakdown] = collections.deque(maxlen=size)
         self._cache = _ResultCache(check_int("cache_size", cache_size, minimum=0))
+        self._sandbox_spec: dict[str, Any] | None = None  # set on a copy made by pickling
 
     def breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
         """Score one pair and return the breakdown (never raises for a bad prediction).
@@ -422,7 +526,7 @@ class _Metric:
         cannot run at all (:class:`lift_metrics.sandbox.SandboxUnavailableError`).
         """
         try:
-            return self._breakdown(example, prediction)
+            result = self._breakdown(example, prediction)
         except _ExampleError:
             raise
         except Exception as exc:
@@ -432,10 +536,119 @@ class _Metric:
                 raise
             logger.warning("%s raised; scoring 0", type(self).__name__, exc_info=True)
             reason = f"scored 0 because the metric raised {type(exc).__name__}: {_safe_str(exc)}"
-            return MetricBreakdown(type(self).__name__, 0.0, {}, {}, (reason,))
+            result = MetricBreakdown(type(self).__name__, 0.0, {}, {}, (reason,))
+        return dataclasses.replace(result, example_id=self.example_id(example))
+
+    @staticmethod
+    def example_id(example: Any) -> str | None:
+        """The id that breakdowns and history entries carry for ``example``.
+
+        The example's ``id`` field, else its ``task_id`` field (as text), else ``"sha256:"``
+        and 16 hex digits of the SHA-256 of its inputs as sorted JSON: the fields named by
+        ``dspy.Example.with_inputs``, or all fields when none are named or the example is a
+        mapping. The hash does not depend on the process (unlike ``hash``), so ids match
+        across threads, processes and runs. None when the example has no readable fields.
+
+        Examples
+        --------
+        >>> IRQuality.example_id({"task_id": "HumanEval/3", "prompt": "..."})
+        'HumanEval/3'
+        >>> IRQuality.example_id({"prompt": "Add a and b."})
+        'sha256:6575995b44df3b69'
+        """
+        for field in ("id", "task_id"):
+            value = _read(example, field)
+            if isinstance(value, str | int) and not isinstance(value, bool) and value != "":
+                return str(value)
+        try:
+            fields = _inputs_of(example)
+            text = json.dumps(fields, sort_keys=True, default=repr, ensure_ascii=False)
+        except Exception:  # an odd example: no id rather than a failed score
+            return None
+        if not fields:
+            return None
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        return f"sha256:{digest[:16]}"
 
     def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
         raise NotImplementedError
+
+    #: attributes that are rebuilt, not copied, by pickling and copy.deepcopy
+    _RUNTIME_STATE = ("_lock", "_history", "_cache", "_sandbox_spec")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The configuration, without the lock, the history, the cache or a sandbox's workers.
+
+        A :class:`~lift_metrics.sandbox.Sandbox` given as ``sandbox`` travels as its settings
+        (workers, timeout, memory, isolation): the copy starts its own pool on first use.
+        """
+        state = {k: v for k, v in self.__dict__.items() if k not in self._RUNTIME_STATE}
+        state["_history_size"] = self._history.maxlen or 0
+        state["_cache_size"] = self._cache.size
+        for key in ("_ir_options", "_code_options"):
+            if key in state:
+                state[key] = dict(state[key])
+        spec = getattr(self, "_sandbox_spec", None)
+        sandbox = state.get("sandbox")
+        if sandbox is not None and _is_pool(sandbox):
+            spec = {
+                "workers": sandbox.workers,
+                "timeout_s": sandbox.timeout_s,
+                "memory_mb": sandbox.memory_mb,
+                "isolation": sandbox.isolation,
+            }
+            state["sandbox"] = None
+        state["_sandbox_spec"] = spec
+        embedder = state.get("embedder")
+        if embedder is not None and _is_bundled_embedder(embedder):
+            state["embedder"] = _EmbedderSettings.of(embedder)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Rebuild from :meth:`__getstate__`: an empty history and cache, a fresh lock."""
+        state = dict(state)
+        history_size = state.pop("_history_size")
+        cache_size = state.pop("_cache_size")
+        for key in ("_ir_options", "_code_options"):
+            if key in state:
+                state[key] = types.MappingProxyType(state[key])
+        if isinstance(state.get("embedder"), _EmbedderSettings):
+            state["embedder"] = state["embedder"].build()
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+        self._history = collections.deque(maxlen=history_size)
+        self._cache = _ResultCache(cache_size)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        """A copy with its own configuration; the sandbox and the embedder are shared.
+
+        Both are resources (worker processes, a loaded model), thread-safe, and hold no
+        configuration of the metric; the history and the cache start empty.
+        """
+        state = self.__getstate__()
+        sandbox = getattr(self, "sandbox", None)
+        if sandbox is not None:
+            state["sandbox"], state["_sandbox_spec"] = sandbox, None
+        for shared in (sandbox, getattr(self, "embedder", None)):
+            if shared is not None:
+                memo[id(shared)] = shared
+        clone = self.__class__.__new__(self.__class__)
+        memo[id(self)] = clone
+        clone.__setstate__(copy.deepcopy(state, memo))
+        return clone
+
+    def _sandbox(self) -> Sandbox | None:
+        """The sandbox to run code in; a copy made by pickling starts its pool here, once."""
+        spec = getattr(self, "_sandbox_spec", None)
+        sandbox = getattr(self, "sandbox", None)
+        if sandbox is None and spec is not None:
+            from lift_metrics.sandbox import Sandbox
+
+            with self._lock:
+                if self.sandbox is None:
+                    self.sandbox = Sandbox(**spec)
+                sandbox = self.sandbox
+        return sandbox
 
     def __call__(
         self,
@@ -450,7 +663,8 @@ class _Metric:
         Returns
         -------
         float, bool or dspy.Prediction
-            The score when ``trace`` is None; ``score >= threshold`` when ``trace`` is given;
+            The score when ``trace`` is None; ``score >= threshold`` when ``trace`` is given
+            (the score again with ``trace_returns="float"``);
             ``dspy.Prediction(score=..., feedback=...)`` when ``pred_name`` or
             ``pred_trace`` is given (GEPA).
         """
@@ -463,7 +677,7 @@ class _Metric:
 
             feedback = self.feedback(result, pred_name=pred_name, pred_trace=pred_trace)
             return dspy.Prediction(score=result.score, feedback=feedback)
-        if trace is not None:
+        if trace is not None and self.trace_returns == "bool":
             return result.score >= self.threshold
         return result.score
 
@@ -631,6 +845,7 @@ class _CodePart:
     """Scoring of the code part, shared by CodeQuality, EndToEnd and Aggregate."""
 
     _cache: _ResultCache
+    _sandbox: Callable[[], Sandbox | None]
 
     def _init_code(
         self,
@@ -762,7 +977,7 @@ class _CodePart:
                 entry_point=check_entry_point(entry_point),
                 prompt=prompt,
                 embedder=self.embedder,
-                sandbox=self.sandbox,
+                sandbox=self._sandbox(),
             )
         except _PartFailedError as exc:
             return None, 0.0, f"code: scored 0 because {exc}", entry_point
@@ -847,6 +1062,13 @@ class IRQuality(_IRPart, _Metric):
         ``score >= threshold`` is a success when bootstrapping demonstrations.
     history_size : int, default 256
         How many recent breakdowns :attr:`history` keeps (0 keeps none).
+    trace_returns : {"bool", "float"}, default "bool"
+        What the metric returns when DSPy passes a ``trace`` (bootstrapping demonstrations).
+        ``"bool"``: ``score >= threshold``; ``BootstrapFewShot(metric_threshold=...)`` then
+        compares that bool (``True >= 0.8`` holds), so only ``threshold`` decides.
+        ``"float"``: the score itself, for ``BootstrapFewShot(metric=...,
+        metric_threshold=t)`` to compare with ``t``; give ``metric_threshold`` then, since
+        DSPy takes any non-zero float as success without one.
     cache_size : int, default 4096
         How many part results to remember. A part (the IR part, the code part) whose inputs
         were scored before - same prediction value, same reference, same tests - is not
@@ -884,9 +1106,14 @@ class IRQuality(_IRPart, _Metric):
         threshold: float = 0.5,
         history_size: int = 256,
         cache_size: int = 4096,
+        trace_returns: TraceReturns = "bool",
     ) -> None:
         _Metric.__init__(
-            self, threshold=threshold, history_size=history_size, cache_size=cache_size
+            self,
+            threshold=threshold,
+            history_size=history_size,
+            cache_size=cache_size,
+            trace_returns=trace_returns,
         )
         self._init_ir(
             expected_ir_field=expected_ir_field,
@@ -954,7 +1181,7 @@ class CodeQuality(_CodePart, _Metric):
         ``score >= threshold`` accepts a demonstration when bootstrapping. With tests the
         validated score of code that fails every test is at most 0.2, so the default never
         accepts it; code that passes at least about a third of the tests is accepted.
-    history_size, cache_size : int
+    history_size, cache_size, trace_returns
         As in :class:`IRQuality`.
 
     Notes
@@ -1002,9 +1229,14 @@ class CodeQuality(_CodePart, _Metric):
         threshold: float = 0.5,
         history_size: int = 256,
         cache_size: int = 4096,
+        trace_returns: TraceReturns = "bool",
     ) -> None:
         _Metric.__init__(
-            self, threshold=threshold, history_size=history_size, cache_size=cache_size
+            self,
+            threshold=threshold,
+            history_size=history_size,
+            cache_size=cache_size,
+            trace_returns=trace_returns,
         )
         self._init_code(
             expected_code_field=expected_code_field,
@@ -1053,7 +1285,10 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
     target_ms : float, default 16000
         Latency budget for :func:`lift_metrics.end_to_end.latency_penalty`.
     weights : mapping, optional
-        ``ir``/``code``/``latency``; default 0.4/0.5/0.1.
+        ``ir``/``code``/``latency``; default 0.4/0.5/0.1. An ``ir`` weight of 0 scores a
+        single-step program without an IR: neither the example's ``expected_ir`` field nor
+        the prediction's IR is read, the breakdown has no ``ir`` part, and the attribute
+        ``scores_ir`` is False.
     ir_weights, code_weights : mapping, optional
         Weights inside the IR and code metrics.
     ir_profile, code_profile : optional
@@ -1070,7 +1305,7 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         and latency (at least 0.5). With the default weights and the validated code
         profile that best is ``0.4 + 0.5 * 0.2 + 0.1 = 0.6``, so the default is 0.65: a
         perfect IR cannot carry failing code into the demonstrations.
-    embedder, sandbox, timeout_s, history_size, cache_size
+    embedder, sandbox, timeout_s, history_size, cache_size, trace_returns
         As in :class:`CodeQuality`.
 
     Examples
@@ -1107,9 +1342,14 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         threshold: float | None = None,
         history_size: int = 256,
         cache_size: int = 4096,
+        trace_returns: TraceReturns = "bool",
     ) -> None:
         _Metric.__init__(
-            self, threshold=threshold, history_size=history_size, cache_size=cache_size
+            self,
+            threshold=threshold,
+            history_size=history_size,
+            cache_size=cache_size,
+            trace_returns=trace_returns,
         )
         self._init_ir(
             expected_ir_field=expected_ir_field,
@@ -1137,7 +1377,11 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
             raise ValueError(
                 f"weights for 'ir' and 'code' must not both be 0 without latency, got {weights}"
             )
-        self._part_fields = {"ir": str(self.ir_field), "code": str(self.code_field)}
+        #: an IR weight of 0: a program without an IR (no IR read from example or prediction)
+        self.scores_ir = self.weights["ir"] > 0
+        self._part_fields = {"code": str(self.code_field)}
+        if self.scores_ir:
+            self._part_fields["ir"] = str(self.ir_field)
         if self.latency_field is not None:
             self._part_fields["latency"] = self.latency_field
         if threshold is None:  # Aggregate sets its own once its weights are known
@@ -1158,7 +1402,10 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         )
 
     def _end_to_end(self, example: Any, prediction: Any) -> tuple[EndToEndBreakdown, float | None]:
-        ir, ir_score, ir_failure = self._score_ir(example, prediction)
+        ir: IRQualityBreakdown | None = None
+        ir_score, ir_failure = 0.0, None
+        if self.scores_ir:
+            ir, ir_score, ir_failure = self._score_ir(example, prediction)
         code, code_score, code_failure, entry_point = self._score_code(example, prediction)
         reasons = [r for r in (ir_failure, code_failure) if r]
         latency: float | None = None
@@ -1178,6 +1425,12 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         )
         code_lines = self._code_reasons(code, entry_point, "code/")
         result = dataclasses.replace(result, code=code, reasons=result.reasons + tuple(code_lines))
+        if not self.scores_ir:  # weight 0: the part is absent, not a 0
+            result = dataclasses.replace(
+                result,
+                components={k: v for k, v in result.components.items() if k != "ir"},
+                weights={k: v for k, v in result.weights.items() if k != "ir"},
+            )
         return result, latency
 
     def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
@@ -1212,6 +1465,11 @@ class Aggregate(EndToEnd):
     latency_ceiling_ms : float, default 60000
     latency_field : str, default "latency_ms"
         Required here (the aggregate always scores latency).
+    weights : mapping, optional
+        The end-to-end weights, as in :class:`EndToEnd`. An ``ir`` weight of 0 scores a
+        program without an IR: no ``expected_ir`` field is needed, and quality is the mean
+        of the code and end-to-end scores (:func:`lift_metrics.aggregate.aggregate_metric`
+        with ``ir_score=None``).
     threshold : float or None, default None
         None: 0.05 above the best aggregate an output whose code fails every test can reach
         (perfect IR, free, instant). With the default weights and the validated code
@@ -1254,6 +1512,7 @@ class Aggregate(EndToEnd):
         threshold: float | None = None,
         history_size: int = 256,
         cache_size: int = 4096,
+        trace_returns: TraceReturns = "bool",
     ) -> None:
         if latency_field is None:
             raise ValueError("latency_field must name a prediction field for Aggregate, got None")
@@ -1278,6 +1537,7 @@ class Aggregate(EndToEnd):
             threshold=threshold,
             history_size=history_size,
             cache_size=cache_size,
+            trace_returns=trace_returns,
         )
         self.cost_field = _check_field("cost_field", cost_field)
         self.aggregate_weights = normalize_weights(
@@ -1292,7 +1552,8 @@ class Aggregate(EndToEnd):
     def _failing_ceiling(self) -> float:
         """The best aggregate of an output whose code fails every test (all else perfect)."""
         e2e = EndToEnd._failing_ceiling(self)
-        quality = (1.0 + self._failing_code_ceiling() + e2e) / 3.0
+        parts = [self._failing_code_ceiling(), e2e] + ([1.0] if self.scores_ir else [])
+        quality = sum(parts) / len(parts)
         w = self.aggregate_weights
         return w["quality"] * quality + w["cost"] + w["latency"]
 
@@ -1301,7 +1562,7 @@ class Aggregate(EndToEnd):
         e2e, latency = self._end_to_end(example, prediction)
         cost, cost_failure = _number_field(prediction, str(self.cost_field), "US dollars")
         agg = aggregate_breakdown(
-            e2e.components["ir"],
+            e2e.components.get("ir"),  # absent with an IR weight of 0
             e2e.components["code"],
             e2e.score,
             cost,
@@ -1350,7 +1611,7 @@ class TestPassRate(_CodePart, _Metric):
     threshold : float, default 1.0
         ``score >= threshold`` accepts a demonstration when bootstrapping: by default only
         code that passes every test.
-    history_size, cache_size : int
+    history_size, cache_size, trace_returns
         As in :class:`IRQuality`.
 
     Notes
@@ -1388,9 +1649,14 @@ class TestPassRate(_CodePart, _Metric):
         threshold: float = 1.0,
         history_size: int = 256,
         cache_size: int = 4096,
+        trace_returns: TraceReturns = "bool",
     ) -> None:
         _Metric.__init__(
-            self, threshold=threshold, history_size=history_size, cache_size=cache_size
+            self,
+            threshold=threshold,
+            history_size=history_size,
+            cache_size=cache_size,
+            trace_returns=trace_returns,
         )
         self.tests_field = _check_field("tests_field", tests_field)
         self.entry_point_field = _check_field("entry_point_field", entry_point_field, optional=True)
@@ -1438,7 +1704,7 @@ class TestPassRate(_CodePart, _Metric):
                 tests,
                 entry_point=check_entry_point(entry_point),
                 prompt=prompt,
-                sandbox=self.sandbox,
+                sandbox=self._sandbox(),
                 timeout_s=self.timeout_s,
             )
         except _PartFailedError as exc:

@@ -38,6 +38,13 @@ def test_hand_computed_values() -> None:
     assert aggregate_metric(1, 1, 1, math.inf, math.inf) == pytest.approx(0.7)
 
 
+def test_without_an_ir_score_quality_is_the_mean_of_code_and_end_to_end() -> None:
+    # quality (0.6 + 0.5) / 2 = 0.55, cost 0.05 -> 0.5, latency 30 s -> 0.5: 0.385 + 0.15
+    assert aggregate_metric(None, 0.6, 0.5, 0.05, 30_000) == pytest.approx(0.535)
+    with pytest.raises(TypeError, match="code_score"):
+        aggregate_metric(None, None, 0.5, 0.05, 30_000)  # type: ignore[arg-type]
+
+
 def test_weights_and_ceilings_are_configurable() -> None:
     only_cost = {"quality": 0, "cost": 1, "latency": 0}
     assert aggregate_metric(0, 0, 0, 0.25, 0, weights=only_cost, cost_ceiling_usd=1.0) == 0.75

@@ -132,9 +132,13 @@ def private_tmp_entries(box: Sandbox) -> list[str]:
                 roots[str(server)] = f"/proc/{server}/root/tmp"
     entries = []
     for label, root in roots.items():
+        root_device = os.stat(root).st_dev
         for name in os.listdir(root):
             path = os.path.join(root, name)
-            if os.path.ismount(path):  # a read-only bind (a virtualenv under /tmp), not a leak
+            # a read-only bind (a virtualenv under /tmp) lives on another device: not a leak.
+            # os.path.ismount compares with the parent found through "..", which a path
+            # through /proc/PID/root does not resolve inside the server's mount namespace.
+            if os.lstat(path).st_dev != root_device:
                 continue
             if name == "run" and os.path.isdir(path):
                 entries += [f"{label}:run/{inner}" for inner in os.listdir(path)]
