@@ -893,7 +893,8 @@ def preflight(config: RunConfig) -> None:
         n = len(task_records(split, path=spec.path))
         n = n if limit is None else min(n, limit)
         if n == 0:
-            raise ValueError(f"[dataset] the {role} split {split!r} holds no tasks")
+            where = "the bundled tasks" if spec.path is None else str(spec.path)
+            raise ValueError(f"[dataset] the {role} split {split!r} of {where} holds no tasks")
         sizes[role] = n
     opt = config.optimizer
     if opt.name == "mipro" and opt.init_args.get("auto", "light") is None:

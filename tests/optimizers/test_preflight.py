@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from lift_metrics._paths import configs_dir
+from lift_metrics._paths import configs_dir, datasets_dir
 from lift_metrics.cli import main
 from lift_metrics.optimizers import _runner
 
@@ -70,6 +70,11 @@ CASES: dict[str, tuple[str, str, str]] = {
         "num_candidates = 0",
         "[optimizer.init] num_candidates must be >= 1",
     ),
+    "a task file without the test split": (
+        "[dataset]",
+        '[dataset]\npath = "NO_TEST_SPLIT"',
+        "the test split 'test' of ",
+    ),
     "api_base with the local model": (
         "temperature = 0.0",
         'temperature = 0.0\napi_base = "http://127.0.0.1:9/v1"',
@@ -83,7 +88,14 @@ def _write_config(tmp_path: Path, name: str) -> Path:
     assert old in QUICK, f"quick.toml no longer contains {old!r}; update the case"
     not_gguf = tmp_path / "weights.gguf"
     not_gguf.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    no_test = tmp_path / "no_test.jsonl"
+    shipped = (datasets_dir() / "tasks" / "tasks.jsonl").read_text("utf-8")
+    no_test.write_text(
+        "".join(line + "\n" for line in shipped.splitlines() if '"split": "test"' not in line),
+        encoding="utf-8",
+    )
     new = new.replace("MISSING", str(tmp_path / "missing")).replace("NOT_GGUF", str(not_gguf))
+    new = new.replace("NO_TEST_SPLIT", str(no_test))
     path = tmp_path / "bad.toml"
     text = QUICK.replace(old, new, 1).replace('output_dir = "runs/quick"', "")
     path.write_text(text, encoding="utf-8")
@@ -106,6 +118,8 @@ def test_check_rejects_with_one_line(
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err, err
     assert CASES[name][2] in lines[0], lines[0]
+    if name == "a task file without the test split":
+        assert "no_test.jsonl holds no tasks" in lines[0], lines[0]
     assert out == ""
 
 
