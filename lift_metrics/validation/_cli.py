@@ -8,7 +8,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -351,7 +351,12 @@ def _gate_columns(
 
 def _calibrate(
     args: argparse.Namespace, spec: str, data: Path, reported: list[LabelledItem]
-) -> tuple[CalibrationResult, ValidationResult, Path]:
+) -> tuple[CalibrationResult, ValidationResult, Callable[[Path], Path]]:
+    """Fit ``spec``'s weights; returns the fit, its result and a writer of the weights file.
+
+    The writer takes the folder to write into (the command's staging folder), so the weights
+    file lands together with the report or not at all.
+    """
     scorer = builtin_scorer(spec)
     if isinstance(scorer, ReferenceScorer):
         raise ValueError("--calibrate does not apply to reference_score (its model ships fitted)")
@@ -417,20 +422,22 @@ def _calibrate(
         errors="missing",
         num_threads=args.threads,
     )
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = save_weights(
-        args.out / f"weights_{spec}.json",
-        fit.weights,
-        metric=spec,
-        similarity_floor=floor,
-        **options,
-        metadata={
-            **fit.to_dict(),
-            "fitted_on": f"{data.name} split=calibration",
-            "reported_split_pearson": result.pearson,
-        },
-    )
-    return fit, result, path
+
+    def write(folder: Path) -> Path:
+        return save_weights(
+            folder / f"weights_{spec}.json",
+            fit.weights,
+            metric=spec,
+            similarity_floor=floor,
+            **options,
+            metadata={
+                **fit.to_dict(),
+                "fitted_on": f"{data.name} split=calibration",
+                "reported_split_pearson": result.pearson,
+            },
+        )
+
+    return fit, result, write
 
 
 def _baseline_results(
@@ -534,7 +541,7 @@ def _run(args: argparse.Namespace) -> int:
     plots: dict[str, str] = {}
     calibrations: dict[str, tuple[CalibrationResult, ValidationResult | None]] = {}
     categories: dict[str, dict[str, str]] = {}
-    saved: list[Path] = []
+    weight_writers: list[Callable[[Path], Path]] = []
     baseline_done: set[str] = set()
     unscored: list[TooFewScoresError] = []  # metrics with fewer than 3 scored items
     split_shown = None
@@ -608,9 +615,9 @@ def _run(args: argparse.Namespace) -> int:
             sources[name] = str(data)
             categories[name] = categories[result.metric]
         if args.calibrate:
-            fit, fitted_result, path = _calibrate(args, spec, data, items)
+            fit, fitted_result, write_weights = _calibrate(args, spec, data, items)
             calibrations[result.metric] = (fit, fitted_result)
-            saved.append(path)
+            weight_writers.append(write_weights)
         if args.baselines and str(data) not in baseline_done:
             baseline_done.add(str(data))
             for baseline in _baseline_results(args, items):
@@ -619,6 +626,7 @@ def _run(args: argparse.Namespace) -> int:
                 categories[baseline.metric] = categories[result.metric]
 
     with staged_output(args.out) as stage:  # every report file, or none (a full disk)
+        saved = [args.out / write_weights(stage).name for write_weights in weight_writers]
         for result in results:
             png = stage / f"{_slug(result.metric)}.png"
             plot_validation(result, png)

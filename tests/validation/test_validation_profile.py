@@ -223,3 +223,24 @@ def test_shipped_profile_rows_next_to_the_default(
     assert [r["metric"] for r in results] == ["ir_quality", "ir_quality (shipped profile)"]
     assert results[0]["pearson"] != results[1]["pearson"]
     assert "ir_quality (shipped profile)" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_calibrated_weights_land_with_the_report_or_not_at_all(
+    cli_main, tmp_path: Path, write_jsonl, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A report that cannot be written (a full disk) leaves no weights file behind either."""
+    rows = [json.loads(line) for line in shipped_labels_path("ir_quality").read_text().splitlines()]
+    picked = [r for r in rows if r["split"] == "calibration"][:20]
+    picked += [r for r in rows if r["split"] == "heldout"][:10]
+    data = write_jsonl(tmp_path / "ir.jsonl", picked)
+
+    def disk_full(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("lift_metrics.validation._plot.plot_validation", disk_full)
+    out = tmp_path / "r"
+    args = ["validate", "ir_quality", "--data", str(data), "--calibrate", "--folds", "3"]
+    code = cli_main([*args, "--target", "-1", "--out", str(out)])
+    assert code == 2
+    assert not list(out.glob("*"))  # neither the weights nor any report file
