@@ -1,6 +1,6 @@
 """Latency of one code_quality call: cached reference embedding, 5 I/O tests, warm sandbox.
 
-The bar is on the default (validated) profile; the seed's weighted sum is timed alongside.
+The bar is on the default (validated) profile; the ``"seed"`` weighted sum is timed alongside.
 
 Bar (issue 3): median under 15 ms with the real embedder and the real sandbox.
 

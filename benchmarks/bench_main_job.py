@@ -1,6 +1,6 @@
 """The main job (``optimizers/quick.toml``) with several seeds: is the gain stable?
 
-Issue 12 bars, checked on every seed's run:
+Issue 12 bars, checked on the run of every seed:
 
 - the run takes under 8.5 minutes (the README's 10 minutes minus about 1.5 for the install);
 - no generated program is a template placeholder;
@@ -9,7 +9,7 @@ Issue 12 bars, checked on every seed's run:
   with a paired 95% interval that excludes 0.
 
 Then, per metric, the median and the range (min..max) of the paired delta (optimized -
-baseline) over the seeds. Each seed is a full run of the main job with ``seed`` replaced
+baseline) over all seeds. Each seed is a full run of the main job with ``seed`` replaced
 (MIPROv2's seed and the bootstrap's), each in its own output folder with its own LM cache, so
 nothing is replayed from another seed. The load average is printed: on a shared machine the
 wall times are only as good as the load allows.

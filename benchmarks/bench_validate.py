@@ -1,13 +1,13 @@
 """Validation bars of issue 6 on the shipped hand-labelled data.
 
-1. ``lift-metrics validate ir_quality code_quality`` (heldout split, seed weights) in a fresh
+1. ``lift-metrics validate ir_quality code_quality`` (heldout split, defaults) in a fresh
    interpreter, embedding-model load included: bar under 60 s.
-2. ``ir_quality`` and ``code_quality`` with the seed weights on the heldout split: bar
+2. ``ir_quality`` and ``code_quality`` with their defaults on the heldout split: bar
    Pearson >= 0.8, reported with the 95% interval.
 3. What calibration gives: weights fitted on the calibration split only (5-fold CV, folds
    grouped by function), reported in-sample, cross-validated and on the heldout split.
 4. The shipped calibrated profiles (``datasets/labels/calibrated_*.json``: fitted weights and
-   a similarity floor, opt-in) on the heldout split, next to the seed default
+   a similarity floor, opt-in) on the heldout split, next to the defaults
    (``lift-metrics validate --shipped-profile``).
 
 Labels are never changed; the heldout split is never fitted on.
@@ -68,7 +68,7 @@ def main() -> None:
             f"{elapsed:.1f} s; bar {BAR_SECONDS:.0f} s: "
             f"{'PASS' if elapsed < BAR_SECONDS else 'FAIL'} (exit code {code})"
         )
-        _print_results(data, " seed weights")
+        _print_results(data, " defaults")
         elapsed, code, data = _validate(Path(tmp) / "calibrated", "--calibrate")
         print(f"with --calibrate: {elapsed:.1f} s")
         for name, entry in data["calibration"].items():  # type: ignore[attr-defined]
@@ -77,7 +77,7 @@ def main() -> None:
             low, high = reported["pearson_ci"]
             print(
                 f"{name:>12} calibrated on {fit['n']} calibration items ({weights}): Pearson "
-                f"in-sample {fit['in_sample_pearson']:.3f} (seed weights "
+                f"in-sample {fit['in_sample_pearson']:.3f} (default weights "
                 f"{fit['default_pearson']:.3f}), {fit['folds']}-fold CV "
                 f"{fit['cv_pearson']:.3f}, heldout {reported['pearson']:.3f} "
                 f"[95% CI {low:.3f}, {high:.3f}]"

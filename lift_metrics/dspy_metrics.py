@@ -28,7 +28,7 @@ A calibrated profile (:func:`lift_metrics.validation.load_profile`; ``"shipped"`
 in ``datasets/labels/``) sets the IR and code metrics' weights and their other options
 (``similarity_floor``, ``wrong_answer_gate``, ``stub_cap``): ``IRQuality(profile=...)``,
 ``CodeQuality(profile=...)``, ``EndToEnd(ir_profile=..., code_profile=...)``. Without one the
-metrics are the seed's.
+metrics use their default weights (docs/ir.md, docs/code.md).
 
 All objects are thread-safe (DSPy evaluates in a thread pool): they hold only configuration
 and a lock-protected history of recent breakdowns.
@@ -786,7 +786,7 @@ class _IRPart:
     def ir_options(self) -> Mapping[str, Any]:
         """Options passed to :func:`lift_metrics.ir.ir_quality_breakdown` besides the weights.
 
-        Read-only; empty without a profile (the seed's metric), ``{"similarity_floor": ...}``
+        Read-only; empty without a profile (the default metric), ``{"similarity_floor": ...}``
         with one.
         """
         return self._ir_options
@@ -1055,7 +1055,7 @@ class IRQuality(_IRPart, _Metric):
         replace the defaults (giving ``weights`` too is an error) and its other options
         (``similarity_floor``) are passed to :func:`lift_metrics.ir.ir_quality_breakdown`
         on every call; they are in the read-only attribute ``ir_options`` (empty without a
-        profile: the seed's metric). A profile for another metric raises ValueError.
+        profile: the default metric). A profile for another metric raises ValueError.
     embedder : Embedder, optional
         For intent similarity; default the bundled all-MiniLM-L6-v2.
     threshold : float, default 0.5
@@ -1171,7 +1171,7 @@ class CodeQuality(_CodePart, _Metric):
         A profile for another metric raises ValueError.
     weights : mapping, optional
         Weighted-sum weights ``syntax``/``tests``/``semantic``/``style``; giving them
-        selects the seed's weighted sum with them (not with ``"validated"`` or a calibrated
+        selects the plain weighted sum with them (not with ``"validated"`` or a calibrated
         profile: an error). Normalised in the attribute ``code_weights`` (empty for the
         validated profile).
     embedder, sandbox, timeout_s
@@ -1451,8 +1451,9 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
 class Aggregate(EndToEnd):
     """:func:`lift_metrics.aggregate.aggregate_metric` as a DSPy metric.
 
-    Quality is the mean of the IR, code and end-to-end scores (the seed's definition), cost
-    and latency are normalised against ceilings; default weights 0.7 / 0.2 / 0.1.
+    Quality is the mean of the IR, code and end-to-end scores, cost and latency are
+    normalised against ceilings (docs/composite.md#aggregate_metric); default weights
+    0.7 / 0.2 / 0.1.
 
     Parameters
     ----------

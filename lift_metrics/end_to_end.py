@@ -1,4 +1,6 @@
-"""End-to-end quality: IR quality, code quality and a latency penalty (seed h10, section 3).
+"""End-to-end quality: IR quality, code quality and a latency penalty.
+
+Formulas and metric card: docs/composite.md#end_to_end.
 
 ``end_to_end = 0.4 * ir_quality + 0.5 * code_quality + 0.1 * latency_penalty`` on plain values.
 The DSPy-facing adapter that reads these values from an example and a prediction is
@@ -32,17 +34,17 @@ __all__ = [
     "latency_penalty",
 ]
 
-#: Seed h10 weights: IR quality 0.4, code quality 0.5, latency 0.1.
+#: Default weights: IR quality 0.4, code quality 0.5, latency 0.1.
 DEFAULT_E2E_WEIGHTS: Mapping[str, float] = {"ir": 0.4, "code": 0.5, "latency": 0.1}
-#: Seed h10 latency target: 16 seconds.
+#: Default latency target: 16 seconds.
 DEFAULT_TARGET_MS = 16_000.0
 
 
 def latency_penalty(latency_ms: float, *, target_ms: float = DEFAULT_TARGET_MS) -> float:
-    """Latency score in (0, 1]: 1 up to the target, then exponential decay (seed h10).
+    """Latency score in (0, 1]: 1 up to the target, then exponential decay.
 
-    Despite the name (kept from the seed) this is a higher-is-better score: 1.0 means no
-    penalty.
+    Despite the name (kept from the original specification) this is a higher-is-better
+    score: 1.0 means no penalty.
 
     Parameters
     ----------
@@ -66,9 +68,9 @@ def latency_penalty(latency_ms: float, *, target_ms: float = DEFAULT_TARGET_MS) 
 
         p(L) = \\begin{cases} 1 & L \\le T \\\\ e^{-2 (L/T - 1)} & L > T \\end{cases}
 
-    The seed's comment says "50% penalty at 2x target"; the formula it gives (kept here)
-    yields :math:`e^{-2} \\approx 0.135` at 2x, 0.368 at 1.5x and 0.0025 at 4x (see DESIGN.md,
-    "Seed decisions"). The function is continuous at the target.
+    The original specification says "50% penalty at 2x target"; its formula (kept here)
+    yields :math:`e^{-2} \\approx 0.135` at 2x, 0.368 at 1.5x and 0.0025 at 4x
+    (docs/decisions.md#latency-penalty-formula-kept). The function is continuous at the target.
 
     Examples
     --------
@@ -221,14 +223,14 @@ def end_to_end_breakdown(
     target_ms : float, default 16000
         Latency budget for :func:`latency_penalty`.
     weights : mapping, optional
-        Keys ``ir``, ``code``, ``latency``; default 0.4 / 0.5 / 0.1 (seed h10).
+        Keys ``ir``, ``code``, ``latency``; default 0.4 / 0.5 / 0.1.
     ir_weights, code_weights : mapping, optional
         Passed to :func:`lift_metrics.ir.ir_quality_breakdown` and
         :func:`lift_metrics.code.code_quality_breakdown` as ``weights`` (code weights select
         the weighted-sum family of the code metric).
     code_profile : str, path, CalibrationProfile, CodeQualityOptions or None, default None
         The code metric's profile, as ``profile`` in :func:`lift_metrics.code.code_quality`
-        (None: ``"validated"``, or the seed's weighted sum when ``code_weights`` is given).
+        (None: ``"validated"``, or the plain weighted sum when ``code_weights`` is given).
     embedder, sandbox, entry_point, prompt, timeout_s
         Passed on to the IR and code metrics.
 
@@ -252,7 +254,7 @@ def end_to_end_breakdown(
 
     Examples
     --------
-    Without the embedding terms (intent and semantic weights 0, the code part as the seed's
+    Without the embedding terms (intent and semantic weights 0, the code part as the plain
     weighted sum), so no model is loaded:
 
     >>> ir = {"intent": "Add a and b.", "signature": {"name": "add",
@@ -326,7 +328,7 @@ def end_to_end(
     prompt: str | None = None,
     timeout_s: float | None = None,
 ) -> float:
-    """End-to-end pipeline quality in [0, 1]: 0.4 IR + 0.5 code + 0.1 latency (seed h10).
+    """End-to-end pipeline quality in [0, 1]: 0.4 IR + 0.5 code + 0.1 latency.
 
     All arguments are keyword-only; see :func:`end_to_end_breakdown` for their meaning and
     for the parts and reasons behind the score.
@@ -337,7 +339,7 @@ def end_to_end(
 
     Notes
     -----
-    The seed defines ``end_to_end(example, prediction)`` on DSPy objects; here the pure
+    The specification defines ``end_to_end(example, prediction)`` on DSPy objects; here the pure
     function takes plain values and :class:`lift_metrics.dspy_metrics.EndToEnd` is the
     DSPy-facing adapter.
 

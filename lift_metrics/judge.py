@@ -1,6 +1,6 @@
 """LLM-as-judge modules: an answer judge and a code review judge (DSPy, any LM).
 
-Two judges from seed ``framework-harness-metrics.md``:
+Two judges (docs/validation.md#judges):
 
 * :class:`AnswerJudge` scores an answer against the expected answer and the retrieved sources
   on **correctness**, **completeness** and **faithfulness**;
@@ -65,7 +65,7 @@ __all__ = [
 ]
 
 ANSWER_CRITERIA: tuple[str, ...] = ("correctness", "completeness", "faithfulness")
-"""The answer judge's criteria (seed framework-harness-metrics, "Answer Quality")."""
+"""The answer judge's criteria."""
 
 CODE_REVIEW_CRITERIA: tuple[str, ...] = (
     "readability",
@@ -83,7 +83,7 @@ SCALE_GUIDE = (
     "imprecisions), 3 = acceptable (partially correct, missing key details), 2 = poor "
     "(significant errors or gaps), 1 = bad (wrong, empty, or entirely unsupported)"
 )
-"""The 1-5 scoring guideline shown to the judge (seed framework-harness-metrics)."""
+"""The 1-5 scoring guideline shown to the judge."""
 
 _ANSWER_DESCRIPTIONS = {
     "correctness": "Is the answer factually accurate relative to the expected answer?",

@@ -1,9 +1,11 @@
-"""Route-aware metrics: cost and quality per provider route, and route migration (seed h10, 4-6).
+"""Route-aware metrics: cost and quality per provider route, and route migration.
 
-A *route* is where a request is served (seed h10 / ADR 001):
+Formulas and defaults: docs/composite.md#routes.
+
+A *route* is where a request is served:
 
 * :attr:`ProviderRoute.BEST_AVAILABLE` - the best hosted API model, paid per token;
-* :attr:`ProviderRoute.MODAL_INFERENCE` - a self-hosted model on rented GPUs (the seed's Modal),
+* :attr:`ProviderRoute.MODAL_INFERENCE` - a self-hosted model on rented GPUs (e.g. Modal),
   paid per second of GPU time, and the only route that offers schema-constrained decoding
   (XGrammar).
 """
@@ -45,11 +47,11 @@ class ProviderRoute(enum.StrEnum):
     MODAL_INFERENCE = "modal_inference"
 
 
-#: Seed h10 GPU prices in USD per second.
+#: Default GPU prices in USD per second.
 DEFAULT_GPU_PRICES_PER_SECOND: Mapping[str, float] = {"L40S": 0.001, "A100": 0.002, "H100": 0.003}
 
 _METRIC_KEYS = ("ir_quality", "code_quality", "test_pass_rate")
-#: Seed h10 task-type weights over ir_quality, code_quality and test_pass_rate.
+#: Default task-type weights over ir_quality, code_quality and test_pass_rate.
 DEFAULT_TASK_WEIGHTS: Mapping[str, Mapping[str, float]] = {
     "reasoning": {"ir_quality": 0.5, "code_quality": 0.3, "test_pass_rate": 0.2},
     "constrained_gen": {"ir_quality": 0.3, "code_quality": 0.2, "test_pass_rate": 0.5},
@@ -81,7 +83,7 @@ def route_cost(
     gpu_type: str = "L40S",
     gpu_prices_per_second: Mapping[str, float] | None = None,
 ) -> float:
-    """Cost in USD of one request on a route (seed h10, section 4).
+    """Cost in USD of one request on a route (docs/composite.md#route_cost).
 
     Parameters
     ----------
@@ -92,14 +94,14 @@ def route_cost(
     duration_ms : float
         Duration of the request in milliseconds (used by the per-second route), ``>= 0``.
     input_price_per_m, output_price_per_m : float, default 3.0 and 15.0
-        API prices in USD per million tokens (seed: Claude 3.5 Sonnet). For a named model use
+        API prices in USD per million tokens (default: Claude 3.5 Sonnet's). For a named model use
         :func:`lift_metrics.pricing.cost_usd_for_model` instead.
     input_share : float, default 0.5
-        Fraction of ``tokens`` that are input tokens (seed: a 50/50 split).
+        Fraction of ``tokens`` that are input tokens (default: a 50/50 split).
     gpu_type : str, default "L40S"
         Key into ``gpu_prices_per_second``.
     gpu_prices_per_second : mapping, optional
-        GPU type -> USD per second; default L40S 0.001, A100 0.002, H100 0.003 (seed).
+        GPU type -> USD per second; default L40S 0.001, A100 0.002, H100 0.003.
 
     Returns
     -------
@@ -109,7 +111,7 @@ def route_cost(
     Raises
     ------
     ValueError
-        For an unknown route or GPU type (the seed silently priced unknown GPUs as an L40S),
+        For an unknown route or GPU type (never priced silently as another GPU),
         negative tokens, durations or prices.
 
     Notes
@@ -148,20 +150,20 @@ def route_quality(
     *,
     task_weights: Mapping[str, Mapping[str, float]] | None = None,
 ) -> float:
-    """Quality of a route on a task type: task-specific weighted sum (seed h10, section 5).
+    """Quality of a route on a task type: a task-specific weighted sum (docs/composite.md).
 
     Parameters
     ----------
     route : ProviderRoute or str
         The route that produced ``metrics`` (validated; the weights depend on the task only,
-        as in the seed).
+        as specified).
     task_type : str
         ``"reasoning"``, ``"constrained_gen"``, ``"classification"``, or any other type,
         which gets the default weights 0.4 / 0.4 / 0.2.
     metrics : mapping
         Exactly the keys ``ir_quality``, ``code_quality``, ``test_pass_rate``, each in [0, 1].
     task_weights : mapping, optional
-        Task type -> weights over those three keys; replaces the seed's table.
+        Task type -> weights over those three keys; replaces the default table.
 
     Returns
     -------
@@ -171,7 +173,7 @@ def route_quality(
     Raises
     ------
     ValueError
-        For a missing or unknown metric key (the seed silently counted a missing one as 0),
+        For a missing or unknown metric key (never counted as 0),
         values outside [0, 1], or bad weights.
 
     Notes
@@ -217,7 +219,7 @@ class RouteSuggestion:
     route : ProviderRoute or None
         The route to move to; ``None`` when the current route should stay.
     rule : int or None
-        The seed's rule number that decided (1-4); ``None`` when no rule fired.
+        The rule number that decided (1-4); ``None`` when no rule fired.
     reason : str
         One sentence with the observed value and the threshold.
     """
@@ -243,7 +245,7 @@ def suggest_route_migration(
     cost_ceiling_usd: float = 0.05,
     latency_ceiling_ms: float = 30_000.0,
 ) -> RouteSuggestion:
-    """Suggest a route change from observed quality, cost and latency (seed h10, section 6).
+    """Suggest a route change from observed quality, cost and latency (docs/composite.md).
 
     Parameters
     ----------
@@ -268,7 +270,7 @@ def suggest_route_migration(
 
     Notes
     -----
-    Rules, checked in the seed's order:
+    Rules, checked in this order (numbered as specified):
 
     4. ``requires_schema``: only the self-hosted route offers XGrammar, so the answer is
        ``MODAL_INFERENCE`` (``route=None`` with rule 4 when already there: stay);
@@ -277,7 +279,7 @@ def suggest_route_migration(
     2. on ``BEST_AVAILABLE`` with ``cost_usd > cost_ceiling_usd``: try ``MODAL_INFERENCE``;
     5. otherwise no change.
 
-    Comparisons are strict, as in the seed (quality exactly 0.6 stays).
+    Comparisons are strict, as specified (quality exactly 0.6 stays).
 
     Examples
     --------

@@ -730,7 +730,8 @@ def cosine_similarity(u: npt.ArrayLike, v: npt.ArrayLike) -> float:
 
     Notes
     -----
-    Negative similarity scores 0 (DESIGN.md, "Seed decisions"). A zero vector has no
+    Negative similarity scores 0
+    (docs/decisions.md#cosine-similarity-is-clipped-to-0-1). A zero vector has no
     direction: its similarity to anything is 0, unless both vectors are zero, which counts
     as identical (1.0), the way two empty texts are the same text.
 

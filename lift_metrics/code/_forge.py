@@ -117,14 +117,14 @@ def forge_inputs(
 
     Notes
     -----
-    Python counterparts of forgetest's Rust inputs (DESIGN.md, "Seed decisions"):
+    Python counterparts of forgetest's Rust inputs (docs/decisions.md#forgetest-score-in-python):
     "compiles" is :func:`compile` succeeding (stricter than :func:`ast.parse`: it also
     rejects ``return`` outside a function); "clippy warnings" are ruff's pyflakes (``F``)
     findings, counted with ``# noqa`` ignored. Code that does not compile runs no process
     and counts every test as failed. The score is
     ``0 if not compiled else 0.4 + 0.5 * passed / (passed + failed) + 0.1 * max(0, 1 - 0.1 *
     lint_warnings)`` with a test score of 0 when there are no tests (forgetest's rule, unlike
-    seed 002's ``test_pass_rate``).
+    the standalone ``test_pass_rate`` of the original specification).
 
     Examples
     --------

@@ -351,12 +351,12 @@ def code_quality_options(
         ``"validated"``, ``"seed"``, ``"shipped"`` (``datasets/labels/
         calibrated_code_quality.json``), the path of a profile file, a
         :class:`~lift_metrics.validation.CalibrationProfile` or ready options. None means
-        ``"validated"``, unless a weighted-sum option is given (then ``"custom"``: the seed's
+        ``"validated"``, unless a weighted-sum option is given (then ``"custom"``: the plain
         weighted sum with those options).
     weights, similarity_floor, wrong_answer_gate, stub_cap
         Weighted-sum options (see :func:`code_quality`). They cannot be combined with
         ``"validated"`` nor with a calibrated profile (its file sets them); with ``"seed"``
-        they override the seed's. A floor of 0 and a gate of False are neutral: not given.
+        they override the profile's. A floor of 0 and a gate of False are neutral: not given.
     timeout_s : float or None, default None
         Per-execution time limit; ``None`` keeps the profile's (the sandbox's own).
     name, weights_name : str, default "profile", "weights"
@@ -769,7 +769,7 @@ def code_quality_breakdown(
     >>> result.score, result.degenerate
     (0.0, "template placeholder '{code}'")
 
-    The seed's weighted sum without a neural model (``structural`` instead of ``semantic``):
+    The ``"seed"`` weighted sum without a neural model (``structural`` instead of ``semantic``):
 
     >>> no_model = {"syntax": 0.2, "tests": 0.4, "semantic": 0, "style": 0.1, "structural": 0.3}
     >>> result = code_quality_breakdown("def add(a, b) return a + b", reference, [],
@@ -868,8 +868,8 @@ def code_quality(
         Weighted-sum family only: ``syntax``/``tests``/``semantic``/``style``, optionally
         plus ``structural`` (:func:`~lift_metrics.code.structural_similarity`; use
         ``semantic=0, structural=0.3`` to score without a neural model); rescaled to sum to
-        1. Giving it (or the three options below) without a profile selects the seed's
-        weighted sum with it.
+        1. Giving it (or the three options below) without a profile selects the plain
+        weighted sum with it (docs/code.md#profiles).
     embedder : Embedder or None, default None
         For the reference score and ``semantic``; ``None`` means the bundled
         all-MiniLM-L6-v2 (cached by text).

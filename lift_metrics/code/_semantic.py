@@ -1,4 +1,4 @@
-"""Semantic similarity of code through sentence embeddings (seed 002, weight 0.3)."""
+"""Semantic similarity of code through sentence embeddings (docs/code.md#semantic_similarity)."""
 
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ def rescale_similarity(similarity: float, floor: float) -> float:
     have a clearly positive cosine: the floor removes that baseline, so a related-but-wrong
     text no longer earns most of the points. The calibrated profiles shipped with the labels
     (``datasets/labels/calibrated_*.json``) set the floor to the 95th percentile of the cosine
-    between references of *different* functions. This is an opt-in option; the seed metrics
-    use no floor.
+    between references of *different* functions. This is an opt-in option; the default
+    metrics use no floor.
 
     Examples
     --------
@@ -83,7 +83,7 @@ def semantic_similarity(
         all-MiniLM-L6-v2, CPU, cached by text).
     similarity_floor : float, default 0.0
         Opt-in rescaling ``max(0, (cos - floor) / (1 - floor))`` (see
-        :func:`rescale_similarity`); 0 keeps the plain cosine (the seed's metric).
+        :func:`rescale_similarity`); 0 keeps the plain cosine.
 
     Returns
     -------

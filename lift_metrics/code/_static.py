@@ -1,4 +1,4 @@
-"""Static code-quality analysis (seed framework-harness-metrics.md) with radon and ``ast``."""
+"""Static code-quality analysis with radon and ``ast`` (docs/code.md#static-analysis)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "buil
 
 @dataclass(frozen=True, repr=False)
 class StaticAnalysis:
-    """Static metrics of one Python source file (seed framework-harness-metrics.md).
+    """Static metrics of one Python source file (docs/code.md#static-analysis).
 
     Attributes
     ----------
@@ -38,7 +38,7 @@ class StaticAnalysis:
     maintainability_index : float
         Radon's maintainability index, 0-100 (higher is easier to maintain).
     maintainability_grade : str
-        ``"A"`` (>= 20), ``"B"`` (10-19) or ``"C"`` (< 10), as the seed's table says.
+        ``"A"`` (>= 20), ``"B"`` (10-19) or ``"C"`` (< 10), as radon grades it.
     halstead_volume, halstead_difficulty, halstead_bugs : float
         Radon's Halstead metrics for the whole file (bugs = volume / 3000).
     total_imports, framework_imports : int
@@ -83,7 +83,7 @@ class StaticAnalysis:
 
 
 def maintainability_grade(index: float) -> str:
-    """Seed grade of a maintainability index: A (>= 20), B (10 to < 20), C (< 10).
+    """Grade of a maintainability index: A (>= 20), B (10 to < 20), C (< 10).
 
     Examples
     --------
@@ -145,7 +145,7 @@ def analyze_code(
     -----
     Formulas are radon's (``radon.raw.analyze``, ``radon.complexity.cc_visit``,
     ``radon.metrics.mi_visit`` with multi-line strings counted as comments,
-    ``radon.metrics.h_visit``); the grades follow the seed's tables. A file without functions
+    ``radon.metrics.h_visit``); the grades follow radon's. A file without functions
     has no per-function complexity or annotation coverage: those are nan (and the grade
     ``None``) without a warning, because modules such as ``__init__.py`` are normal input here.
 

@@ -1,4 +1,4 @@
-"""Style conformance (seed 002, weight 0.1): imports, naming conventions, docstrings."""
+"""Style conformance (docs/code.md#style_conformance): imports, naming conventions, docstrings."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from lift_metrics.code._features import CodeFeatures, check_code, code_features
 def _jaccard(left: frozenset[str], right: frozenset[str]) -> float:
     union = left | right
     if not union:
-        return 1.0  # DESIGN.md: two import-free files match
+        return 1.0  # two import-free files match (docs/decisions.md)
     return len(left & right) / len(union)
 
 
@@ -56,7 +56,7 @@ def style_conformance(predicted: str, expected: str) -> float:
     - **Imports** :math:`I = |P \\cap E| / |P \\cup E|`, the Jaccard index of the imported
       names (``import a.b`` gives ``a.b``; ``from a import b`` gives ``a.b``; relative
       imports keep their dots), collected anywhere in the module. Two import-free programs
-      score 1.0 (DESIGN.md; the seed's ``/ max(|union|, 1)`` would give 0 to identical code).
+      score 1.0 (docs/decisions.md#jaccard-of-two-empty-sets-is-1).
     - **Naming** :math:`N` = conforming names / distinct names defined in the prediction,
       checked on the AST (PEP 8): functions and methods and their arguments in snake_case
       (dunders allowed), variables (assignment, loop, ``with`` and comprehension targets) in
@@ -65,7 +65,7 @@ def style_conformance(predicted: str, expected: str) -> float:
     - **Docstrings** :math:`D = 0.5 + 0.5 \\cdot f_{doc}` where :math:`f_{doc}` is the fraction
       of function definitions (methods and nested functions included) that have a
       docstring; without any function, 1.0 if the module has a docstring, else 0.5
-      (the seed's 1.0 / 0.5).
+      (1.0 / 0.5).
 
     Only the import score uses the reference. A prediction that does not parse scores 0.0.
 

@@ -1,4 +1,4 @@
-"""Syntax correctness (seed 002, weight 0.2)."""
+"""Syntax correctness (docs/code.md#syntax_correctness)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def syntax_correctness(code: str) -> float:
 
     Notes
     -----
-    As in seed 002 this is :func:`ast.parse`, which accepts a few programs that
+    As specified this is :func:`ast.parse`, which accepts a few programs that
     :func:`compile` rejects later (``return`` outside a function, ``break`` outside a loop);
     :func:`~lift_metrics.code.forge_inputs` uses the stricter ``compile``. Null bytes,
     absurdly deep nesting and code over ``MAX_CODE_CHARS`` (1,000,000 characters) score 0.0.

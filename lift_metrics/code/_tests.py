@@ -1,4 +1,4 @@
-"""Running tests against generated code in the sandbox (seed 002's test_pass_rate, weight 0.4)."""
+"""Running tests against generated code in the sandbox (docs/code.md#test_pass_rate)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ An IR describes one function: its intent (plain English), its signature, an orde
 effects from a closed taxonomy (:class:`EffectKind`) and checkable constraints. The JSON shape
 is shared with the datasets and the pipeline's constrained decoding.
 
-Metrics (seed h10, section 1; all in [0, 1], higher is better):
+Metrics (docs/ir.md; all in [0, 1], higher is better):
 
 * :func:`intent_match` - embedding cosine of the intent descriptions;
 * :func:`signature_match` - name, parameter Jaccard, return type;

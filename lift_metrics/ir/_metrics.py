@@ -1,4 +1,4 @@
-"""ir_quality and its four sub-metrics (seed h10, section 1), plus constraint checking."""
+"""ir_quality and its four sub-metrics (docs/ir.md), plus constraint checking."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ __all__ = [
     "structure_match",
 ]
 
-#: Seed h10 weights: intent 0.3, signature 0.3, structure 0.2, constraints 0.2.
+#: Default weights: intent 0.3, signature 0.3, structure 0.2, constraints 0.2.
 DEFAULT_IR_WEIGHTS: Mapping[str, float] = {
     "intent": 0.3,
     "signature": 0.3,
@@ -162,7 +162,7 @@ def intent_match(
     similarity_floor : float, default 0.0
         Opt-in rescaling ``max(0, (cos - floor) / (1 - floor))``
         (:func:`lift_metrics.code._semantic.rescale_similarity`): intents of nearby but
-        different tasks no longer score most of the points. 0 keeps the plain cosine (seed h10).
+        different tasks no longer score most of the points. 0 keeps the plain cosine.
 
     Returns
     -------
@@ -217,7 +217,7 @@ def _show_param(param: tuple[str, str | None]) -> str:
 
 
 def signature_match(predicted: IRLike, expected: IRLike) -> float:
-    """Mean of name match, parameter Jaccard and return-type match (seed h10).
+    """Mean of name match, parameter Jaccard and return-type match.
 
     Parameters
     ----------
@@ -232,9 +232,10 @@ def signature_match(predicted: IRLike, expected: IRLike) -> float:
     -----
     * name: 1 if the function names are equal, else 0;
     * params: Jaccard index of the sets of ``(name, normalised type hint)`` pairs; two empty
-      parameter lists give 1.0 (two zero-argument signatures match; the seed's
-      ``/ max(|union|, 1)`` would give 0, see DESIGN.md);
-    * ret: 1 if the normalised return types are equal, else 0.5 (the seed's partial credit).
+      parameter lists give 1.0 (two zero-argument signatures match,
+      docs/decisions.md#jaccard-of-two-empty-sets-is-1);
+    * ret: 1 if the normalised return types are equal, else 0.5 (partial credit,
+      docs/decisions.md#wrong-return-type-keeps-05).
 
     A parameter with an unknown (``null``) type hint only matches one that is also unknown.
     Type hints are normalised with :func:`lift_metrics.ir.normalize_type_hint`.
@@ -296,7 +297,7 @@ def _failed_constraints(p: IR, e: IR) -> list[Constraint]:
 
 
 def constraint_match(predicted: IRLike, expected: IRLike) -> float:
-    """Fraction of the expected IR's constraints that the predicted IR satisfies (seed h10).
+    """Fraction of the expected IR's constraints that the predicted IR satisfies.
 
     Parameters
     ----------
@@ -305,7 +306,7 @@ def constraint_match(predicted: IRLike, expected: IRLike) -> float:
     Returns
     -------
     float
-        In [0, 1]; 1.0 when the expected IR has no constraints (the seed's rule).
+        In [0, 1]; 1.0 when the expected IR has no constraints (nothing is asked).
 
     Notes
     -----
@@ -382,11 +383,11 @@ def ir_quality_breakdown(
         Non-IR values go through :func:`parse_ir` (an :class:`IRParseError` propagates).
     weights : mapping, optional
         Keys exactly ``intent``, ``signature``, ``structure``, ``constraints``; rescaled to
-        sum to 1. Default 0.3 / 0.3 / 0.2 / 0.2 (seed h10).
+        sum to 1. Default 0.3 / 0.3 / 0.2 / 0.2.
     embedder : Embedder, optional
         Passed to :func:`intent_match`.
     similarity_floor : float, default 0.0
-        Passed to :func:`intent_match` (opt-in; 0 is the seed's metric). The calibrated
+        Passed to :func:`intent_match` (opt-in; 0 is the default metric). The calibrated
         profile ``datasets/labels/calibrated_ir_quality.json`` pairs a floor with fitted
         weights; load it with :func:`lift_metrics.validation.load_profile`.
 
@@ -465,7 +466,7 @@ def ir_quality(
     embedder: Embedder | None = None,
     similarity_floor: float = 0.0,
 ) -> float:
-    """Weighted IR quality in [0, 1] (seed h10, section 1).
+    """Weighted IR quality in [0, 1] (docs/ir.md#ir_quality).
 
     Parameters
     ----------
@@ -477,7 +478,7 @@ def ir_quality(
     embedder : Embedder, optional
         For :func:`intent_match`; default the bundled all-MiniLM-L6-v2.
     similarity_floor : float, default 0.0
-        For :func:`intent_match`: opt-in rescaling of the intent cosine (0: seed h10).
+        For :func:`intent_match`: opt-in rescaling of the intent cosine (0: off).
 
     Returns
     -------

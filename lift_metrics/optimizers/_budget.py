@@ -186,7 +186,7 @@ def call_cost_usd(model: str, usage: Mapping[str, Any]) -> float:
     float
         A provider-reported ``cost`` when present; otherwise litellm's price table applied to
         the token counts; 0.0 for the local model, DSPy's ``DummyLM`` and models litellm does
-        not know (seed ``framework-harness-metrics.md``: unknown models report $0).
+        not know (docs/decisions.md#unknown-prices).
 
     Examples
     --------
@@ -210,7 +210,7 @@ def call_cost_usd(model: str, usage: Mapping[str, Any]) -> float:
         prompt_usd, completion_usd = _litellm().cost_per_token(
             model=model, prompt_tokens=prompt, completion_tokens=completion
         )
-    except Exception:  # unknown model: litellm raises; the seed says such models cost $0
+    except Exception:  # unknown model: litellm raises; counted as $0
         return 0.0
     return float(prompt_usd) + float(completion_usd)
 

@@ -4,7 +4,7 @@ Everything that can be checked without calling an LM is checked here, with a mes
 says what to change: unknown keys anywhere, optimizer arguments that DSPy does not accept
 (found by introspecting the optimizer's ``__init__`` and ``compile`` signatures; COPRO's
 ``**kwargs`` would swallow typos silently, so its real parameters are used), argument types,
-and the traps listed in DESIGN.md (MIPROv2 ``auto`` vs ``num_trials``/``num_candidates``,
+and DSPy's known traps (MIPROv2 ``auto`` vs ``num_trials``/``num_candidates``,
 minibatch larger than the validation set, ``seed = 0`` ignored by MIPROv2, COPRO ``breadth``
 and ``eval_kwargs``, GEPA's single budget). The data-dependent checks (split sizes) and the LM
 server check run in :func:`preflight`, still before any LM call.

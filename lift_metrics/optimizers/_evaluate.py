@@ -1,6 +1,6 @@
 """Evaluating a DSPy program over examples: per-example timeout, latency, usage, N runs.
 
-Follows seed ``framework-harness-metrics.md``: each example runs under a timeout (a timed-out
+Each example runs under a timeout (a timed-out
 example is marked and scores 0; the run goes on), latency and billed tokens/cost are recorded
 per example, and with ``runs > 1`` every example gets the mean and standard deviation of its
 scores over the runs (tokens and cost are summed). Aggregate statistics come from

@@ -1,4 +1,4 @@
-"""The process-wide default sandbox and :func:`execute_code` (seed h10) built on it."""
+"""The process-wide default sandbox and :func:`execute_code` built on it."""
 
 from __future__ import annotations
 
@@ -83,7 +83,8 @@ def execute_code(
 ) -> ExecutionOutput:
     """Call the entry point of ``code`` with ``inputs`` in the sandbox and return its value.
 
-    This is seed h10's ``execute_code(code, inputs)``, run in a fresh isolated process.
+    The ``execute_code(code, inputs)`` of the original specification, run in a fresh isolated
+    process.
 
     Parameters
     ----------
@@ -112,7 +113,7 @@ def execute_code(
 
     Notes
     -----
-    The seed compares ``execute_code(code, inputs) == expected``; here write
+    The specification compares ``execute_code(code, inputs) == expected``; here write
     ``out.ok and out.value == expected``, or better use :meth:`Sandbox.run_tests`, which
     compares with exact types in the trusted parent. Only plain data comes back (None, bool,
     int, float, str, bytes, list, tuple, dict, set, frozenset); any other return type gives

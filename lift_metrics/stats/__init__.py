@@ -6,9 +6,7 @@ raises ``ValueError``/``TypeError`` naming the parameter; nothing silently retur
 JSON output goes through :func:`lift_metrics._io.to_jsonable` (infinities become ``null``
 with an ``<key>_is_infinite`` flag); reports print ``∞``.
 
-Sources (``shared/seeds``): scylla-metrics-formulas (summaries, grades, tiers),
-forgetest-scoring (pass@k, forge score, regression detection), ab-scoring-schema (A/B),
-framework-harness-metrics (retrieval, latency percentiles, multi-run aggregation).
+Formulas, sources and edge-case decisions: docs/statistics.md and docs/decisions.md.
 ``scipy`` is imported only inside the functions that need it.
 """
 

@@ -1,6 +1,6 @@
-"""A/B comparison of two arms over paired runs (seed ``ab-scoring-schema.md``).
+"""A/B comparison of two arms over paired runs (docs/statistics.md#paired-ab).
 
-Records follow the seed's run-record schema; runs of the two arms are paired on
+Records follow the run-record schema of :class:`RunRecord`; runs of the two arms are paired on
 ``(task_id, repeat)``. Deltas are always ``treatment - control``.
 """
 
@@ -46,7 +46,7 @@ DELTA_NAMES: tuple[str, ...] = (
     "non_cache_token_delta",
 )
 
-# the seed's three gates: (name, arm statistic, paired delta, +1 if higher is better)
+# the three gates: (name, arm statistic, paired delta, +1 if higher is better)
 _GATES: tuple[tuple[str, str, str, int], ...] = (
     ("success_rate", "success_rate", "pass_delta", +1),
     ("runtime", "median_duration_seconds", "duration_delta_seconds", -1),
@@ -62,7 +62,7 @@ _CHUNK_ELEMENTS = 4_000_000
 
 @dataclass(frozen=True)
 class RunRecord:
-    """One benchmark run of one task in one arm (the seed's run-level record).
+    """One benchmark run of one task in one arm (a run-level record).
 
     ``total_tokens`` sums all four token counts; ``non_cache_tokens`` is input + output.
     """
@@ -122,7 +122,7 @@ class RunRecord:
 
 
 def validate_run_records(records: Iterable[RunRecord | Mapping[str, Any]]) -> tuple[RunRecord, ...]:
-    """Validate run records (mappings or :class:`RunRecord`) against the seed's schema.
+    """Validate run records (mappings or :class:`RunRecord`) against the run-record schema.
 
     Parameters
     ----------
@@ -201,7 +201,7 @@ def load_run_records(path: str | os.PathLike[str]) -> tuple[RunRecord, ...]:
 
 @dataclass(frozen=True, repr=False)
 class ArmStatistics:
-    """Per-arm statistics of the seed plus a Wilson interval and duration percentiles.
+    """Per-arm statistics (success rate, medians) plus a Wilson interval and duration percentiles.
 
     ``solved_per_dollar`` is ``None`` when the arm's total cost is zero.
     """
@@ -430,7 +430,7 @@ class Gate:
 def ab_decision(
     treatment: ArmStatistics, control: ArmStatistics
 ) -> tuple[Decision, tuple[Gate, ...]]:
-    """The seed's three-gate decision rule on two arms' statistics.
+    """The three-gate decision rule on two arms' statistics.
 
     Parameters
     ----------
@@ -447,7 +447,8 @@ def ab_decision(
     (lower is better). "prefer_treatment" when every gate holds for the treatment
     (``>=``/``<=``), "prefer_control" when every gate holds in the opposite direction,
     "no_difference" when all three tie exactly (both would hold), otherwise "mixed"
-    (the seed's "mixed results - inspect paired deltas").
+    ("mixed results - inspect paired deltas";
+    docs/decisions.md#ab-decision-rule).
 
     Examples
     --------
@@ -520,7 +521,7 @@ _DECISION_TEXT = {
 @dataclass(frozen=True, repr=False)
 class PairedComparison:
     """Result of :func:`paired_comparison`: arm statistics, paired deltas with intervals and
-    p-values, the point decision of the seed's gates and the interval-aware verdict."""
+    p-values, the point decision of the three gates and the interval-aware verdict."""
 
     treatment: str
     control: str
@@ -645,7 +646,7 @@ class PairedComparison:
         """Headline lines: pairs, decision and verdict."""
         return [
             f"{self.n_pairs} pairs; treatment {self.treatment!r} vs control {self.control!r}",
-            f"decision (seed gates): {self.decision_text}",
+            f"decision (three gates): {self.decision_text}",
             f"verdict ({self.confidence_level * 100:g}% paired bootstrap, "
             f"{self.n_resamples} resamples, seed {self.seed}): {self.verdict_text}",
         ]
@@ -887,7 +888,7 @@ def split_arms(
 ) -> tuple[tuple[RunRecord, ...], tuple[RunRecord, ...]]:
     """Split mixed records into ``(treatment_runs, control_runs)``.
 
-    Without names: the seed's ``with_skelly`` (treatment) / ``without_skelly`` (control) when
+    Without names: ``with_skelly`` (treatment) / ``without_skelly`` (control) when
     those are the two arms, otherwise the first arm in record order is the control and the
     second the treatment. Exactly two arms are required.
 

@@ -61,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "ab",
         help="paired A/B analysis of benchmark runs with bootstrap intervals",
         description=(
-            "Read A/B run records (JSONL, ab-scoring schema) of exactly two arms, pair them "
+            "Read A/B run records (JSONL, one RunRecord a line) of exactly two arms, pair them "
             "on (task_id, repeat) and print arm statistics, paired deltas with bootstrap "
             "intervals and permutation p-values, the three-gate decision and the "
             "interval-aware verdict. Arms: with_skelly/without_skelly, or --treatment/"

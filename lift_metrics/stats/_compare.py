@@ -1,4 +1,4 @@
-"""Regression detection between two eval reports (seed ``forgetest-scoring.md``)."""
+"""Regression detection between two eval reports (docs/statistics.md#compare)."""
 
 from __future__ import annotations
 
@@ -155,8 +155,8 @@ def compare_reports(
     Notes
     -----
     With ``delta = current - baseline`` (rounded to 12 decimals to remove float noise): a
-    regression is ``delta < -threshold``, an improvement ``delta > threshold`` (strict, as the
-    seed's "drops by more than the threshold"), anything else is unchanged.
+    regression is ``delta < -threshold``, an improvement ``delta > threshold`` (strict: "drops by
+    more than the threshold", docs/decisions.md#regression-threshold), anything else is unchanged.
 
     Examples
     --------

@@ -51,7 +51,7 @@ def forge_score(compiled: bool, passed: int, failed: int, lint_warnings: int) ->
     -----
     ``0`` if not compiled, else
     ``0.4 + 0.5 * passed / (passed + failed) + 0.1 * max(0, 1 - 0.1 * lint_warnings)``,
-    with a test score of 0 when there are no tests (seed ``forgetest-scoring.md``).
+    with a test score of 0 when there are no tests (docs/code.md#forge_score).
 
     Examples
     --------

@@ -1,4 +1,4 @@
-"""Retrieval quality and multi-run aggregation (seed ``framework-harness-metrics.md``)."""
+"""Retrieval quality and multi-run aggregation (docs/statistics.md#retrieval)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Per-run and cross-tier scoring formulas (seed ``scylla-metrics-formulas.md``)."""
+"""Per-run and cross-tier scoring formulas (docs/statistics.md#grades)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from lift_metrics._checks import (
 )
 from lift_metrics.stats._summary import check_ddof, variance_of
 
-#: The seed's letter-grade scale: grade -> inclusive lower bound of the score.
+#: The default letter-grade scale: grade -> inclusive lower bound of the score.
 DEFAULT_GRADE_SCALE: Mapping[str, float] = {"A": 0.95, "B": 0.85, "C": 0.75, "D": 0.65, "F": 0.0}
 
 
@@ -179,7 +179,7 @@ def composite_score(
 
     Examples
     --------
-    Seed example 1:
+    A task that passes, with an implementation rate of 0.85:
 
     >>> composite_score(1.0, 0.85)
     0.925
@@ -216,9 +216,9 @@ def letter_grade(score: float, *, scale: Mapping[str, float] | None = None) -> s
     Parameters
     ----------
     score : float
-        The score to grade (the median composite score of a tier in the seed).
+        The score to grade (for example the median composite score of a tier).
     scale : mapping of str to float, optional
-        Grade -> inclusive lower bound. Defaults to the seed's scale
+        Grade -> inclusive lower bound. Defaults to the scale
         ``{"A": 0.95, "B": 0.85, "C": 0.75, "D": 0.65, "F": 0.0}``.
 
     Returns
@@ -261,7 +261,7 @@ def tier_uplift(tier_score: float, baseline_score: float) -> float:
     Parameters
     ----------
     tier_score, baseline_score : float
-        Non-negative scores (median composite scores in the seed).
+        Non-negative scores (for example median composite scores).
 
     Returns
     -------
@@ -306,7 +306,7 @@ def pass_rate_variance(pass_rates: Sequence[float] | np.ndarray, *, ddof: int = 
     pass_rates : sequence of float
         One pass rate per tier, each in [0, 1].
     ddof : int, default 0
-        0 for the population variance the seed uses.
+        0 for the population variance (docs/decisions.md#population-standard-deviation).
 
     Returns
     -------
@@ -340,7 +340,7 @@ def cost_variance(costs_usd: Sequence[float] | np.ndarray, *, ddof: int = 0) -> 
     costs_usd : sequence of float
         One cost per tier, non-negative and finite.
     ddof : int, default 0
-        0 for the population variance the seed uses.
+        0 for the population variance (docs/decisions.md#population-standard-deviation).
 
     Returns
     -------
@@ -357,7 +357,7 @@ def cost_variance(costs_usd: Sequence[float] | np.ndarray, *, ddof: int = 0) -> 
 
     Examples
     --------
-    Seed example 3 (the same formula applied to composite medians):
+    Four tiers (the same formula applied to composite medians):
 
     >>> cost_variance([0.70, 0.80, 0.85, 0.90])
     0.00546875

@@ -1,4 +1,4 @@
-"""Summary statistics of a sample: the seed's ``Statistics`` record and percentiles."""
+"""Summary statistics of a sample: the ``Statistics`` record and percentiles."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from lift_metrics._io import format_number
 
 @dataclass(frozen=True, repr=False)
 class Statistics:
-    """Summary statistics of one sample (seed ``scylla-metrics-formulas.md``).
+    """Summary statistics of one sample (docs/statistics.md#summary).
 
     Attributes
     ----------
@@ -92,7 +92,8 @@ def summarize(values: Sequence[float] | np.ndarray, *, ddof: int = 0) -> Statist
         The sample; finite, not empty.
     ddof : int, default 0
         Delta degrees of freedom of the standard deviation: 0 is the population standard
-        deviation the seed uses (all runs are observed), 1 the sample standard deviation.
+        deviation (all runs are observed,
+        docs/decisions.md#population-standard-deviation), 1 the sample standard deviation.
 
     Returns
     -------
@@ -114,7 +115,7 @@ def summarize(values: Sequence[float] | np.ndarray, *, ddof: int = 0) -> Statist
 
     Examples
     --------
-    Seed example 2 (ten runs, eight passing):
+    Ten runs, eight passing:
 
     >>> s = summarize([1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0])
     >>> s.median, s.mean, s.mode, s.min, s.max, round(s.std_dev, 12), s.count
@@ -155,12 +156,12 @@ class LatencyPercentiles:
 
 
 def latency_percentiles(latencies: Sequence[float] | np.ndarray) -> LatencyPercentiles:
-    """p50 and p95 of a set of latencies (seed ``framework-harness-metrics.md``).
+    """p50 and p95 of a set of latencies (docs/statistics.md#summary).
 
     Parameters
     ----------
     latencies : sequence of float
-        Non-negative, finite latencies in any one unit (seconds in the seed).
+        Non-negative, finite latencies in any one unit (for example seconds).
 
     Returns
     -------

@@ -1,4 +1,4 @@
-"""Per-tier aggregation of run records and cross-tier analysis (seed ``scylla-metrics``)."""
+"""Per-tier aggregation of run records and cross-tier analysis (docs/statistics.md#tiers)."""
 
 from __future__ import annotations
 
@@ -268,12 +268,12 @@ def summarize_tiers(
     Parameters
     ----------
     runs : iterable of TierRun or mapping
-        Any number of runs per tier (10 in the seed), in any order; mappings are validated
+        Any number of runs per tier (for example 10), in any order; mappings are validated
         with :meth:`TierRun.from_dict`. The first tier seen is the baseline.
     pass_weight, impl_weight : float, default 0.5
         Weights of :func:`composite_score`.
     scale : mapping, optional
-        Grade scale of :func:`letter_grade` (seed thresholds by default).
+        Grade scale of :func:`letter_grade` (default: A 0.95, B 0.85, C 0.75, D 0.65, F 0).
     confidence_level : float, default 0.95
         Level of the Wilson interval on each tier's pass rate.
 

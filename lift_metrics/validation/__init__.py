@@ -1,7 +1,7 @@
 """Agreement of a metric with hand-labelled examples, and calibration of its weights.
 
-A metric is only worth optimizing if it agrees with people (seed h10, "Validation
-Requirements": Pearson > 0.8). This package measures that agreement for any callable:
+A metric is only worth optimizing if it agrees with people (the project's target:
+Pearson > 0.8; docs/validation.md). This package measures that agreement for any callable:
 
 - :func:`validate_metric` / :func:`validate_scores`: Pearson with a confidence interval,
   Spearman, Kendall tau-b, a calibration line and two verdicts (point estimate and interval
@@ -15,7 +15,7 @@ Requirements": Pearson > 0.8). This package measures that agreement for any call
 - :func:`load_profile`, :func:`shipped_profile_path`, :func:`unrelated_similarity_floor`: the
   opt-in calibrated profiles (weights + a floor for the embedding similarity, and for
   ``code_quality`` a wrong-answer gate and a stub cap) shipped in ``datasets/labels/``; the
-  seed's weights without a floor, gate or cap stay the metrics' default;
+  default weights without a floor, gate or cap stay the metrics' default;
 - :func:`plot_validation`, :func:`format_table`, :func:`markdown_report`: what
   ``lift-metrics validate`` writes.
 

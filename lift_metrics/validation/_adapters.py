@@ -54,11 +54,11 @@ class IRPairScorer:
     Parameters
     ----------
     weights : mapping, optional
-        ``intent``/``signature``/``structure``/``constraints``; default seed h10's.
+        ``intent``/``signature``/``structure``/``constraints``; default 0.3 / 0.3 / 0.2 / 0.2.
     embedder : Embedder, optional
         Default the bundled all-MiniLM-L6-v2.
     similarity_floor : float, default 0.0
-        Passed to ``ir_quality`` (opt-in rescaling of the intent cosine; 0 is the seed's
+        Passed to ``ir_quality`` (opt-in rescaling of the intent cosine; 0 is the default
         metric). :func:`~lift_metrics.validation.load_profile` reads one with its weights.
 
     Examples
@@ -157,7 +157,7 @@ class CodePairScorer:
     Parameters
     ----------
     profile : str, path, CalibrationProfile, CodeQualityOptions or None, default None
-        As in :func:`lift_metrics.code.code_quality` (None: ``"validated"``, or the seed's
+        As in :func:`lift_metrics.code.code_quality` (None: ``"validated"``, or the plain
         weighted sum when a weighted-sum option is given).
     weights : mapping, optional
         Weighted-sum weights ``syntax``/``tests``/``semantic``/``style`` (optionally
@@ -462,7 +462,7 @@ def builtin_scorer(
 
     ``code_quality`` scores with its default ``"validated"`` profile unless weighted-sum
     options are given (``weights``, a ``similarity_floor`` above 0, ``wrong_answer_gate``,
-    ``stub_cap``: the seed's weighted sum with them). ``similarity_floor`` applies to
+    ``stub_cap``: the plain weighted sum with them). ``similarity_floor`` applies to
     ``ir_quality`` and ``code_quality``; ``end_to_end`` takes none. A
     :class:`~lift_metrics.validation.CalibrationProfile` gives them all:
     ``builtin_scorer(name, **profile.metric_options())``.

@@ -127,7 +127,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="also report each built-in metric with its calibrated profile shipped in "
         "datasets/labels/ (fitted weights + similarity floor, fitted on the calibration split "
-        "only), next to the seed's default",
+        "only), next to the default",
     )
     parser.add_argument(
         "--similarity-floor",
@@ -303,7 +303,7 @@ def _components(scorer: Any, items: Sequence[LabelledItem]) -> dict[str, list[fl
     For ``code_quality`` also ``tests.wrong_answers`` and ``stub`` (1.0 for a placeholder),
     which the opt-in gate and stub cap need; :func:`_calibrate` takes them out before fitting.
     """
-    # the seed's weighted sum: every component computed (what the weights are fitted on)
+    # the plain weighted sum: every component computed (what the weights are fitted on)
     seed = {"profile": "seed"} if isinstance(scorer, CodePairScorer) else {}
     full = type(scorer)(embedder=scorer.embedder, **seed)
     full.prefetch([item.item for item in items])

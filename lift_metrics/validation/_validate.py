@@ -220,7 +220,7 @@ def validate_scores(
     scores, labels : sequence of float
         Paired metric scores and labels, same length, at least 3, finite.
     target : float, default 0.8
-        Pearson's r the metric must reach (seed h10: 0.8).
+        Pearson's r the metric must reach (the project's target is 0.8).
     confidence_level : float, default 0.95
         Confidence level of the intervals, in (0, 1).
     metric : str, default "metric"
@@ -486,7 +486,7 @@ def validate_metric(
         Items with their labels, e.g. from :func:`load_labels`. A LabelledItem with
         several ratings adds the raters' agreement and the correlation with their mean.
     target : float, default 0.8
-        The Pearson correlation the metric must reach (seed h10 asks for 0.8).
+        The Pearson correlation the metric must reach (the project's target is 0.8).
     confidence_level : float, default 0.95
     call : {"item", "kwargs", "dspy"}, default "item"
     prediction_fields : sequence of str

@@ -89,7 +89,7 @@ def test_ab_text_json_markdown(capsys: pytest.CaptureFixture[str]) -> None:
     runs = str(EXAMPLES / "ab_runs.jsonl")
     assert main(["ab", runs, "--n-resamples", "2000"]) == 0
     out = capsys.readouterr().out
-    assert "decision (seed gates): prefer with_skelly" in out
+    assert "decision (three gates): prefer with_skelly" in out
     assert "Paired deltas" in out and "solved per $" in out
     assert main(["ab", runs, "--n-resamples", "2000", "--seed", "5", "--format", "json"]) == 0
     first = capsys.readouterr().out
