@@ -157,3 +157,9 @@ def test_every_link_between_docs_pages_exists() -> None:
             if name not in anchors or (anchor and anchor not in anchors[name]):
                 dead.append(f"docs/{page.name}: ({target}#{anchor})")
     assert not dead, "\n".join(dead)
+
+
+def test_the_readme_lists_every_docs_page() -> None:
+    readme = (ROOT / "README.md").read_text()
+    missing = [page.name for page in DOCS.glob("*.md") if f"(docs/{page.name})" not in readme]
+    assert not missing, f"README.md's Documentation line lacks {missing}"
