@@ -477,8 +477,8 @@ def _deltas(
     out = []
     for name in baseline.metric_names:
         result = paired_bootstrap(
-            [b.mean_scores[name] for b, _ in pairs],
             [o.mean_scores[name] for _, o in pairs],
+            [b.mean_scores[name] for b, _ in pairs],
             n_resamples=n_resamples,
             confidence_level=level,
             seed=seed,
@@ -486,8 +486,8 @@ def _deltas(
         out.append(
             MetricDelta(
                 metric=name,
-                baseline_mean=result.mean_a,
-                optimized_mean=result.mean_b,
+                baseline_mean=result.mean_b,
+                optimized_mean=result.mean_a,
                 mean_delta=result.mean_delta,
                 ci_low=result.interval.low,
                 ci_high=result.interval.high,

@@ -1,4 +1,4 @@
-"""Paired bootstrap of the mean difference of two score vectors (``b - a``, per example)."""
+"""Paired bootstrap of the mean difference of two score vectors (``a - b``, per example)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ class PairedBootstrap:
     mean_a, mean_b : float
         Means of the two score vectors.
     mean_delta : float
-        ``mean(b - a)``, the mean paired difference.
+        ``mean(a - b)``, the mean paired difference (as ``scipy.stats.ttest_rel(a, b)``).
     interval : ConfidenceInterval
         Paired bootstrap percentile interval of ``mean_delta``.
     p_value : float
@@ -58,15 +58,15 @@ class PairedBootstrap:
 
     @property
     def verdict(self) -> str:
-        """``"b higher"`` / ``"b lower"`` when the interval excludes 0, ``"no difference"``
+        """``"a higher"`` / ``"a lower"`` when the interval excludes 0, ``"no difference"``
         when every pair is equal, else ``"inconclusive"``."""
         low, high = self.interval
         if low == high == 0.0:
             return "no difference"
         if low > 0:
-            return "b higher"
+            return "a higher"
         if high < 0:
-            return "b lower"
+            return "a lower"
         return "inconclusive"
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,13 +92,16 @@ def paired_bootstrap(
     confidence_level: float = 0.95,
     seed: int | None = 0,
 ) -> PairedBootstrap:
-    """Mean paired difference ``b - a`` with a bootstrap interval and a sign-flip p-value.
+    """Mean paired difference ``a - b`` with a bootstrap interval and a sign-flip p-value.
 
     Parameters
     ----------
     a, b : sequence of float
-        Scores of the same examples under two conditions (e.g. baseline ``a`` and optimized
-        ``b``), ``a[i]`` paired with ``b[i]``; equal lengths, at least 1, finite.
+        Scores of the same examples under two conditions (e.g. optimized ``a`` and baseline
+        ``b``), ``a[i]`` paired with ``b[i]``; equal lengths, at least 1, finite. The delta
+        is ``a - b``, the sign of ``scipy.stats.ttest_rel(a, b)`` and of every paired
+        statistic in this package (it was ``b - a`` before, see
+        docs/decisions.md#sign-of-a-delta).
     n_resamples : int, default 10_000
         Bootstrap resamples and random sign flips, from 100 to 1,000,000.
     confidence_level : float, default 0.95
@@ -121,7 +124,7 @@ def paired_bootstrap(
 
     Notes
     -----
-    With ``d_i = b_i - a_i``: ``mean_delta = mean(d)``. The interval is the percentile
+    With ``d_i = a_i - b_i``: ``mean_delta = mean(d)``. The interval is the percentile
     interval of ``mean(d*)`` over ``n_resamples`` resamples ``d*`` of the pairs drawn with
     replacement (the same resampling as
     :func:`~lift_metrics.stats.paired_comparison`; it agrees with
@@ -138,9 +141,9 @@ def paired_bootstrap(
     --------
     >>> baseline = [0.2, 0.4, 0.5, 0.1, 0.3, 0.6, 0.2, 0.4]
     >>> optimized = [0.5, 0.6, 0.7, 0.3, 0.4, 0.9, 0.5, 0.5]
-    >>> result = paired_bootstrap(baseline, optimized, n_resamples=2000, seed=1)
+    >>> result = paired_bootstrap(optimized, baseline, n_resamples=2000, seed=1)
     >>> round(result.mean_delta, 4), result.verdict
-    (0.2, 'b higher')
+    (0.2, 'a higher')
     >>> bool(result.interval.low > 0) and result.p_value < 0.05
     True
     >>> paired_bootstrap([1.0, 2.0], [1.0, 2.0]).interval
@@ -159,7 +162,7 @@ def paired_bootstrap(
     resamples = check_int("n_resamples", n_resamples, minimum=100, maximum=MAX_RESAMPLES)
     level = check_confidence_level(confidence_level)
     seed_value = check_seed(seed)
-    delta = y - x
+    delta = x - y
     data = delta.reshape(-1, 1)
     rng = np.random.default_rng(seed_value)
     if np.all(delta == delta[0]):  # constant: no sampling variability at all

@@ -140,6 +140,8 @@ def test_paired_deltas_follow_the_per_example_scores(tmp_path: Path, task: dict[
     )
     assert head.mean_delta == pytest.approx(expected)
     assert head.ci_low <= head.mean_delta <= head.ci_high
+    assert head.baseline_mean == pytest.approx(sum(result.baseline.scores) / 3)
+    assert head.optimized_mean == pytest.approx(sum(result.optimized.scores) / 3)
 
 
 def test_budget_stop_saves_what_it_has(tmp_path: Path, task: dict[str, Any]) -> None:

@@ -31,7 +31,7 @@ def test_interval_agrees_with_scipy_percentile_bootstrap(n: int, level: float) -
     a, b = scores(n, seed=n, effect=0.05)
     got = paired_bootstrap(a, b, n_resamples=20_000, confidence_level=level, seed=0)
     ref = stats.bootstrap(
-        (b - a,),
+        (a - b,),
         np.mean,
         n_resamples=20_000,
         confidence_level=level,
@@ -51,7 +51,7 @@ def test_p_value_matches_exact_sign_flip_enumeration() -> None:
     a = np.full(deltas.size, 3.0)
     signs = np.array(list(itertools.product((-1, 1), repeat=deltas.size)))
     exact = float(np.mean(np.abs((signs * deltas).mean(axis=1)) >= abs(deltas.mean()) - 1e-12))
-    result = paired_bootstrap(a, a + deltas, n_resamples=40_000, seed=3)
+    result = paired_bootstrap(a + deltas, a, n_resamples=40_000, seed=3)
     assert result.p_value == pytest.approx(exact, abs=0.01)
 
 
@@ -79,7 +79,7 @@ def test_same_resampling_as_paired_comparison() -> None:
         ]
 
     ab = paired_comparison(runs("new", b), runs("old", a), n_resamples=1000, seed=2)
-    mine = paired_bootstrap(a, b, n_resamples=1000, seed=2)
+    mine = paired_bootstrap(b, a, n_resamples=1000, seed=2)
     other = ab.deltas["duration_delta_seconds"]
     assert mine.mean_delta == pytest.approx(other.mean)
     # paired_comparison resamples five deltas at once with the same row draws
@@ -87,13 +87,18 @@ def test_same_resampling_as_paired_comparison() -> None:
     assert mine.interval.high == pytest.approx(other.interval.high, rel=1e-9)
 
 
-def test_direction_is_b_minus_a_and_swapping_negates() -> None:
-    a, b = scores(25, seed=1, effect=0.3)
+def test_direction_is_a_minus_b_as_scipy_ttest_rel_and_swapping_negates() -> None:
+    """One sign for every paired statistic: a - b, as scipy.stats.ttest_rel(a, b) and
+    paired_comparison(a, b)."""
+    from scipy import stats
+
+    b, a = scores(25, seed=1, effect=0.3)  # a is the higher one
     up = paired_bootstrap(a, b, seed=5)
     down = paired_bootstrap(b, a, seed=5)
-    assert up.mean_delta == pytest.approx(float(np.mean(b - a)))
+    assert up.mean_delta == pytest.approx(float(np.mean(a - b)))
+    assert np.sign(up.mean_delta) == np.sign(stats.ttest_rel(a, b).statistic) == 1.0
     assert up.mean_a == pytest.approx(float(a.mean())) and up.mean_b == pytest.approx(b.mean())
-    assert up.verdict == "b higher" and down.verdict == "b lower"
+    assert up.verdict == "a higher" and down.verdict == "a lower"
     assert down.interval.low == pytest.approx(-up.interval.high)
     assert down.interval.high == pytest.approx(-up.interval.low)
     assert up.p_value == pytest.approx(down.p_value)
@@ -114,11 +119,11 @@ def test_constant_differences_give_a_zero_width_interval() -> None:
     same = paired_bootstrap([0.1, 0.5, 0.9], [0.1, 0.5, 0.9])
     assert tuple(same.interval) == (0.0, 0.0) and same.p_value == 1.0
     assert same.verdict == "no difference"
-    shifted = paired_bootstrap([0.1, 0.5, 0.9, 0.3], [0.3, 0.7, 1.1, 0.5])
+    shifted = paired_bootstrap([0.3, 0.7, 1.1, 0.5], [0.1, 0.5, 0.9, 0.3])
     assert shifted.interval.low == pytest.approx(0.2) == shifted.interval.high
     # 16 sign vectors, 2 reach |mean| = 0.2: p ~= 2/16 (Monte-Carlo, 10,000 flips)
     assert shifted.p_value == pytest.approx(2 / 16, abs=0.02)
-    single = paired_bootstrap([0.25], [0.75])
+    single = paired_bootstrap([0.75], [0.25])
     assert tuple(single.interval) == (0.5, 0.5) and single.n_pairs == 1
 
 
@@ -137,7 +142,7 @@ def test_interval_holds_the_bootstrap_range_and_p_is_a_probability(
     a = np.array([p[0] for p in pairs])
     b = np.array([p[1] for p in pairs])
     result = paired_bootstrap(a, b, n_resamples=200, seed=seed)
-    d = b - a
+    d = a - b
     assert d.min() - 1e-12 <= result.interval.low <= result.interval.high <= d.max() + 1e-12
     assert 0.0 < result.p_value <= 1.0
     assert result.mean_delta == pytest.approx(float(d.mean()))
@@ -150,7 +155,7 @@ def test_a_fixed_seed_is_reproducible_and_none_is_fresh() -> None:
 
 
 def test_result_unpacks_reprs_and_serializes() -> None:
-    result = paired_bootstrap([0.0, 0.5, 1.0], [0.5, 0.5, 1.0], n_resamples=100, seed=0)
+    result = paired_bootstrap([0.5, 0.5, 1.0], [0.0, 0.5, 1.0], n_resamples=100, seed=0)
     delta, interval, p = result
     assert delta == pytest.approx(1 / 6) and interval is result.interval and p == result.p_value
     assert repr(result).startswith("PairedBootstrap(mean_delta=0.1667")
