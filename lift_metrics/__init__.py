@@ -4,9 +4,26 @@ This module is the map of the public API. Every name below is one hop away; name
 loaded on first access so that ``import lift_metrics`` stays light (no torch,
 sentence-transformers or dspy until a metric needs them).
 
-Naming follows scikit-learn: ``*_score``/``*_match``/``*_quality`` are higher-is-better in
-[0, 1]; ``*_error``/``*_penalty`` say so in their docstrings. Units are in names
-(``latency_ms``, ``cost_usd``).
+Conventions
+-----------
+Argument order
+    Pure metrics take ``(predicted, expected)``: the generated output first, the reference
+    second, as Hugging Face ``evaluate`` (``predictions, references``) and sacrebleu
+    (``hypothesis, references``) do. This is the reverse of scikit-learn's
+    ``(y_true, y_pred)``. The same order holds elsewhere: ``(retrieved, relevant)`` for
+    retrieval, ``(scores, labels)`` for validation, ``predicted_*`` before ``expected_*`` for
+    the keyword-only composites. The DSPy metric objects are called the way DSPy calls them,
+    ``metric(example, prediction, trace=None)``.
+Sign of a delta
+    A paired statistic of ``(a, b)`` reports ``a - b``, as ``scipy.stats.ttest_rel(a, b)``
+    (``stats.paired_bootstrap``, ``stats.paired_comparison``); where the arguments are named,
+    the name says the direction (``treatment - control``, ``current - baseline``).
+Unknown prices
+    A model without a known price is never priced at 0: its cost is NaN and flagged.
+Naming
+    As scikit-learn: ``*_score``/``*_match``/``*_quality`` are higher-is-better in [0, 1];
+    ``*_error``/``*_penalty`` say so in their docstrings. Units are in names
+    (``latency_ms``, ``cost_usd``).
 
 Subpackages
 -----------
