@@ -12,15 +12,23 @@ reached the call raises :class:`BudgetExceeded`. It derives from ``BaseException
 DSPy catches ``Exception`` in its thread pools, adapters and optimizers (counting it as a
 failed example), and a budget stop must cut through all of them to the runner, which then
 saves what it has.
+
+Prices: a model that litellm's price table does not list is never priced at 0. Its calls cost
+NaN and are counted in ``unpriced_calls``; a dollar budget is refused at start-up for such a
+model (:func:`check_budget_prices`) and stops the run at the first unpriced call that slips
+through (docs/decisions.md#unknown-prices). Token and call budgets work for every model.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
+import math
 import os
 import threading
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +42,8 @@ __all__ = [
     "UsageTotals",
     "budget_callback",
     "call_cost_usd",
+    "check_budget_prices",
+    "is_priced",
 ]
 
 _FREE_MODEL_PREFIXES = ("local/", "dummy")
@@ -63,7 +73,8 @@ class Budget:
     max_tokens : int or None
         Most billed tokens (prompt + completion).
     max_cost_usd : float or None
-        Most dollars, priced by litellm's cost table (a local or unknown model costs 0).
+        Most dollars, priced by litellm's cost table (the local model costs 0). A model
+        without a known price cannot be held to it: see :func:`check_budget_prices`.
 
     Examples
     --------
@@ -113,6 +124,8 @@ class Budget:
         'the budget of 2 LM calls is spent (2 calls made)'
         >>> Budget(max_lm_calls=2).exceeded_by(UsageTotals(lm_calls=1)) is None
         True
+        >>> Budget(max_cost_usd=1.0).exceeded_by(UsageTotals(lm_calls=1, unpriced_calls=1))
+        'the dollar budget cannot be enforced: 1 LM call had no known price'
         """
         if self.max_lm_calls is not None and totals.lm_calls >= self.max_lm_calls:
             return (
@@ -124,6 +137,12 @@ class Budget:
                 f"the budget of {self.max_tokens} tokens is spent "
                 f"({totals.total_tokens} tokens used)"
             )
+        if self.max_cost_usd is not None and totals.unpriced_calls:
+            calls = "call" if totals.unpriced_calls == 1 else "calls"
+            return (
+                f"the dollar budget cannot be enforced: {totals.unpriced_calls} LM {calls} "
+                "had no known price"
+            )
         if self.max_cost_usd is not None and totals.cost_usd >= self.max_cost_usd:
             return f"the budget of ${self.max_cost_usd:g} is spent (${totals.cost_usd:.4f} used)"
         return None
@@ -131,13 +150,17 @@ class Budget:
 
 @dataclass(frozen=True)
 class UsageTotals:
-    """Billed LM usage: calls, tokens and dollars (cache hits count zero)."""
+    """Billed LM usage: calls, tokens and dollars (cache hits count zero).
+
+    ``cost_usd`` is NaN when any of the calls (``unpriced_calls`` of them) had no known price.
+    """
 
     lm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
     cost_usd: float = 0.0
+    unpriced_calls: int = 0
 
     def __repr__(self) -> str:
         return (
@@ -153,6 +176,7 @@ class UsageTotals:
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.total_tokens,
             "cost_usd": self.cost_usd,
+            "unpriced_calls": self.unpriced_calls,
         }
 
 
@@ -170,6 +194,18 @@ def _litellm() -> Any:
     return litellm
 
 
+@functools.cache
+def _listed(model: str) -> bool:
+    """Whether litellm's price table prices ``model`` (probed once per model; litellm prints
+    a provider list for an unknown provider, which is kept off the caller's stdout)."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        try:
+            _litellm().cost_per_token(model=model, prompt_tokens=1, completion_tokens=1)
+        except Exception:  # litellm raises for a model it does not know
+            return False
+    return True
+
+
 def call_cost_usd(model: str, usage: Mapping[str, Any]) -> float:
     """Dollar cost of one LM call from its usage entry.
 
@@ -185,8 +221,9 @@ def call_cost_usd(model: str, usage: Mapping[str, Any]) -> float:
     -------
     float
         A provider-reported ``cost`` when present; otherwise litellm's price table applied to
-        the token counts; 0.0 for the local model, DSPy's ``DummyLM`` and models litellm does
-        not know (docs/decisions.md#unknown-prices).
+        the token counts; 0.0 for the local model, DSPy's ``DummyLM`` and a call without
+        tokens; NaN for a model litellm does not know (never 0: the sum of a run's costs then
+        shows the gap instead of understating it, docs/decisions.md#unknown-prices).
 
     Examples
     --------
@@ -194,6 +231,8 @@ def call_cost_usd(model: str, usage: Mapping[str, Any]) -> float:
     0.0
     >>> call_cost_usd("openai/x", {"prompt_tokens": 1, "cost": 0.25})
     0.25
+    >>> call_cost_usd("acme/unlisted-model", {"prompt_tokens": 100, "completion_tokens": 20})
+    nan
     """
     reported = usage.get("cost")
     if isinstance(reported, int | float) and not isinstance(reported, bool):
@@ -206,13 +245,61 @@ def call_cost_usd(model: str, usage: Mapping[str, Any]) -> float:
     )
     if prompt == 0 and completion == 0:
         return 0.0
+    if not _listed(model):
+        return math.nan
     try:
         prompt_usd, completion_usd = _litellm().cost_per_token(
             model=model, prompt_tokens=prompt, completion_tokens=completion
         )
-    except Exception:  # unknown model: litellm raises; counted as $0
-        return 0.0
+    except Exception:  # unknown model: litellm raises; its price is unknown, not 0
+        return math.nan
     return float(prompt_usd) + float(completion_usd)
+
+
+def is_priced(model: str) -> bool:
+    """Whether calls of ``model`` can be priced: the local model, ``DummyLM`` or a model in
+    litellm's price table.
+
+    Examples
+    --------
+    >>> is_priced("local/SmolLM2"), is_priced("acme/unlisted-model")
+    (True, False)
+    """
+    return not math.isnan(call_cost_usd(model, {"prompt_tokens": 1, "completion_tokens": 1}))
+
+
+def check_budget_prices(budget: Budget, models: Iterable[str]) -> None:
+    """Refuse a dollar budget that cannot be enforced because a model has no known price.
+
+    Parameters
+    ----------
+    budget : Budget
+        The run's budget; nothing is checked without ``max_cost_usd``.
+    models : iterable of str
+        The DSPy model strings of the run's LMs.
+
+    Raises
+    ------
+    ValueError
+        When ``max_cost_usd`` is set and one of ``models`` has no known price.
+
+    Examples
+    --------
+    >>> check_budget_prices(Budget(max_cost_usd=1.0), ["local/SmolLM2"])
+    >>> check_budget_prices(Budget(max_tokens=10), ["acme/unlisted-model"])
+    >>> check_budget_prices(Budget(max_cost_usd=1.0), ["acme/unlisted-model"])
+    Traceback (most recent call last):
+    ...
+    ValueError: max_cost_usd is set but model 'acme/unlisted-model' has no known price ...
+    """
+    if budget.max_cost_usd is None:
+        return
+    for model in models:
+        if not is_priced(model):
+            raise ValueError(
+                f"max_cost_usd is set but model {model!r} has no known price (litellm's price "
+                "table does not list it); cap the run with max_tokens or max_lm_calls instead"
+            )
 
 
 class UsageMeter:
@@ -238,6 +325,7 @@ class UsageMeter:
         self._completion = 0
         self._total = 0
         self._cost = 0.0
+        self._unpriced = 0
         self.stop_reason: str | None = None
 
     def __deepcopy__(self, memo: dict[int, Any]) -> UsageMeter:
@@ -255,6 +343,8 @@ class UsageMeter:
             self._prompt += prompt
             self._completion += completion
             self._total += total
+            if math.isnan(cost):
+                self._unpriced += 1
             self._cost += cost
             if entry:
                 self.usage_data[lm].append(entry)
@@ -282,6 +372,7 @@ class UsageMeter:
                 completion_tokens=self._completion,
                 total_tokens=self._total,
                 cost_usd=self._cost,
+                unpriced_calls=self._unpriced,
             )
 
     def check(self) -> None:

@@ -39,7 +39,12 @@ from pathlib import Path
 from typing import Any
 
 from lift_metrics._io import atomic_write_json, atomic_write_text, format_number, to_jsonable
-from lift_metrics.optimizers._budget import BudgetExceeded, UsageMeter, UsageTotals
+from lift_metrics.optimizers._budget import (
+    BudgetExceeded,
+    UsageMeter,
+    UsageTotals,
+    check_budget_prices,
+)
 from lift_metrics.optimizers._code_report import (
     code_summary,
     predictor_summary,
@@ -541,7 +546,9 @@ def _comparison(
     ]
     opt_keys = {(r["task_id"], r["repeat"]) for r in opt_records}
     base_records = [r for r in base_records if (r["task_id"], r["repeat"]) in opt_keys]
-    if not opt_records:
+    if not opt_records or any(
+        math.isnan(r["total_cost_usd"]) for r in (*opt_records, *base_records)
+    ):  # no runs, or an LM without a known price: the A/B needs every run's cost
         return None
     return paired_comparison(
         opt_records,
@@ -752,6 +759,14 @@ def run_optimizer(
             mlflow = check_tracking_uri(str(mlflow))
         require_mlflow()
     task_lm, proposal_lm = _resolve_lms(config, lm, prompt_lm)
+    check_budget_prices(
+        config.budget,
+        {
+            m
+            for m in (getattr(task_lm, "model", None), getattr(proposal_lm, "model", None))
+            if isinstance(m, str)
+        },
+    )
     metric = TimedMetric(build_metric(config.metric))
     optimizer = _build_optimizer(config, metric, task_lm, proposal_lm)
     train, val, test = _examples(config)
@@ -1109,6 +1124,11 @@ def render_report(result: OptimizationResult) -> str:
     else:
         lines.append("No comparison: the optimized program was not evaluated.")
     lines += code_report_lines(result)
+    if result.comparison is None and result.deltas and math.isnan(result.usage.cost_usd):
+        lines.append(
+            "\nNo pass/fail A/B: the LM has no known price, so the runs' costs are unknown "
+            "(docs/decisions.md#unknown-prices)."
+        )
     if result.comparison is not None:
         lines += ["", result.comparison.to_markdown().replace("## A/B", "## Pass/fail A/B", 1)]
         if result.code:
