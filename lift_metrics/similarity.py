@@ -873,7 +873,10 @@ def sequence_similarity(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
 
     Notes
     -----
-    Two empty sequences are identical: 1.0. One empty and one not: 0.0.
+    Two empty sequences are identical: 1.0. One empty and one not: 0.0. The distance is
+    ``rapidfuzz.distance.Levenshtein.distance``; it compares list items by value and hash,
+    except that a one-character string equals the integer of its code point (``"A"`` and
+    ``65``), so do not mix the two in one comparison.
 
     Examples
     --------
@@ -890,7 +893,7 @@ def sequence_similarity(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
     longest = max(len(a), len(b))
     if longest == 0:
         return 1.0
-    import Levenshtein
+    from rapidfuzz.distance import Levenshtein
 
     distance = Levenshtein.distance(a, b)
     return 1.0 - distance / longest

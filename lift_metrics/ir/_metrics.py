@@ -276,7 +276,7 @@ def structure_match(predicted: IRLike, expected: IRLike) -> float:
     -----
     ``distance`` is the edit distance (insertions, deletions, substitutions, each cost 1)
     between the sequences of effect kinds, computed by
-    :func:`lift_metrics.similarity.sequence_similarity` (python-Levenshtein on the lists of
+    :func:`lift_metrics.similarity.sequence_similarity` (rapidfuzz on the lists of
     kind names). Targets and descriptions are not compared.
 
     Examples

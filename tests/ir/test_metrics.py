@@ -189,7 +189,7 @@ def test_signature_match_matches_the_seed_formula(
 
 
 def reference_levenshtein(a: list[str], b: list[str]) -> int:
-    """Textbook dynamic-programming edit distance (independent of python-Levenshtein)."""
+    """Textbook dynamic-programming edit distance (independent of rapidfuzz)."""
     row = list(range(len(b) + 1))
     for i, x in enumerate(a, 1):
         previous, row[0] = row[0], i
