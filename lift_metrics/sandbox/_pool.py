@@ -316,6 +316,14 @@ def _parse(source: str, filename: str) -> tuple[ast.Module, CodeType]:
     return tree, code
 
 
+def _compile(source: str, filename: str) -> CodeType:
+    """Compile ``source`` straight from its text (no syntax tree objects: about half the
+    time of :func:`_parse`); SyntaxWarnings are silenced, no ``__future__`` flag inherited."""
+    with _compile_lock, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return compile(source, filename, "exec", dont_inherit=True)
+
+
 _SCRIPT_CACHE_SIZE = 512
 _script_cache: dict[str, tuple[bool, CodeType, tuple[AssertEntry, ...]]] = {}
 _script_cache_lock = threading.Lock()
@@ -818,7 +826,10 @@ class Sandbox:
                 cases=cases or None,
             )
         try:
-            tree, compiled = _parse(code, "<candidate>")
+            if entry_point is None:  # the only top-level function is wanted: a syntax tree
+                tree, compiled = _parse(code, "<candidate>")
+            else:
+                tree, compiled = None, _compile(code, "<candidate>")
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
             kind = type(exc).__name__
             return self._nothing_ran(
@@ -827,7 +838,7 @@ class Sandbox:
                 cases=cases or None,
             )
         name = entry_point
-        if name is None:
+        if name is None and tree is not None:
             functions = _top_level_functions(tree)
             if len(functions) != 1:
                 found = ", ".join(functions) if functions else "none"

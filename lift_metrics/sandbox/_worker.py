@@ -1480,8 +1480,7 @@ def serve(cfg: dict[str, Any]) -> None:
     subreaper = libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
     sys.path.extend(cfg.get("sys_path", []))
     # Warm the modules candidate code usually imports, so that each fork gets them for free
-    # (ast and traceback: candidate code may use them).
-    import ast  # noqa: F401
+    # (the child itself needs neither ast nor traceback: see format_exc and _explain_assertion).
     import builtins  # noqa: F401
     import collections  # noqa: F401
     import functools  # noqa: F401
@@ -1494,7 +1493,6 @@ def serve(cfg: dict[str, Any]) -> None:
     import shutil  # noqa: F401
     import string  # noqa: F401
     import time  # noqa: F401
-    import traceback  # noqa: F401
     import typing  # noqa: F401
 
     cfg["seccomp"] = _SECCOMP[0] is not None

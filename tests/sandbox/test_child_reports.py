@@ -1,4 +1,5 @@
-"""What the sandbox child reports on failure: its traceback text and assertion explanations."""
+"""What the sandbox child reports on failure (traceback, assertion explanations), and the
+parent's cheap path: a candidate with a named entry point is compiled without a syntax tree."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import traceback
 
 import pytest
 
-from lift_metrics.sandbox import Sandbox
+from lift_metrics.sandbox import Sandbox, _pool
 from lift_metrics.sandbox._worker import format_exc
 
 
@@ -62,3 +63,16 @@ def test_a_failed_assertion_deep_in_the_script_is_explained() -> None:
     assert raising.stderr.endswith(
         '  File "<tests>", line 4, in check\n  File "<candidate>", line 2, in f\nKeyError: 2\n'
     )
+
+
+def test_a_named_entry_point_needs_no_syntax_tree(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_tree(source: str, filename: str) -> None:
+        raise AssertionError(f"{filename} was parsed into a syntax tree")
+
+    with Sandbox(workers=1) as box:
+        box.run_tests("def g():\n    return 1\n", [({}, 1)])  # warm, outside the patch
+        monkeypatch.setattr(_pool, "_parse", no_tree)
+        good = box.run_tests("def g():\n    return 1\n", [({}, 1)], entry_point="g")
+        bad = box.run_tests("def g(:\n", [({}, 1)], entry_point="g")
+    assert good.status == "passed"
+    assert bad.status == "error" and "the code does not parse: SyntaxError" in bad.reason
