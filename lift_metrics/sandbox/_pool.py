@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import json
+import marshal
 import os
 import queue
 import secrets
@@ -325,20 +326,22 @@ def _compile(source: str, filename: str) -> CodeType:
 
 
 _SCRIPT_CACHE_SIZE = 512
-_script_cache: dict[str, tuple[bool, CodeType, tuple[AssertEntry, ...]]] = {}
+_script_cache: dict[str, tuple[bool, CodeType, bytes]] = {}
 _script_cache_lock = threading.Lock()
 
 
-def _compile_script(source: str) -> tuple[bool, CodeType, tuple[AssertEntry, ...]]:
-    """(defines check, code object, :func:`_assert_table`) of a check script; cached, as
-    scripts repeat (the same task's tests for every sample of it) and code objects are
-    immutable."""
+def _compile_script(source: str) -> tuple[bool, CodeType, bytes]:
+    """(defines check, code object, :func:`_assert_table` as marshal data) of a check
+    script; cached, as scripts repeat (the same task's tests for every sample of it) and
+    code objects are immutable. The table stays one bytes object in the request: a child
+    unmarshals it only when a check fails."""
     with _script_cache_lock:
         cached = _script_cache.get(source)
     if cached is not None:
         return cached
     tree, code = _parse(source, SCRIPT_FILENAME)
-    entry = ("check" in _top_level_functions(tree), code, _assert_table(tree, source))
+    table = marshal.dumps(_assert_table(tree, source), 2)
+    entry = ("check" in _top_level_functions(tree), code, table)
     with _script_cache_lock:
         if len(_script_cache) >= _SCRIPT_CACHE_SIZE:
             _script_cache.clear()
@@ -811,7 +814,7 @@ class Sandbox:
             script_code = None
             cases, expected = _check_cases(tests)
             n_cases = len(cases)
-            asserts = ()
+            asserts = b""
         if self._closed:
             raise RuntimeError("this Sandbox is closed")
         if os.getpid() != self._owner_pid:

@@ -14,9 +14,9 @@ Protocol (parent <-> server, over the server's stdin/stdout, which it moves to p
   big-endian double, the request's sequence number, echoed in the answer;
   :data:`REQUEST_HEADER`) and the payload, the child's request: a frame of
   marshal data (``code``, ``mode``, ``entry_point``, ``cases`` as keyword dicts, or
-  ``script`` and ``asserts``, ``timeout_s``, ``nonce``, ``max_value_bytes``;
-  :func:`pack_request`). The server
-  passes it unread to a child it forked in advance (already isolated, waiting on a pipe).
+  ``script`` and ``asserts`` (marshal data of its own), ``timeout_s``, ``nonce``,
+  ``max_value_bytes``; :func:`pack_request`). The server passes it unread to a child it
+  forked in advance (already isolated, waiting on a pipe).
 * server -> parent: a frame with the execution's header (exit status, timing, lengths), then
   the raw bytes the child wrote on its result pipe, then the first bytes of its stderr.
 
@@ -993,15 +993,15 @@ def _bounded_repr(value: Any) -> str:
 AssertEntry = tuple[int, int, str, str, str, str]
 
 
-def _explain_assertion(exc: AssertionError, asserts: Any) -> str:
+def _explain_assertion(exc: AssertionError, asserts: bytes) -> str:
     """Name the failing assertion of a check script and the values involved, e.g.
     ``AssertionError at line 3: assert candidate(2) == 5; left: 4, right: 5``.
 
-    Only on failure, in the child: the assert statement is the first of ``asserts`` (the
-    parent's table of the script's asserts) spanning the line of the innermost frame of the
-    script; for a comparison, each operand is evaluated again in that frame (a bare
-    ``assert x`` shows ``x``), each repr cut to 200 characters. Anything that goes wrong
-    leaves the plain ``AssertionError`` text.
+    Only on failure, in the child: the assert statement is the first entry of ``asserts``
+    (the parent's table of the script's asserts, :data:`AssertEntry` tuples as marshal data)
+    spanning the line of the innermost frame of the script; for a comparison, each operand is
+    evaluated again in that frame (a bare ``assert x`` shows ``x``), each repr cut to 200
+    characters. Anything that goes wrong leaves the plain ``AssertionError`` text.
     """
     plain = _short_exc(exc)
     try:
@@ -1013,7 +1013,8 @@ def _explain_assertion(exc: AssertionError, asserts: Any) -> str:
             tb = tb.tb_next
         if frame is None:
             return plain
-        entry = next((item for item in asserts if item[0] <= line <= item[1]), None)
+        table = marshal.loads(asserts) if asserts else ()
+        entry = next((item for item in table if item[0] <= line <= item[1]), None)
         if entry is None:
             return plain
         first, _, text, kind, left_source, right_source = entry
@@ -1088,7 +1089,7 @@ def _run_candidate(req: dict[str, Any], send: Any, print_exc: Any) -> None:
             send({"k": "script", "m": 1})
         except AssertionError as exc:
             print_exc()
-            send({"k": "script", "e": _explain_assertion(exc, req.get("asserts") or ())})
+            send({"k": "script", "e": _explain_assertion(exc, req.get("asserts") or b"")})
         except BaseException as exc:
             print_exc()
             send({"k": "script", "e": _short_exc(exc)})
