@@ -71,7 +71,9 @@ class ExecutionResult:
     reason : str
         One short line saying why the status is what it is ("" when passed).
     stderr : str
-        The first few kilobytes of the process's standard error (tracebacks).
+        The first few kilobytes of the process's standard error: what the code wrote, and
+        the traceback of an exception it raised (one ``File "...", line N, in name`` line
+        per frame, as Python prints it, without the source lines).
     """
 
     status: Status

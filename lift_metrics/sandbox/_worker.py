@@ -14,8 +14,9 @@ Protocol (parent <-> server, over the server's stdin/stdout, which it moves to p
   big-endian double, the request's sequence number, echoed in the answer;
   :data:`REQUEST_HEADER`) and the payload, the child's request: a frame of
   marshal data (``code``, ``mode``, ``entry_point``, ``cases`` as keyword dicts, or
-  ``script``, ``timeout_s``, ``nonce``, ``max_value_bytes``; :func:`pack_request`). The server
-  passes it unread to a child it forked in advance (already isolated, waiting on a pipe).
+  ``script`` and ``asserts`` (marshal data of its own), ``timeout_s``, ``nonce``,
+  ``max_value_bytes``; :func:`pack_request`). The server passes it unread to a child it
+  forked in advance (already isolated, waiting on a pipe).
 * server -> parent: a frame with the execution's header (exit status, timing, lengths), then
   the raw bytes the child wrote on its result pipe, then the first bytes of its stderr.
 
@@ -842,7 +843,6 @@ def _child(res_fd: int, err_fd: int, req_fd: int, workdir: str, cfg: dict[str, A
     and the seccomp filter are in place before a request arrives (off the critical path).
     """
     import resource
-    import traceback
 
     exit_now = os._exit
     pack = pack_frame
@@ -904,14 +904,76 @@ def _child(res_fd: int, err_fd: int, req_fd: int, workdir: str, cfg: dict[str, A
         write_all(out_fd, b"".join(frames))
 
     def print_exc() -> None:
-        with contextlib.suppress(BaseException):  # sys.stderr may have been replaced
-            traceback.print_exc()
+        with contextlib.suppress(BaseException):
+            _write_all(2, format_exc(sys.exc_info()[1]).encode("utf-8", "backslashreplace"))
 
     try:
         _run_candidate(req, send, print_exc)
     except BaseException:  # the harness itself was broken by the code (patched json, ...)
         exit_now(CHILD_OK_EXIT)  # results are missing: the parent reports a crash
     exit_now(CHILD_OK_EXIT)
+
+
+_REPEATS_SHOWN = 3
+
+
+def format_exc(exc: BaseException | None, _seen: set[int] | None = None) -> str:
+    """A traceback of ``exc`` in the layout of ``traceback.print_exc``, without source lines.
+
+    Each frame is one ``File "...", line N, in name`` line, a run of the same frame is cut
+    after 3 (``[Previous line repeated N more times]``), and causes and contexts come first,
+    as Python prints them. The standard module costs a child about 0.7 ms of page faults and
+    file look-ups (the candidate's code has no file: no line would be shown for it anyway).
+    """
+    if exc is None:
+        return ""
+    seen = set() if _seen is None else _seen
+    seen.add(id(exc))
+    parts: list[str] = []
+    cause, context = exc.__cause__, exc.__context__
+    if cause is not None and id(cause) not in seen:
+        parts.append(format_exc(cause, seen))
+        parts.append("\nThe above exception was the direct cause of the following exception:\n\n")
+    elif context is not None and not exc.__suppress_context__ and id(context) not in seen:
+        parts.append(format_exc(context, seen))
+        parts.append("\nDuring handling of the above exception, another exception occurred:\n\n")
+    tb = exc.__traceback__
+    if tb is not None:
+        parts.append("Traceback (most recent call last):\n")
+        last: tuple[str, int, str] | None = None
+        count = 0
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            frame = (code.co_filename, tb.tb_lineno, code.co_name)
+            tb = tb.tb_next
+            if frame != last:
+                parts.extend(_repeated(count))
+                last, count = frame, 0
+            count += 1
+            if count <= _REPEATS_SHOWN:
+                parts.append(f'  File "{frame[0]}", line {frame[1]}, in {frame[2]}\n')
+        parts.extend(_repeated(count))
+    kind = type(exc)
+    name = kind.__qualname__
+    if kind.__module__ not in ("builtins", "__main__"):
+        name = f"{kind.__module__}.{name}"
+    try:
+        text = str(exc)
+    except BaseException:
+        text = "<exception str() failed>"
+    parts.append(f"{name}: {text}\n" if text else f"{name}\n")
+    notes = getattr(exc, "__notes__", None)
+    if isinstance(notes, list | tuple):
+        parts.extend(f"{note}\n" for note in notes if isinstance(note, str))
+    return "".join(parts)
+
+
+def _repeated(count: int) -> list[str]:
+    extra = count - _REPEATS_SHOWN
+    if extra <= 0:
+        return []
+    times = "time" if extra == 1 else "times"
+    return [f"  [Previous line repeated {extra} more {times}]\n"]
 
 
 _VALUE_CHARS = 200
@@ -926,19 +988,23 @@ def _bounded_repr(value: Any) -> str:
     return text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 3] + "..."
 
 
-def _explain_assertion(exc: AssertionError, source: str) -> str:
+#: one assert of a check script: first line, last line, text, kind, left, right (the
+#: parent's ``_assert_table``)
+AssertEntry = tuple[int, int, str, str, str, str]
+
+
+def _explain_assertion(exc: AssertionError, asserts: bytes) -> str:
     """Name the failing assertion of a check script and the values involved, e.g.
     ``AssertionError at line 3: assert candidate(2) == 5; left: 4, right: 5``.
 
-    Only on failure, in the child: the assert statement is found in the script's text by the
-    line of the innermost frame of the script; for a comparison, each operand is evaluated
-    again in that frame (a bare ``assert x`` shows ``x``), each repr cut to 200 characters.
-    Anything that goes wrong leaves the plain ``AssertionError`` text.
+    Only on failure, in the child: the assert statement is the first entry of ``asserts``
+    (the parent's table of the script's asserts, :data:`AssertEntry` tuples as marshal data)
+    spanning the line of the innermost frame of the script; for a comparison, each operand is
+    evaluated again in that frame (a bare ``assert x`` shows ``x``), each repr cut to 200
+    characters. Anything that goes wrong leaves the plain ``AssertionError`` text.
     """
     plain = _short_exc(exc)
     try:
-        import ast
-
         tb = exc.__traceback__
         frame, line = None, 0
         while tb is not None:
@@ -947,31 +1013,27 @@ def _explain_assertion(exc: AssertionError, source: str) -> str:
             tb = tb.tb_next
         if frame is None:
             return plain
-        node = next(
-            n
-            for n in ast.walk(ast.parse(source))
-            if isinstance(n, ast.Assert) and n.lineno <= line <= (n.end_lineno or n.lineno)
-        )
-        text = " ".join((ast.get_source_segment(source, node) or "").split())
-        if len(text) > 2 * _VALUE_CHARS:
-            text = text[: 2 * _VALUE_CHARS - 3] + "..."
+        table = marshal.loads(asserts) if asserts else ()
+        entry = next((item for item in table if item[0] <= line <= item[1]), None)
+        if entry is None:
+            return plain
+        first, _, text, kind, left_source, right_source = entry
         message = f": {exc}" if exc.args else ""
-        head = f"AssertionError{message} at line {node.lineno}: {text}"
+        head = f"AssertionError{message} at line {first}: {text}"
 
-        def value_of(expr: ast.expr) -> str:
-            code = compile(ast.Expression(expr), SCRIPT_FILENAME, "eval")
+        def value_of(source: str) -> str:
+            code = compile(source, SCRIPT_FILENAME, "eval")
             try:
                 return _bounded_repr(eval(code, frame.f_globals, dict(frame.f_locals)))
             except BaseException as error:
                 return f"<{type(error).__name__} when evaluated again>"
 
-        test = node.test
-        if isinstance(test, ast.Compare) and len(test.comparators) == 1:
-            left, right = value_of(test.left), value_of(test.comparators[0])
+        if kind == "cmp":
+            left, right = value_of(left_source), value_of(right_source)
             return f"{head}; left: {left}, right: {right}"
-        if isinstance(test, ast.Constant):
+        if kind == "const":
             return head
-        return f"{head}; value: {value_of(test)}"
+        return f"{head}; value: {value_of(left_source)}"
     except BaseException:
         return plain
 
@@ -1027,7 +1089,7 @@ def _run_candidate(req: dict[str, Any], send: Any, print_exc: Any) -> None:
             send({"k": "script", "m": 1})
         except AssertionError as exc:
             print_exc()
-            send({"k": "script", "e": _explain_assertion(exc, req.get("script_source") or "")})
+            send({"k": "script", "e": _explain_assertion(exc, req.get("asserts") or b"")})
         except BaseException as exc:
             print_exc()
             send({"k": "script", "e": _short_exc(exc)})
@@ -1419,8 +1481,7 @@ def serve(cfg: dict[str, Any]) -> None:
     subreaper = libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
     sys.path.extend(cfg.get("sys_path", []))
     # Warm the modules candidate code usually imports, so that each fork gets them for free
-    # (ast: a failed check script is explained with it, in the child).
-    import ast  # noqa: F401
+    # (the child itself needs neither ast nor traceback: see format_exc and _explain_assertion).
     import builtins  # noqa: F401
     import collections  # noqa: F401
     import functools  # noqa: F401
@@ -1433,7 +1494,6 @@ def serve(cfg: dict[str, Any]) -> None:
     import shutil  # noqa: F401
     import string  # noqa: F401
     import time  # noqa: F401
-    import traceback  # noqa: F401
     import typing  # noqa: F401
 
     cfg["seccomp"] = _SECCOMP[0] is not None
