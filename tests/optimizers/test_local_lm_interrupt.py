@@ -212,7 +212,12 @@ def test_exiting_while_a_daemon_thread_generates_stops_the_generation_cleanly() 
         cwd=REPO,
     )
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
-    assert done.stdout.splitlines() == ["EXITING", "worker: GenerationCancelledError"]
+    lines = done.stdout.splitlines()
+    # the worker's report races the interpreter's final freeze of daemon threads: it may be
+    # cut or missing, but it never says the generation finished or failed otherwise
+    assert lines[0] == "EXITING", lines
+    assert all("worker: GenerationCancelledError".startswith(line) for line in lines[1:]), lines
+    assert "finished" not in done.stdout
     assert not any(mark in done.stderr for mark in CRASH_MARKS), done.stderr[-2000:]
 
 
