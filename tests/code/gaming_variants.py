@@ -502,11 +502,19 @@ def passes(sandbox: Any, problem: Problem, program: str) -> bool:
 
 
 def killed_mutant(sandbox: Any, problem: Problem) -> str | None:
-    """The first mutant (source order) that the check script kills, or None."""
+    """The first mutant (source order) that the check script kills, or None.
+
+    A mutant that runs out of time is passed over: one near the time limit is killed or not
+    depending on the machine's load, which would make the ground truth differ between runs
+    (``n % j`` -> ``n // j`` in HumanEval/75 turns a primality test into a 1 s search).
+    """
     for tried, candidate in enumerate(mutants(problem)):
         if tried >= MAX_MUTANTS_TRIED:
             break
-        if not passes(sandbox, problem, candidate):
+        result = sandbox.run_tests(candidate, problem.test, entry_point=problem.entry_point)
+        if result.status == "timeout":
+            continue
+        if sum(bool(outcome.passed) for outcome in result.outcomes) < count_tests(problem):
             return candidate
     return None
 
