@@ -123,52 +123,52 @@ def aggregate_metric(
 ) -> float:
     """Single optimization target in [0, 1] from quality, cost and latency.
 
-        Parameters
-        ----------
-        ir_score, code_score, e2e_score : float
-            Quality scores in [0, 1] (``ir_quality``, ``code_quality``, ``end_to_end``).
-            ``ir_score`` None: a program without an IR; quality is then ``(code + e2e) / 2``.
-        cost_usd : float
-            Cost of the request in USD, ``>= 0`` (``inf`` allowed: cost score 0).
-        latency_ms : float
-            Latency in milliseconds, ``>= 0`` (``inf`` allowed: latency score 0).
-        weights : mapping, optional
-            Keys ``quality``, ``cost``, ``latency``; default 0.7 / 0.2 / 0.1. Rescaled to sum to 1.
-        cost_ceiling_usd : float, default 0.10
-            Cost that scores 0.
-        latency_ceiling_ms : float, default 60000
-            Latency that scores 0.
+    Parameters
+    ----------
+    ir_score, code_score, e2e_score : float
+        Quality scores in [0, 1] (``ir_quality``, ``code_quality``, ``end_to_end``).
+        ``ir_score`` None: a program without an IR; quality is then ``(code + e2e) / 2``.
+    cost_usd : float
+        Cost of the request in USD, ``>= 0`` (``inf`` allowed: cost score 0).
+    latency_ms : float
+        Latency in milliseconds, ``>= 0`` (``inf`` allowed: latency score 0).
+    weights : mapping, optional
+        Keys ``quality``, ``cost``, ``latency``; default 0.7 / 0.2 / 0.1. Rescaled to sum to 1.
+    cost_ceiling_usd : float, default 0.10
+        Cost that scores 0.
+    latency_ceiling_ms : float, default 60000
+        Latency that scores 0.
 
-        Returns
-        -------
-        float
+    Returns
+    -------
+    float
 
-        Raises
-        ------
-        TypeError, ValueError
-            For scores outside [0, 1], negative cost or latency, NaN, bad weights or ceilings;
-            the message names the parameter.
+    Raises
+    ------
+    TypeError, ValueError
+        For scores outside [0, 1], negative cost or latency, NaN, bad weights or ceilings;
+        the message names the parameter.
 
-        Notes
-        -----
-        .. math::
+    Notes
+    -----
+    .. math::
 
-            \\text{quality} = (ir + code + e2e) / 3, \\quad
-            \\text{cost} = 1 - \\min(c / c_{max}, 1), \\quad
-            \\text{latency} = 1 - \\min(L / L_{max}, 1)
+        \\text{quality} = (ir + code + e2e) / 3, \\quad
+        \\text{cost} = 1 - \\min(c / c_{max}, 1), \\quad
+        \\text{latency} = 1 - \\min(L / L_{max}, 1)
 
-            \\text{aggregate} = w_q\\,\\text{quality} + w_c\\,\\text{cost} + w_l\\,\\text{latency}
+        \\text{aggregate} = w_q\\,\\text{quality} + w_c\\,\\text{cost} + w_l\\,\\text{latency}
 
-        ``e2e_score`` already contains the IR and code scores, so they count twice in
-        ``quality``; this definition is kept as specified
+    ``e2e_score`` already contains the IR and code scores, so they count twice in
+    ``quality``; this definition is kept as specified
     (docs/decisions.md#aggregate-counts-ir-and-code-twice).
 
-        Examples
-        --------
-        >>> aggregate_metric(1.0, 1.0, 1.0, 0.0, 0.0)
-        1.0
-        >>> round(aggregate_metric(0.9, 0.6, 0.6, 0.05, 30_000), 4)  # 0.7*0.7 + 0.2*0.5 + 0.1*0.5
-        0.64
+    Examples
+    --------
+    >>> aggregate_metric(1.0, 1.0, 1.0, 0.0, 0.0)
+    1.0
+    >>> round(aggregate_metric(0.9, 0.6, 0.6, 0.05, 30_000), 4)  # 0.7*0.7 + 0.2*0.5 + 0.1*0.5
+    0.64
     """
     return aggregate_breakdown(
         ir_score,
