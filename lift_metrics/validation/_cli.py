@@ -559,40 +559,32 @@ def _run(args: argparse.Namespace) -> int:
             profile = weights.get(spec)
             scorer = builtin_scorer(spec, **({} if profile is None else profile.metric_options()))
             scorer.prefetch([item.item for item in items])
-            try:
-                result = validate_metric(
-                    scorer,
-                    items,
-                    target=args.target,
-                    confidence_level=args.confidence_level,
-                    name=spec,
-                    errors="missing",
-                    num_threads=args.threads,
-                )
-            except TooFewScoresError as exc:
-                unscored.append(exc)
-                continue
+            metric: Any = scorer
+            calling: dict[str, Any] = {}
         else:
             if spec in weights:
                 raise ValueError("--weights applies to the built-in metrics only")
             if os.getcwd() not in sys.path:
                 sys.path.insert(0, os.getcwd())
             metric = import_metric(spec)
-            try:
-                result = validate_metric(
-                    metric,
-                    items,
-                    target=args.target,
-                    confidence_level=args.confidence_level,
-                    call=args.call or "item",
-                    prediction_fields=tuple(args.prediction_field or ()),
-                    name=spec,
-                    errors="missing",
-                    num_threads=args.threads,
-                )
-            except TooFewScoresError as exc:
-                unscored.append(exc)
-                continue
+            calling = {
+                "call": args.call or "item",
+                "prediction_fields": tuple(args.prediction_field or ()),
+            }
+        try:
+            result = validate_metric(
+                metric,
+                items,
+                target=args.target,
+                confidence_level=args.confidence_level,
+                name=spec,
+                errors="missing",
+                num_threads=args.threads,
+                **calling,
+            )
+        except TooFewScoresError as exc:
+            unscored.append(exc)
+            continue
         results.append(result)
         sources[result.metric] = str(data)
         categories[result.metric] = _categories(items)
