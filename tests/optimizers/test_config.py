@@ -252,7 +252,7 @@ _COUPLED: dict[tuple[str, str], tuple[Any, dict[str, Any], dict[str, Any]]] = {
 def _settable() -> list[tuple[str, str, str, Any]]:
     import inspect
 
-    from lift_metrics.optimizers._config import _RUNNER_SET, _optimizer_class, _parameters
+    from lift_metrics.optimizers._config_checks import _RUNNER_SET, _optimizer_class, _parameters
 
     cases = []
     for name in ("mipro", "copro", "gepa"):
