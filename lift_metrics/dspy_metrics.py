@@ -327,7 +327,7 @@ def _check_embedder(embedder: Any) -> Any:
 
 def _resolve_profile(metric: str, name: str, profile: Any) -> CalibrationProfile:
     """``profile`` (a CalibrationProfile, a path or "shipped") as a profile for ``metric``."""
-    from lift_metrics.validation._calibrate import resolve_profile
+    from lift_metrics.validation.profiles import resolve_profile
 
     return resolve_profile(metric, name, profile)
 

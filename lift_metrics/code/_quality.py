@@ -325,7 +325,7 @@ class CodeQualityOptions:
 
 def _load_calibrated(profile: Any, name: str) -> tuple[str, CalibrationProfile]:
     from lift_metrics.validation import CalibrationProfile
-    from lift_metrics.validation._calibrate import resolve_profile
+    from lift_metrics.validation.profiles import resolve_profile
 
     label = "custom" if isinstance(profile, CalibrationProfile) else str(profile)
     allowed = f"one of {PROFILES}, a profile file or a CalibrationProfile"

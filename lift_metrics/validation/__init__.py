@@ -12,7 +12,8 @@ Pearson > 0.8; docs/validation.md). This package measures that agreement for any
   metrics applied to labelled items (``datasets/labels/``);
 - :func:`calibrate_weights`, :func:`save_weights`, :func:`load_weights`: fit component weights
   on the calibration split with k-fold cross-validation and keep them in a file;
-- :func:`load_profile`, :func:`shipped_profile_path`, :func:`unrelated_similarity_floor`: the
+- :func:`load_profile`, :func:`resolve_profile`, :func:`shipped_profile_path`,
+  :func:`unrelated_similarity_floor`: the
   opt-in calibrated profiles (weights + a floor for the embedding similarity, and for
   ``code_quality`` a wrong-answer gate and a stub cap) shipped in ``datasets/labels/``; the
   default weights without a floor, gate or cap stay the metrics' default;
@@ -36,17 +37,7 @@ from lift_metrics.validation._adapters import (
     import_metric,
 )
 from lift_metrics.validation._agreement import krippendorff_alpha
-from lift_metrics.validation._calibrate import (
-    SHIPPED_PROFILES,
-    CalibrationProfile,
-    CalibrationResult,
-    calibrate_weights,
-    load_profile,
-    load_weights,
-    save_weights,
-    shipped_profile_path,
-    unrelated_similarity_floor,
-)
+from lift_metrics.validation._calibrate import CalibrationResult, calibrate_weights
 from lift_metrics.validation._labels import (
     SHIPPED_DATASETS,
     SHIPPED_LABELS,
@@ -66,6 +57,16 @@ from lift_metrics.validation._validate import (
     score_value,
     validate_metric,
     validate_scores,
+)
+from lift_metrics.validation.profiles import (
+    SHIPPED_PROFILES,
+    CalibrationProfile,
+    load_profile,
+    load_weights,
+    resolve_profile,
+    save_weights,
+    shipped_profile_path,
+    unrelated_similarity_floor,
 )
 
 __all__ = [
@@ -97,6 +98,7 @@ __all__ = [
     "load_weights",
     "markdown_report",
     "plot_validation",
+    "resolve_profile",
     "save_weights",
     "score_value",
     "shipped_dataset_path",

@@ -22,17 +22,7 @@ from lift_metrics.validation._adapters import (
     builtin_scorer,
     import_metric,
 )
-from lift_metrics.validation._calibrate import (
-    SHIPPED_PROFILES,
-    CalibrationProfile,
-    CalibrationResult,
-    calibrate_weights,
-    load_profile,
-    save_weights,
-    shipped_profile_path,
-    unrelated_similarity_floor,
-    weights_file_metric,
-)
+from lift_metrics.validation._calibrate import CalibrationResult, calibrate_weights
 from lift_metrics.validation._labels import (
     SHIPPED_DATASETS,
     SHIPPED_LABELS,
@@ -42,6 +32,15 @@ from lift_metrics.validation._labels import (
     shipped_labels_path,
 )
 from lift_metrics.validation._validate import TooFewScoresError, ValidationResult, validate_metric
+from lift_metrics.validation.profiles import (
+    SHIPPED_PROFILES,
+    CalibrationProfile,
+    load_profile,
+    save_weights,
+    shipped_profile_path,
+    unrelated_similarity_floor,
+    weights_file_metric,
+)
 
 _DEFAULT_METRICS = ("ir_quality", "code_quality")
 
