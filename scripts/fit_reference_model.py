@@ -10,7 +10,7 @@ cross-validated Pearson (folds and bootstrap grouped by intent), fits
 :func:`lift_metrics.code._reference.fit_reference_model` on all rows and writes
 ``lift_metrics/code/reference_model.json``. The model is fitted on the mean of each row's
 per-grader grades and judged against the aggregated ``grade``. Only the dev half is used;
-nothing is tuned on any other data. Needs scikit-learn (``pip install 'lift-metrics[validation]'``).
+nothing is tuned on any other data. Needs scikit-learn (a dependency of lift-metrics).
 """
 
 from __future__ import annotations

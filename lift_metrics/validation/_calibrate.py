@@ -132,27 +132,23 @@ def _fit(
 
 
 def _fold_ids(n: int, folds: int, groups: Sequence[Any] | None, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    if groups is None:
-        order = rng.permutation(n)
-        ids = np.empty(n, dtype=int)
-        for fold, chunk in enumerate(np.array_split(order, folds)):
-            ids[chunk] = fold
-        return ids
-    keys = [str(g) for g in groups]
-    unique = sorted(set(keys))
-    if len(unique) < folds:
-        raise ValueError(f"folds ({folds}) must not exceed the number of groups ({len(unique)})")
-    shuffled = [unique[i] for i in rng.permutation(len(unique))]
-    # greedy: the largest groups first, each into the currently smallest fold
-    sizes = {g: keys.count(g) for g in shuffled}
-    fold_of: dict[str, int] = {}
-    load = [0] * folds
-    for g in sorted(shuffled, key=lambda g: -sizes[g]):
-        target = int(np.argmin(load))
-        fold_of[g] = target
-        load[target] += sizes[g]
-    return np.array([fold_of[g] for g in keys])
+    """The fold of each item: scikit-learn's ``GroupKFold`` with shuffled groups.
+
+    Without ``groups`` every item is its own group. The groups are shuffled with ``seed`` and
+    dealt into ``folds`` runs of (nearly) equal group counts, so one group never spans two
+    folds. scikit-learn is imported here, not with the package.
+    """
+    from sklearn.model_selection import GroupKFold
+
+    keys = np.arange(n) if groups is None else np.array([str(g) for g in groups])
+    n_groups = len(np.unique(keys))
+    if n_groups < folds:
+        raise ValueError(f"folds ({folds}) must not exceed the number of groups ({n_groups})")
+    ids = np.empty(n, dtype=int)
+    splitter = GroupKFold(n_splits=folds, shuffle=True, random_state=seed)
+    for fold, (_, test) in enumerate(splitter.split(np.zeros(n), groups=keys)):
+        ids[test] = fold
+    return ids
 
 
 def calibrate_weights(
@@ -189,7 +185,8 @@ def calibrate_weights(
         one of the optimiser's starting points.
     metric : str, default "metric"
     seed : int, default 0
-        Seed of the fold assignment.
+        Seed of the fold assignment (scikit-learn's ``GroupKFold`` with shuffled groups;
+        without ``groups`` each item is its own group).
     upper_bounds : sequence of float, optional
         One per item: the most its weighted score may be (``inf`` for no bound), applied
         before the score is compared with the label, in the fit and in every figure. It is
