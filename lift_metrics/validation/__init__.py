@@ -12,6 +12,11 @@ Pearson > 0.8; docs/validation.md). This package measures that agreement for any
   metrics applied to labelled items (``datasets/labels/``);
 - :func:`calibrate_weights`, :func:`save_weights`, :func:`load_weights`: fit component weights
   on the calibration split with k-fold cross-validation and keep them in a file;
+  :func:`calibrate_metric` (and :func:`calibrate_code_quality`) does the whole recipe for a
+  built-in metric (its components, similarity floor, gate and cap) and returns a
+  :class:`MetricCalibration` with the fit and the profile;
+- :func:`validate_field_baselines`: the field's metrics (BLEU, chrF, ...) on the same items,
+  the comparison rows of a report;
 - :func:`load_profile`, :func:`resolve_profile`, :func:`shipped_profile_path`,
   :func:`unrelated_similarity_floor`: the
   opt-in calibrated profiles (weights + a floor for the embedding similarity, and for
@@ -38,6 +43,11 @@ from lift_metrics.validation._adapters import (
 )
 from lift_metrics.validation._agreement import krippendorff_alpha
 from lift_metrics.validation._calibrate import CalibrationResult, calibrate_weights
+from lift_metrics.validation._calibrate_metric import (
+    MetricCalibration,
+    calibrate_code_quality,
+    calibrate_metric,
+)
 from lift_metrics.validation._labels import (
     SHIPPED_DATASETS,
     SHIPPED_LABELS,
@@ -54,9 +64,12 @@ from lift_metrics.validation._validate import (
     ConstantInputWarning,
     TooFewScoresError,
     ValidationResult,
-    score_value,
-    validate_metric,
     validate_scores,
+)
+from lift_metrics.validation._validate_metric import (
+    score_value,
+    validate_field_baselines,
+    validate_metric,
 )
 from lift_metrics.validation.profiles import (
     SHIPPED_PROFILES,
@@ -81,6 +94,7 @@ __all__ = [
     "IRPairScorer",
     "LabelFileError",
     "LabelledItem",
+    "MetricCalibration",
     "ReferenceScorer",
     "SHIPPED_DATASETS",
     "SHIPPED_LABELS",
@@ -89,6 +103,8 @@ __all__ = [
     "TooFewScoresError",
     "ValidationResult",
     "builtin_scorer",
+    "calibrate_code_quality",
+    "calibrate_metric",
     "calibrate_weights",
     "format_table",
     "import_metric",
@@ -105,6 +121,7 @@ __all__ = [
     "shipped_labels_path",
     "shipped_profile_path",
     "unrelated_similarity_floor",
+    "validate_field_baselines",
     "validate_metric",
     "validate_scores",
 ]
