@@ -419,11 +419,11 @@ class _BudgetTable(_Table):
 class _ConfigFile(_Table):
     """The top level of a config file; fields in the order they are checked."""
 
-    optimizer: _OptimizerTable = Field(default_factory=dict, validate_default=True)  # type: ignore[arg-type]
+    optimizer: _OptimizerTable = Field(default_factory=dict, validate_default=True)
     seed: Annotated[int, Field(ge=0)] = 7
     lm: Any = Field(default=None, validate_default=True)
     prompt_lm: Any = None
-    metric: _MetricTable = Field(default_factory=dict, validate_default=True)  # type: ignore[arg-type]
+    metric: _MetricTable = Field(default_factory=dict, validate_default=True)
     dataset: _DatasetTable = Field(default_factory=_DatasetTable)
     evaluation: _EvaluationTable = Field(default_factory=_EvaluationTable)
     budget: _BudgetTable = Field(default_factory=_BudgetTable)

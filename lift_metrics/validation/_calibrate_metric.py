@@ -184,6 +184,7 @@ def calibrate_metric(
             if similarity_floor == "auto"
             else check_similarity_floor(similarity_floor)
         )
+        assert not isinstance(scorer, EndToEndScorer)  # refused above
         key = scorer.similarity_component
         columns[key] = [rescale_similarity(v, floor) for v in columns[key]]
     if options.get("wrong_answer_gate") and wrong is not None:
