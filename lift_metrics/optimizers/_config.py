@@ -46,7 +46,8 @@ from lift_metrics.optimizers._config_checks import (
     check_optimizer_arguments,
 )
 from lift_metrics.optimizers._evaluate import MAX_RUNS
-from lift_metrics.optimizers._preflight import _check_reachable, _where, preflight
+from lift_metrics.optimizers._preflight import _check_reachable as _check_reachable  # the CLI's
+from lift_metrics.optimizers._preflight import _where, preflight
 from lift_metrics.stats._ab import MAX_RESAMPLES
 from lift_metrics.stats._intervals import check_confidence_level
 
@@ -62,8 +63,6 @@ __all__ = [
     "load_config",
     "preflight",
 ]
-
-_ = _check_reachable  # re-exported for the optimize CLI
 
 #: where MIPROv2's instruction candidates come from ("default": "candidates" for MIPROv2
 #: without [prompt_lm], "proposed" otherwise)
