@@ -40,10 +40,10 @@ class _EmbedderSettings:
 
     @classmethod
     def of(cls, embedder: Any) -> _EmbedderSettings:
-        from lift_metrics import similarity
+        from lift_metrics.similarity import is_default_embedder
 
         return cls(
-            default=embedder is similarity._default_embedder,
+            default=is_default_embedder(embedder),
             model=embedder.model_name,
             batch_size=embedder.batch_size,
             cache_size=embedder.cache_size,
