@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from lift_metrics._checks import (
     check_positive,
 )
-from lift_metrics.code._quality import DEFAULT_CODE_QUALITY_WEIGHTS, score_code
+from lift_metrics.code import DEFAULT_CODE_QUALITY_WEIGHTS, score_code
 
 if TYPE_CHECKING:
     from lift_metrics.code import CodeQualityOptions
@@ -107,7 +107,7 @@ class _CodePart:
 
     def _failing_code_ceiling(self) -> float:
         """The most the code part can score when the code fails every test."""
-        from lift_metrics.code._quality import FAIL_CEILING
+        from lift_metrics.code import FAIL_CEILING
 
         if self.code_quality_options.validated:
             return FAIL_CEILING
@@ -156,7 +156,7 @@ class _CodePart:
     def _score_code(
         self, example: Any, prediction: Any
     ) -> tuple[Any, float, str | None, str | None]:
-        from lift_metrics.code._tests import check_entry_point, normalize_tests
+        from lift_metrics.code import check_entry_point, normalize_tests
         from lift_metrics.sandbox import SandboxUnavailableError
 
         expected, tests, entry_point, prompt = self._code_inputs(example)

@@ -116,8 +116,7 @@ class TestPassRate(_CodePart, _Metric):
         )
 
     def _run(self, example: Any, prediction: Any) -> tuple[Any, str | None, str | None]:
-        from lift_metrics.code._quality import run_answer
-        from lift_metrics.code._tests import check_entry_point, normalize_tests
+        from lift_metrics.code import check_entry_point, normalize_tests, run_answer
         from lift_metrics.sandbox import SandboxUnavailableError
 
         name = type(self).__name__

@@ -20,6 +20,7 @@ from lift_metrics.similarity._embedder import (
     is_default_embedder,
     resolve_embedder,
 )
+from lift_metrics.similarity._floor import check_similarity_floor, rescale_similarity
 from lift_metrics.similarity._protocol import DEFAULT_EMBEDDING_MODEL, Embedder
 from lift_metrics.similarity._text import (
     cosine_similarity,
@@ -32,11 +33,13 @@ __all__ = [
     "DEFAULT_EMBEDDING_MODEL",
     "Embedder",
     "SentenceTransformerEmbedder",
+    "check_similarity_floor",
     "cosine_similarity",
     "embedding_cache_dir",
     "get_default_embedder",
     "is_default_embedder",
     "pairwise_cosine_similarity",
+    "rescale_similarity",
     "resolve_embedder",
     "sequence_similarity",
     "text_similarity",

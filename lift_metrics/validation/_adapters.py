@@ -81,8 +81,8 @@ class IRPairScorer:
         embedder: Any = None,
         similarity_floor: float = 0.0,
     ) -> None:
-        from lift_metrics.code._semantic import check_similarity_floor
         from lift_metrics.ir import DEFAULT_IR_WEIGHTS
+        from lift_metrics.similarity import check_similarity_floor
 
         self.weights = normalize_weights("weights", weights, DEFAULT_IR_WEIGHTS)
         self.embedder = embedder

@@ -338,7 +338,7 @@ def _gate_columns(
     columns: dict[str, list[float]], wrong: Sequence[float]
 ) -> dict[str, list[float]]:
     """Apply code_quality's wrong-answer gate to every item's components (the metric's rule)."""
-    from lift_metrics.code._quality import gate_by_wrong_answers
+    from lift_metrics.code import gate_by_wrong_answers
 
     rows = [
         gate_by_wrong_answers(
@@ -384,7 +384,7 @@ def _calibrate(
     options = _code_options(args, spec)
     floor: float | None = None
     if args.similarity_floor is not None:
-        from lift_metrics.code._semantic import rescale_similarity
+        from lift_metrics.similarity import rescale_similarity
 
         option = _floor_option(args.similarity_floor)
         floor = (
@@ -444,7 +444,7 @@ def _baseline_results(
     args: argparse.Namespace, items: Sequence[LabelledItem]
 ) -> list[ValidationResult]:
     """The field's metrics on ``items``, through :func:`validate_metric` like any metric."""
-    from lift_metrics.code._field import codebleu_available
+    from lift_metrics.code import codebleu_available
 
     out: list[ValidationResult] = []
     for name in FIELD_METRICS:

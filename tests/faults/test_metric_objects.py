@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from lift_metrics.dspy_metrics import _composite
 from lift_metrics.dspy_metrics import (
     Aggregate,
     AllTestsPass,
@@ -25,6 +24,7 @@ from lift_metrics.dspy_metrics import (
     EndToEnd,
     IRQuality,
     TestPassRate,
+    _composite,
 )
 
 CODE = 'def add(a: int, b: int) -> int:\n    """Add."""\n    return a + b\n'
