@@ -11,17 +11,15 @@ from lift_metrics._checks import (
     check_positive,
     normalize_weights,
 )
-from lift_metrics.aggregate import (
+from lift_metrics.composite import (
     DEFAULT_AGGREGATE_WEIGHTS,
     DEFAULT_COST_CEILING_USD,
-    DEFAULT_LATENCY_CEILING_MS,
-    aggregate_breakdown,
-)
-from lift_metrics.end_to_end import (
     DEFAULT_E2E_WEIGHTS,
+    DEFAULT_LATENCY_CEILING_MS,
     DEFAULT_TARGET_MS,
     EndToEndBreakdown,
-    _assemble,
+    aggregate_breakdown,
+    end_to_end_from_parts,
 )
 from lift_metrics.ir import (
     IRQualityBreakdown,
@@ -46,7 +44,7 @@ from lift_metrics.dspy_metrics._protocol import (
 
 
 class EndToEnd(_IRPart, _CodePart, _Metric):
-    """:func:`lift_metrics.end_to_end.end_to_end` as a DSPy metric (0.4 IR, 0.5 code, 0.1 latency).
+    """:func:`lift_metrics.composite.end_to_end` as a DSPy metric (0.4 IR, 0.5 code, 0.1 latency).
 
     Parameters
     ----------
@@ -59,7 +57,7 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         IR and code weights are rescaled to sum to 1. A prediction without a usable latency
         scores 0 on latency.
     target_ms : float, default 16000
-        Latency budget for :func:`lift_metrics.end_to_end.latency_penalty`.
+        Latency budget for :func:`lift_metrics.composite.latency_penalty`.
     weights : mapping, optional
         ``ir``/``code``/``latency``; default 0.4/0.5/0.1. An ``ir`` weight of 0 scores a
         single-step program without an IR: neither the example's ``expected_ir`` field nor
@@ -189,7 +187,7 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
             latency, latency_failure = _number_field(prediction, self.latency_field, "milliseconds")
             if latency_failure:
                 reasons.append(f"latency: scored 0 because {latency_failure}")
-        result = _assemble(
+        result = end_to_end_from_parts(
             ir=ir,
             ir_score=ir_score,
             code=None,  # code reasons are added below with the failing tests spelled out
@@ -225,7 +223,7 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
 
 
 class Aggregate(EndToEnd):
-    """:func:`lift_metrics.aggregate.aggregate_metric` as a DSPy metric.
+    """:func:`lift_metrics.composite.aggregate_metric` as a DSPy metric.
 
     Quality is the mean of the IR, code and end-to-end scores, cost and latency are
     normalised against ceilings (docs/composite.md#aggregate_metric); default weights
@@ -245,7 +243,7 @@ class Aggregate(EndToEnd):
     weights : mapping, optional
         The end-to-end weights, as in :class:`EndToEnd`. An ``ir`` weight of 0 scores a
         program without an IR: no ``expected_ir`` field is needed, and quality is the mean
-        of the code and end-to-end scores (:func:`lift_metrics.aggregate.aggregate_metric`
+        of the code and end-to-end scores (:func:`lift_metrics.composite.aggregate_metric`
         with ``ir_score=None``).
     threshold : float or None, default None
         None: 0.05 above the best aggregate an output whose code fails every test can reach

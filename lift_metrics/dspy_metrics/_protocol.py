@@ -17,10 +17,8 @@ from lift_metrics._checks import (
     check_int,
     check_unit_interval,
 )
-from lift_metrics.aggregate import (
+from lift_metrics.composite import (
     AggregateBreakdown,
-)
-from lift_metrics.end_to_end import (
     EndToEndBreakdown,
 )
 from lift_metrics.ir import (

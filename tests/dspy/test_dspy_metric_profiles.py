@@ -20,10 +20,9 @@ import dspy
 import pytest
 from dspy_testkit import HashEmbedder, make_task
 
-from lift_metrics.aggregate import aggregate_metric
 from lift_metrics.code import code_quality
+from lift_metrics.composite import aggregate_metric, latency_penalty
 from lift_metrics.dspy_metrics import Aggregate, CodeQuality, EndToEnd, IRQuality
-from lift_metrics.end_to_end import latency_penalty
 from lift_metrics.ir import DEFAULT_IR_WEIGHTS, ir_quality
 from lift_metrics.validation import (
     CalibrationProfile,

@@ -12,9 +12,8 @@ import dspy
 import pytest
 from dspy_testkit import HashEmbedder, make_task
 
-from lift_metrics.aggregate import aggregate_metric
+from lift_metrics.composite import aggregate_metric, latency_penalty
 from lift_metrics.dspy_metrics import Aggregate, CodeQuality, EndToEnd, IRQuality, MetricBreakdown
-from lift_metrics.end_to_end import latency_penalty
 from lift_metrics.ir import ir_quality
 
 TASK = make_task(1)
@@ -369,8 +368,8 @@ def test_importing_the_adapters_loads_no_heavy_library() -> None:
     import sys
 
     code = (
-        "import sys, lift_metrics.dspy_metrics, lift_metrics.end_to_end, lift_metrics.aggregate, "
-        "lift_metrics.routes, lift_metrics.pricing; "
+        "import sys, lift_metrics.dspy_metrics, lift_metrics.composite, "
+        "lift_metrics.pricing; "
         "print(sorted(m for m in ('dspy', 'torch', 'sentence_transformers', 'litellm') "
         "if m in sys.modules))"
     )
