@@ -27,11 +27,18 @@ Naming
 
 Subpackages
 -----------
-lift_metrics.stats        summary statistics, grades, pass@k, regression detection, A/B
-lift_metrics.sandbox      running untrusted code against tests
-lift_metrics.scoring      scoring generation files (pass@k, resumable, pluggable backends)
-lift_metrics.validation   agreement of a metric with hand-labelled examples
-lift_metrics.optimizers   MIPROv2 / COPRO / GEPA runners, reference pipeline, local LM
+lift_metrics.ir            the IR metrics (intent, signature, structure, constraints)
+lift_metrics.code          the code metrics (code_quality, tests, similarity, style, reference)
+lift_metrics.composite     end_to_end, aggregate_metric and the provider-route metrics
+lift_metrics.dspy_metrics  the metrics as DSPy metric objects (IRQuality, CodeQuality, ...)
+lift_metrics.similarity    embedders (bundled MiniLM on ONNX or torch) and similarity scores
+lift_metrics.judge         LLM-as-judge modules (answers, code review)
+lift_metrics.pricing       model prices per token, cost of a call
+lift_metrics.stats         summary statistics, grades, pass@k, regression detection, A/B
+lift_metrics.sandbox       running untrusted code against tests
+lift_metrics.scoring       scoring generation files (pass@k, resumable, pluggable backends)
+lift_metrics.validation    agreement of a metric with hand-labelled examples
+lift_metrics.optimizers    MIPROv2 / COPRO / GEPA runners, reference pipeline, local LM
 """
 
 from __future__ import annotations
