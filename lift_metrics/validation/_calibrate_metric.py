@@ -101,7 +101,7 @@ def metric_components(scorer: Any, items: Sequence[LabelledItem]) -> dict[str, l
 
 def gate_columns(columns: dict[str, list[float]], wrong: Sequence[float]) -> dict[str, list[float]]:
     """Apply code_quality's wrong-answer gate to every item's components (the metric's rule)."""
-    from lift_metrics.code._quality import gate_by_wrong_answers
+    from lift_metrics.code import gate_by_wrong_answers
 
     rows = [
         gate_by_wrong_answers(
@@ -177,7 +177,7 @@ def calibrate_metric(
     stubs = columns.pop("stub", None)
     floor: float | None = None
     if similarity_floor is not None:
-        from lift_metrics.code._semantic import check_similarity_floor, rescale_similarity
+        from lift_metrics.similarity import check_similarity_floor, rescale_similarity
 
         floor = (
             unrelated_similarity_floor(_reference_texts(scorer, items))

@@ -311,7 +311,7 @@ def validate_field_baselines(
     notes : list of str
         One line per baseline left out, saying why.
     """
-    from lift_metrics.code._field import codebleu_available
+    from lift_metrics.code import codebleu_available
     from lift_metrics.validation._adapters import FIELD_METRICS, FieldMetricScorer
     from lift_metrics.validation._validate import TooFewScoresError
 

@@ -68,7 +68,7 @@ def save_weights(
         "weights": {str(k): check_non_negative(f"weights[{k!r}]", v) for k, v in weights.items()},
     }
     if similarity_floor is not None:
-        from lift_metrics.code._semantic import check_similarity_floor
+        from lift_metrics.similarity import check_similarity_floor
 
         document["similarity_floor"] = check_similarity_floor(similarity_floor)
     document.update(_code_options(metric, wrong_answer_gate, stub_cap))
@@ -86,8 +86,7 @@ def save_weights(
 
 def _code_options(metric: Any, wrong_answer_gate: Any, stub_cap: Any) -> dict[str, Any]:
     """The code_quality-only profile options that are set, validated (empty when none is)."""
-    from lift_metrics.code._quality import check_wrong_answer_gate
-    from lift_metrics.code._stub import check_stub_cap
+    from lift_metrics.code import check_stub_cap, check_wrong_answer_gate
 
     options: dict[str, Any] = {}
     if check_wrong_answer_gate(wrong_answer_gate):
@@ -271,7 +270,7 @@ def load_profile(path: str | os.PathLike[str], *, metric: str | None = None) -> 
     >>> sorted(profile.weights), 0 < profile.similarity_floor < 1
     (['constraints', 'intent', 'signature', 'structure'], True)
     """
-    from lift_metrics.code._semantic import check_similarity_floor
+    from lift_metrics.similarity import check_similarity_floor
 
     weights = load_weights(path, metric=metric)
     source = Path(path)

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 import lift_metrics.validation._calibrate_metric as calibrate_module
 from lift_metrics.code import code_quality_breakdown, semantic_similarity
-from lift_metrics.code._semantic import rescale_similarity
 from lift_metrics.ir import intent_match, ir_quality, ir_quality_breakdown
+from lift_metrics.similarity import rescale_similarity
 from lift_metrics.validation import (
     CalibrationProfile,
     LabelledItem,

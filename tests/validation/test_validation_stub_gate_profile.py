@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import lift_metrics.validation._calibrate_metric as calibrate_module
-from lift_metrics.code._quality import gate_by_wrong_answers
+from lift_metrics.code import gate_by_wrong_answers
 from lift_metrics.validation import (
     CalibrationProfile,
     LabelledItem,
