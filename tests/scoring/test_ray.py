@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit import write_jsonl
 
 from lift_metrics.scoring import (
     JobResult,
@@ -37,11 +38,6 @@ try:
 except ImportError:
     HAVE_RAY = False
 needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="ray is not installed (lift-metrics[ray])")
-
-
-def _write_jsonl(path: Path, records: Iterable[Any]) -> Path:
-    path.write_text("".join(json.dumps(record) + "\n" for record in records))
-    return path
 
 
 def _humaneval_samples() -> list[dict[str, str]]:
@@ -160,7 +156,7 @@ def test_the_default_path_never_imports_ray(tmp_path: Path) -> None:
 
 
 def test_cli_without_ray_names_the_extra_and_writes_nothing(tmp_path: Path) -> None:
-    samples = _write_jsonl(
+    samples = write_jsonl(
         tmp_path / "s.jsonl",
         [{"task_id": "t001", "solution": "def add(a, b):\n    return a + b\n"}],
     )
@@ -205,7 +201,7 @@ def test_bad_arguments_are_refused_before_ray_starts(kwargs: dict[str, Any], mat
 
 @needs_ray
 def test_cli_with_an_unreachable_address_fails_fast_in_one_line(tmp_path: Path) -> None:
-    samples = _write_jsonl(
+    samples = write_jsonl(
         tmp_path / "s.jsonl",
         [{"task_id": "t001", "solution": "def add(a, b):\n    return a + b\n"}],
     )
@@ -233,7 +229,7 @@ def test_cli_with_an_unreachable_address_fails_fast_in_one_line(tmp_path: Path) 
 # -- a real local Ray runtime -------------------------------------------------------------------
 @needs_ray
 def test_ray_gives_the_local_backends_results(tmp_path: Path, backend: RayBackend) -> None:
-    path = _write_jsonl(tmp_path / "samples.jsonl", _humaneval_samples())
+    path = write_jsonl(tmp_path / "samples.jsonl", _humaneval_samples())
     with LocalBackend(concurrency=2) as local:
         score_samples(path, "humaneval", output=tmp_path / "local", timeout_s=1.0, backend=local)
     summary = score_samples(
@@ -251,7 +247,7 @@ def test_ray_gives_the_local_backends_results(tmp_path: Path, backend: RayBacken
 
 @needs_ray
 def test_ray_resumes_and_scores_nothing_twice(tmp_path: Path, backend: RayBackend) -> None:
-    path = _write_jsonl(tmp_path / "samples.jsonl", _humaneval_samples()[:24])
+    path = write_jsonl(tmp_path / "samples.jsonl", _humaneval_samples()[:24])
     out = tmp_path / "out"
     full = score_samples(path, "humaneval", output=out, backend=backend)
     results = out / "results.jsonl"
@@ -330,7 +326,7 @@ def test_cli_ray_ctrl_c_then_rerun_scores_each_sample_once(tmp_path: Path) -> No
         {"task_id": "t001", "solution": slow.format(body) + "#" * i}
         for i, body in enumerate(bodies)
     ]
-    path = _write_jsonl(tmp_path / "s.jsonl", samples)
+    path = write_jsonl(tmp_path / "s.jsonl", samples)
     out = tmp_path / "out"
     ray_tmp = tempfile.mkdtemp(prefix="lmray", dir="/tmp")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_TMPDIR": ray_tmp}

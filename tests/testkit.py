@@ -1,0 +1,70 @@
+"""Test doubles shared by every test directory (imported as ``testkit``).
+
+``tests/conftest.py`` registers this module, and each directory's own kit
+(``code_testkit``, ``dspy_testkit``, ``optimizers_testkit``, ...), in ``sys.modules``:
+the suite runs with ``--import-mode=importlib``, which leaves ``sys.path`` alone.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+import threading
+import zlib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+
+class HashEmbedder:
+    """Deterministic bag-of-words embedder: token counts hashed (crc32) into 64 buckets,
+    L2-normalized; thread-safe.
+
+    ``calls`` holds the texts of each ``embed`` call, so a test can assert how often (and
+    on what) the model would have run.
+    """
+
+    dim = 64
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            self.calls.append(list(texts))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in re.findall(r"\w+", text.lower()):
+                out[row, zlib.crc32(token.encode()) % self.dim] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
+
+
+def load_module(path: Path, name: str | None = None) -> ModuleType:
+    """Import the file ``path`` as module ``name`` (its stem by default), once, and register
+    it in ``sys.modules`` so that test modules can ``import`` it by name."""
+    name = name or path.stem
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:  # pragma: no cover - a path we chose
+            raise ImportError(f"cannot load {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+    return sys.modules[name]
+
+
+def write_jsonl(path: Path, records: Iterable[Any]) -> Path:
+    """Write one JSON value a line (UTF-8) to ``path`` and return it."""
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    return path
