@@ -363,17 +363,3 @@ def test_cache_can_be_disabled_and_crashes_are_not_cached(
     assert len(calls) == 2  # a crashed sandbox may be the machine's fault: try again
     with pytest.raises(ValueError, match="cache_size must be >= 0"):
         CodeQuality(cache_size=-1)
-
-
-def test_importing_the_adapters_loads_no_heavy_library() -> None:
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, lift_metrics.dspy_metrics, lift_metrics.end_to_end, lift_metrics.aggregate, "
-        "lift_metrics.routes, lift_metrics.pricing; "
-        "print(sorted(m for m in ('dspy', 'torch', 'sentence_transformers', 'litellm') "
-        "if m in sys.modules))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
-    assert out.stdout.strip() == "[]"

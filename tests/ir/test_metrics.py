@@ -235,10 +235,6 @@ def test_intent_match_uses_the_given_embedder(hash_embedder: Any) -> None:
     assert len(hash_embedder.calls) == 2
 
 
-def test_ir_quality_identical_is_one(fib_ir: dict[str, Any], hash_embedder: Any) -> None:
-    assert ir_quality(fib_ir, fib_ir, embedder=hash_embedder) == 1.0
-
-
 def test_ir_quality_is_the_weighted_sum_of_its_parts(
     fib_ir: dict[str, Any], hash_embedder: Any
 ) -> None:
