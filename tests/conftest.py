@@ -6,9 +6,9 @@ conftest (imported before every other one) registers ``tests/testkit.py`` in
 :func:`testkit.load_module`.
 
 Lanes: ``scripts/test.sh`` runs the fast lane (``-m "not slow"``), then the slow lane
-(``-m slow``), each with ``--lane-record FILE``; every run appends the number of tests it
+(``-m slow``), each with ``--lane-record=FILE``; every run appends the number of tests it
 collected and selected, and the script checks that the two lanes' selections add up to the
-suite, so that no test falls between them.
+suite (``testkit.check_lanes``), so that no test falls between them.
 """
 
 from __future__ import annotations
@@ -69,29 +69,3 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     }
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(record) + "\n")
-
-
-def check_lanes(path: str) -> str:
-    """Return a one-line summary of the lane records in ``path``; raise if a test is lost.
-
-    The records must share one ``collected`` count, come from the same arguments with no
-    ``-k``, and their ``selected`` counts must add up to it.
-    """
-    records = [json.loads(line) for line in Path(path).read_text().splitlines() if line]
-    if len(records) < 2:
-        raise SystemExit(f"lanes: expected two lane records in {path}, found {len(records)}")
-    totals = {r["collected"] for r in records}
-    if len(totals) != 1 or len({tuple(r["args"]) for r in records}) != 1:
-        raise SystemExit(f"lanes: the lanes collected different suites: {records}")
-    if any(r["keyword"] for r in records):
-        raise SystemExit(f"lanes: a lane ran with -k, the counts do not cover the suite: {records}")
-    total = totals.pop()
-    selected = sum(r["selected"] for r in records)
-    parts = ", ".join(f"{r['markexpr'] or '(all)'}: {r['selected']}" for r in records)
-    if selected != total:
-        raise SystemExit(f"lanes: {parts} select {selected} of {total} tests")
-    return f"lanes: {parts}; {selected} of {total} tests"
-
-
-if __name__ == "__main__":  # python tests/conftest.py FILE
-    print(check_lanes(sys.argv[1]))

@@ -68,3 +68,33 @@ def write_jsonl(path: Path, records: Iterable[Any]) -> Path:
     """Write one JSON value a line (UTF-8) to ``path`` and return it."""
     path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
     return path
+
+
+def check_lanes(path: str) -> str:
+    """Return a one-line summary of the lane records in ``path``; raise ``ValueError`` if a
+    test is lost between the lanes (or the records do not allow to tell).
+
+    The records must share one ``collected`` count, come from the same arguments with no
+    ``-k``, and their ``selected`` counts must add up to it.
+    """
+    records = [json.loads(line) for line in Path(path).read_text().splitlines() if line]
+    if len(records) < 2:
+        raise ValueError(f"lanes: expected two lane records in {path}, found {len(records)}")
+    totals = {r["collected"] for r in records}
+    if len(totals) != 1 or len({tuple(r["args"]) for r in records}) != 1:
+        raise ValueError(f"lanes: the lanes collected different suites: {records}")
+    if any(r["keyword"] for r in records):
+        raise ValueError(f"lanes: a lane ran with -k, the counts do not cover the suite: {records}")
+    total = totals.pop()
+    selected = sum(r["selected"] for r in records)
+    parts = ", ".join(f"{r['markexpr'] or '(all)'}: {r['selected']}" for r in records)
+    if selected != total:
+        raise ValueError(f"lanes: {parts} select {selected} of {total} tests")
+    return f"lanes: {parts}; {selected} of {total} tests"
+
+
+if __name__ == "__main__":  # python tests/testkit.py FILE (scripts/test.sh)
+    try:
+        print(check_lanes(sys.argv[1]))
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
