@@ -194,6 +194,7 @@ def test_a_tracking_failure_keeps_the_runs_files(
         assert (output / name).is_file(), name
 
 
+@pytest.mark.slow
 def test_tracking_error_is_raised_by_the_library(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
