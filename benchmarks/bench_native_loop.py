@@ -9,7 +9,8 @@ documented switch), warms it up, then measures on the same trivial passing funct
 * throughput: as many client threads as workers, executions per second.
 
 The loops alternate between rounds (native, python, python, native, ...) so that a change in
-the machine's load falls on both; the figures reported are the medians over the rounds. The
+the machine's load falls on both; the figures reported are the medians over the rounds, and the median of the rounds'
+own throughput ratios. The
 load average is printed first: the figures are only comparable on an idle machine.
 """
 
@@ -126,6 +127,12 @@ def main() -> None:
     gain = summary[True]["per_s"] / summary[False]["per_s"] - 1
     saved = 1 - summary[True]["median_ms"] / summary[False]["median_ms"]
     print(f"compiled loop: throughput {gain:+.1%}, median latency {-saved:+.1%}")
+    # each round's own ratio: the two loops of a round ran back to back, under the same load
+    ratios = [n["per_s"] / p["per_s"] for n, p in zip(results[True], results[False], strict=True)]
+    print(
+        f"per-round throughput ratios: {', '.join(f'{r:.2f}' for r in ratios)}; "
+        f"median {statistics.median(ratios) - 1:+.1%}"
+    )
 
 
 if __name__ == "__main__":
