@@ -9,9 +9,9 @@ documented switch), warms it up, then measures on the same trivial passing funct
 * throughput: as many client threads as workers, executions per second.
 
 The loops alternate between rounds (native, python, python, native, ...) so that a change in
-the machine's load falls on both; the figures reported are the medians over the rounds, and the median of the rounds'
-own throughput ratios. The
-load average is printed first: the figures are only comparable on an idle machine.
+the machine's load falls on both; the figures reported are the medians over the rounds, and
+the median of the rounds' own throughput ratios. The load average is printed first: the
+figures are only comparable on an idle machine.
 """
 
 from __future__ import annotations
