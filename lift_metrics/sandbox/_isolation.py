@@ -258,10 +258,10 @@ def native_library() -> bytes:
     compiler (``$CC``, ``cc`` or ``gcc``) and cached under ``$XDG_CACHE_HOME/lift-metrics``
     keyed by the source, the machine and the compiler. The workers receive the bytes on
     their control pipe and load them from a memfd, so nothing inside the sandbox needs to see
-    the library's file. ``b""`` (the workers then run the same loop in Python: about 20% fewer
-    executions per second, ``benchmarks/bench_native_loop.py``) when no compiler is found or
-    compiling fails, or when the environment variable ``LIFT_METRICS_SANDBOX_NATIVE`` is
-    ``0``.
+    the library's file. ``b""`` (the workers then run the same loop in Python: 5 to 10% fewer
+    executions per second on 2 idle cores, 15 to 30% fewer on busy ones,
+    ``benchmarks/bench_native_loop.py``) when no compiler is found or compiling fails, or
+    when the environment variable ``LIFT_METRICS_SANDBOX_NATIVE`` is ``0``.
 
     The cached file starts with the SHA-256 of the library it holds; a file whose digest does
     not match (truncated, or overwritten in part) is compiled again and replaced, so a damaged
