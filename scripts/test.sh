@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
-# The whole test suite: lint, types, unit + integration tests, doctests and notebooks.
+# The whole test suite: lint, types, then pytest (unit + integration tests, doctests and
+# notebooks) in two lanes: the fast lane (-m "not slow", under a minute on 2 cores) first,
+# then the slow lane (-m slow: real models, real sandboxes, optimizer runs). Each lane
+# records how many tests it collected and selected (--lane-record, tests/conftest.py) and
+# the two must add up to the whole suite (tests/testkit.py checks), so no test falls between.
+# Arguments go to both pytest runs (e.g. `bash scripts/test.sh -x`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LITELLM_LOCAL_MODEL_COST_MAP=True
 .venv/bin/ruff check lift_metrics tests benchmarks
 .venv/bin/ruff format --check lift_metrics tests benchmarks
 .venv/bin/mypy
-.venv/bin/python -m pytest "$@"
+lanes="$(mktemp -t lift-metrics-lanes.XXXXXX)"
+trap 'rm -f "$lanes"' EXIT
+.venv/bin/python -m pytest -m "not slow" --lane-record="$lanes" "$@"
+.venv/bin/python -m pytest -m slow --lane-record="$lanes" "$@"
+.venv/bin/python tests/testkit.py "$lanes"

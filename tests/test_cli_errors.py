@@ -423,6 +423,7 @@ def test_bad_input_is_one_line_and_exit_2(
             assert lines[0].count(arg) <= 1, (name, lines[0])
 
 
+@pytest.mark.slow
 def test_a_closed_pipe_ends_quietly() -> None:
     """``lift-metrics report --format json | head``: no traceback, no error line, exit 141."""
     import os

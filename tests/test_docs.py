@@ -124,6 +124,7 @@ def test_the_pattern_spares_random_seeds(text: str) -> None:
     assert not _FORBIDDEN.search(text)
 
 
+@pytest.mark.slow
 def test_no_file_cites_documents_users_do_not_have() -> None:
     found = []
     for path in _files():

@@ -1,9 +1,8 @@
-"""Package-level contracts: the public API map, light imports, the command line."""
+"""Package-level contracts: the public API map and the command line (import cost: test_common)."""
 
 from __future__ import annotations
 
 import importlib
-import json
 import subprocess
 import sys
 
@@ -11,17 +10,6 @@ import pytest
 
 import lift_metrics
 from lift_metrics.cli import build_parser, main
-
-HEAVY_MODULES = (
-    "torch",
-    "sentence_transformers",
-    "dspy",
-    "litellm",
-    "transformers",
-    "onnxruntime",
-    "onnx",
-    "ray",
-)
 
 PUBLIC_PACKAGES = (
     "lift_metrics",
@@ -36,39 +24,6 @@ PUBLIC_PACKAGES = (
     "lift_metrics.optimizers",
     "lift_metrics.scoring",
 )
-
-
-def _modules_after_import(statement: str) -> set[str]:
-    code = f"import sys, json; {statement}; print(json.dumps(sorted(sys.modules)))"
-    out = subprocess.run(
-        [sys.executable, "-c", code], check=True, capture_output=True, text=True
-    ).stdout
-    return set(json.loads(out))
-
-
-@pytest.mark.parametrize(
-    "statement",
-    [
-        "import lift_metrics",
-        "import lift_metrics.stats",
-        "import lift_metrics.sandbox",
-        "import lift_metrics.code",
-        "import lift_metrics.composite",
-        "import lift_metrics.dspy_metrics",
-        "import lift_metrics.similarity",
-        "import lift_metrics.ir",
-        "import lift_metrics.validation",
-        "import lift_metrics.optimizers",
-        "import lift_metrics.scoring",
-        "import lift_metrics.judge",
-        "from lift_metrics import ir_quality, code_quality, end_to_end, aggregate_metric",
-        "import lift_metrics.cli",
-    ],
-)
-def test_import_does_not_load_heavy_dependencies(statement: str) -> None:
-    loaded = _modules_after_import(statement)
-    heavy = sorted(name for name in HEAVY_MODULES if name in loaded)
-    assert heavy == [], f"{statement!r} imported {heavy}"
 
 
 @pytest.mark.parametrize("package", PUBLIC_PACKAGES)

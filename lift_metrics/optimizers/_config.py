@@ -516,7 +516,8 @@ def _message(error: ErrorDetails) -> str:
         phrase = "must be a non-empty string"
     else:
         phrase = error["msg"][:1].lower() + error["msg"][1:]
-    return f"{where}{key} {phrase}, got {value!r}"
+    shown = f"{value:,}" if type(value) is int else repr(value)
+    return f"{where}{key} {phrase}, got {shown}"
 
 
 def _validate(data: Mapping[str, Any], source: Path | None) -> _ConfigFile:

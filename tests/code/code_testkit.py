@@ -1,39 +1,18 @@
-"""Test doubles for the code_quality family: a tiny deterministic embedder and fake sandboxes.
+"""Test doubles for the code_quality family: fake sandboxes and an embedder that must not run.
 
-``HashEmbedder`` and ``FakeSandbox`` are for unit tests of the metrics' own logic only; the
-tests using the ``real_sandbox`` fixture or marked ``slow`` use the real sandbox and model.
+``FakeSandbox`` (and ``testkit.HashEmbedder``) are for unit tests of the metrics' own logic
+only; the tests using the ``real_sandbox`` fixture or marked ``slow`` use the real sandbox
+and model.
 """
 
 from __future__ import annotations
 
-import re
 import threading
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-
-class HashEmbedder:
-    """Deterministic bag-of-tokens embedder: token counts hashed (crc32) into 64 buckets."""
-
-    dim = 64
-
-    def __init__(self) -> None:
-        self.calls: list[list[str]] = []
-        self._lock = threading.Lock()
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        with self._lock:
-            self.calls.append(list(texts))
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for token in re.findall(r"\w+", text.lower()):
-                out[row, zlib.crc32(token.encode()) % self.dim] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
 
 
 @dataclass(frozen=True)

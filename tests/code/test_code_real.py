@@ -32,6 +32,7 @@ def test_real_sandbox_exact_types(real_sandbox) -> None:
     assert code_metrics.test_pass_rate(floats, TESTS, sandbox=real_sandbox) == 0.0
 
 
+@pytest.mark.slow
 def test_real_sandbox_hostile_or_broken_code_scores_zero(real_sandbox) -> None:
     for code in (
         "def add(a, b):\n    while True:\n        pass\n",
@@ -117,10 +118,11 @@ _code_like = st.one_of(
 )
 
 
+@pytest.mark.slow
 @given(_code_like)
 @settings(max_examples=40, deadline=None)
 def test_any_string_prediction_scores_in_range_and_never_raises(real_sandbox, predicted) -> None:
-    from code_testkit import HashEmbedder
+    from testkit import HashEmbedder
 
     result = code_quality_breakdown(
         predicted, REFERENCE, TESTS, sandbox=real_sandbox, embedder=HashEmbedder(), timeout_s=2

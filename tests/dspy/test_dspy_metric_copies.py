@@ -118,6 +118,7 @@ def test_deepcopy_shares_the_sandbox_and_pickle_carries_its_settings() -> None:
         started.close()
 
 
+@pytest.mark.slow
 def test_metrics_score_in_a_spawn_process_pool() -> None:
     pairs = _pairs()
     metrics = _metrics()

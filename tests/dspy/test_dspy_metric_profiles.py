@@ -18,7 +18,8 @@ from typing import Any
 
 import dspy
 import pytest
-from dspy_testkit import HashEmbedder, make_task
+from dspy_testkit import make_task
+from testkit import HashEmbedder
 
 from lift_metrics.code import code_quality
 from lift_metrics.composite import aggregate_metric, latency_penalty

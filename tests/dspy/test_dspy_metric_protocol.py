@@ -10,9 +10,10 @@ from typing import Any
 
 import dspy
 import pytest
-from dspy_testkit import HashEmbedder, make_task
+from dspy_testkit import make_task
+from testkit import HashEmbedder
 
-from lift_metrics.composite import aggregate_metric, latency_penalty
+from lift_metrics import aggregate_metric, latency_penalty
 from lift_metrics.dspy_metrics import Aggregate, CodeQuality, EndToEnd, IRQuality, MetricBreakdown
 from lift_metrics.ir import ir_quality
 
@@ -361,17 +362,3 @@ def test_cache_can_be_disabled_and_crashes_are_not_cached(
     assert len(calls) == 2  # a crashed sandbox may be the machine's fault: try again
     with pytest.raises(ValueError, match="cache_size must be >= 0"):
         CodeQuality(cache_size=-1)
-
-
-def test_importing_the_adapters_loads_no_heavy_library() -> None:
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, lift_metrics.dspy_metrics, lift_metrics.composite, "
-        "lift_metrics.pricing; "
-        "print(sorted(m for m in ('dspy', 'torch', 'sentence_transformers', 'litellm') "
-        "if m in sys.modules))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
-    assert out.stdout.strip() == "[]"

@@ -7,7 +7,8 @@ from typing import Any
 
 import dspy
 import pytest
-from dspy_testkit import HashEmbedder, make_task
+from dspy_testkit import make_task
+from testkit import HashEmbedder
 
 from lift_metrics.dspy_metrics import (
     Aggregate,

@@ -15,7 +15,6 @@ from typing import Any
 import dspy
 import pytest
 from dspy_testkit import (
-    HashEmbedder,
     Program,
     is_good,
     make_answer,
@@ -23,6 +22,7 @@ from dspy_testkit import (
     make_lm,
     make_task,
 )
+from testkit import HashEmbedder
 
 from lift_metrics.dspy_metrics import Aggregate, CodeQuality, EndToEnd, IRQuality
 

@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.slow  # each test runs a command in a child with a tiny filesystem
+
 REPO = Path(__file__).resolve().parents[2]
 
 # the child: fill or not, patch the LM, run the command, report what is left

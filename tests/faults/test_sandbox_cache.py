@@ -1,9 +1,13 @@
-"""Fault injection: a damaged cache of the compiled sandbox server loop.
+"""Fault injection: a damaged cache, or a stale install-time copy, of the compiled sandbox
+server loop.
 
-The library is cached under ``$XDG_CACHE_HOME/lift-metrics``; each test points that at its own
-temporary directory, damages the cached file, and checks that the next use compiles it again
-(or, when the damage cannot be seen, falls back to the Python loop with a warning that names
-the compiled loop, not bwrap) and that a correct solution still scores 1.0.
+The library is compiled when the package is installed (``hatch_build.py``), else cached under
+``$XDG_CACHE_HOME/lift-metrics``. The cache tests set the install-time copy aside, point the
+cache at their own temporary directory, damage the cached file, and check that the next use
+compiles it again (or, when the damage cannot be seen, falls back to the Python loop with a
+warning that names the compiled loop, not bwrap) and that a correct solution still scores 1.0.
+The install-time tests check that a copy is used without any compiler, and that a stale or
+damaged one never is.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import numpy as np
 import pytest
 
 from lift_metrics.dspy_metrics import CodeQuality
-from lift_metrics.sandbox import Sandbox, SandboxIsolationWarning, _isolation, _pool
+from lift_metrics.sandbox import Sandbox, SandboxIsolationWarning, _isolation, _native_build, _pool
 
 pytestmark = pytest.mark.skipif(
     _isolation.native_cache_path() is None, reason="no C compiler: nothing is compiled or cached"
@@ -37,6 +41,7 @@ class _Parallel:
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A fresh cache directory with the compiled loop built into it; the file's path."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(_isolation, "read_prebuilt", lambda: None)  # no install-time copy
     monkeypatch.setattr(_isolation, "_native", [])
     monkeypatch.setattr(_pool, "_USE_NATIVE", True)
     library = _isolation.native_library()
@@ -89,3 +94,32 @@ def test_a_library_that_fails_in_the_workers_falls_back_and_names_it(cache: Path
     _isolation._native.clear()  # a new process compiles it again
     assert _isolation.native_library()
     assert cache.is_file()
+
+
+def test_the_install_time_library_is_used_without_any_compiler(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prebuilt = tmp_path / _native_build.PREBUILT_NAME
+    assert _native_build.build_prebuilt(prebuilt) is None
+    monkeypatch.setattr(_isolation, "read_prebuilt", lambda: _native_build.read_prebuilt(prebuilt))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-compiler"))
+    monkeypatch.setattr(_isolation, "_native", [])
+    monkeypatch.setattr(_pool, "_USE_NATIVE", True)
+    assert _isolation.native_library() == prebuilt.read_bytes()[64:]
+    score, native = _score_correct_solution()
+    assert (score, native) == (1.0, True)
+    assert not (tmp_path / "cache").exists()  # nothing compiled, nothing cached
+
+
+def test_a_stale_or_damaged_install_time_library_is_never_used(tmp_path: Path) -> None:
+    prebuilt = tmp_path / _native_build.PREBUILT_NAME
+    assert _native_build.build_prebuilt(prebuilt) is None
+    blob = prebuilt.read_bytes()
+    assert _native_build.read_prebuilt(prebuilt) == blob[64:]
+    edited = tmp_path / "_native.c"  # a checkout whose source changed after the install
+    edited.write_bytes(_native_build.NATIVE_SOURCE_PATH.read_bytes() + b"\n")
+    assert _native_build.read_prebuilt(prebuilt, source=edited) is None
+    for damaged in (blob[:100], b"", blob[:-40] + bytes([blob[-40] ^ 0xFF]) + blob[-39:]):
+        prebuilt.write_bytes(damaged)
+        assert _native_build.read_prebuilt(prebuilt) is None

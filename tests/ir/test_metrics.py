@@ -228,15 +228,11 @@ def test_intent_match_uses_the_given_embedder(hash_embedder: Any) -> None:
     b = make_ir(intent="Sort the list in place.")
     c = make_ir(intent="Open a network socket.")
     assert intent_match(a, b, embedder=hash_embedder) == 1.0  # identical text: exactly 1
-    assert hash_embedder.calls == 0  # identical strings short-circuit
+    assert hash_embedder.calls == []  # identical strings short-circuit
     assert intent_match(a, c, embedder=hash_embedder) < intent_match(
         a, make_ir(intent="Sort the list."), embedder=hash_embedder
     )
-    assert hash_embedder.calls == 2
-
-
-def test_ir_quality_identical_is_one(fib_ir: dict[str, Any], hash_embedder: Any) -> None:
-    assert ir_quality(fib_ir, fib_ir, embedder=hash_embedder) == 1.0
+    assert len(hash_embedder.calls) == 2
 
 
 def test_ir_quality_is_the_weighted_sum_of_its_parts(
@@ -315,6 +311,7 @@ def test_inputs_that_are_not_irs() -> None:
         ir_quality("garbage", make_ir())
 
 
+@pytest.mark.slow
 def test_real_embedder_ranks_a_paraphrase_above_an_unrelated_intent() -> None:
     pytest.importorskip("sentence_transformers")
     base = make_ir(intent="Return the n-th Fibonacci number.")

@@ -339,6 +339,7 @@ def test_instruction_source_is_validated() -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_bad_prompt_model_fails_at_check_time() -> None:
     cfg = RunConfig.from_mapping(config(prompt_lm={"model": "nosuchprovider/model"}))
     with pytest.raises(ValueError, match=r"^\[prompt_lm\] unknown LM provider 'nosuchprovider'"):

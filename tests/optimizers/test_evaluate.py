@@ -176,6 +176,7 @@ def test_runs_has_an_upper_bound_checked_before_any_run() -> None:
         evaluate_program(never, examples(1), metrics={"e": exact}, runs=1_000_001)
 
 
+@pytest.mark.slow
 def test_saved_files_one_per_run_plus_aggregate_and_report(tmp_path: Path) -> None:
     program = SleepsOn({"p1"}, seconds=30.0)
     try:

@@ -54,6 +54,7 @@ def test_an_invalid_port_names_api_base(api_base: str, detail: str) -> None:
     )
 
 
+@pytest.mark.slow
 def test_evaluate_with_an_invalid_api_base_port_is_one_line_naming_api_base(
     tmp_path: Path,
 ) -> None:

@@ -175,6 +175,7 @@ def test_max_tokens_bounds_the_completion(lm: Any) -> None:
     assert lm.history[-1]["usage"]["completion_tokens"] == 5
 
 
+@pytest.mark.slow
 def test_predict_through_json_adapter_parses_a_two_field_signature(lm: Any) -> None:
     class Capital(dspy.Signature):
         """Answer the question and say how sure you are."""
@@ -246,6 +247,7 @@ def test_a_prompt_longer_than_the_context_is_a_context_window_error() -> None:
 # --------------------------------------------------------------------------- threads, copies, cache
 
 
+@pytest.mark.slow
 def test_concurrent_calls_match_sequential_calls(lm: Any) -> None:
     prompts = [f"Name a fruit that starts with the letter {letter}." for letter in "ABCDEF"]
     expected = [lm(prompt, max_tokens=12)[0] for prompt in prompts]
@@ -266,6 +268,7 @@ def test_concurrent_calls_match_sequential_calls(lm: Any) -> None:
     assert all(entry["usage"]["completion_tokens"] > 0 for entry in new_entries)
 
 
+@pytest.mark.slow
 def test_dspy_batch_with_threads_uses_the_shared_model(lm: Any) -> None:
     examples = [
         dspy.Example(question=f"What is {i} plus {i}?").with_inputs("question") for i in range(4)

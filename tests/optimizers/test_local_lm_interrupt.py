@@ -30,6 +30,8 @@ from lift_metrics.optimizers._cancel import (
 )
 from lift_metrics.optimizers._evaluate import evaluate_program
 
+pytestmark = pytest.mark.slow  # real local-LM generations, seconds each
+
 try:
     local_module.default_model_path()
 except FileNotFoundError:  # pragma: no cover - depends on the environment

@@ -76,6 +76,7 @@ def no_temp_files(folder: Path) -> None:
     assert leftovers == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["mipro", "copro", "gepa"])
 def test_each_optimizer_runs_end_to_end(tmp_path: Path, task: dict[str, Any], name: str) -> None:
     result = run_optimizer(make_config(tmp_path, name), lm=dummy_lm(task), progress=False)
@@ -131,6 +132,7 @@ def test_each_optimizer_runs_end_to_end(tmp_path: Path, task: dict[str, Any], na
     assert "## Generated code" in report and "## Optimized predictors" in report
 
 
+@pytest.mark.slow
 def test_paired_deltas_follow_the_per_example_scores(tmp_path: Path, task: dict[str, Any]) -> None:
     result = run_optimizer(make_config(tmp_path, "mipro"), lm=dummy_lm(task), progress=False)
     assert result.baseline is not None and result.optimized is not None
@@ -388,6 +390,7 @@ def test_real_optimization_with_the_local_lm(tmp_path: Path) -> None:
         assert again.baseline.scores_of(name) == result.baseline.scores_of(name)
 
 
+@pytest.mark.slow
 def test_a_rerun_that_stops_early_leaves_no_stale_outputs(
     tmp_path: Path, task: dict[str, Any]
 ) -> None:

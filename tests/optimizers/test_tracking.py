@@ -71,6 +71,7 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory) -> OptimizationResult
     return run_optimizer(config, lm=dummy_lm(task), progress=False)
 
 
+@pytest.mark.slow
 def test_logged_run_reads_back_with_mlflow_client(
     tmp_path: Path, finished_run: OptimizationResult
 ) -> None:
@@ -150,6 +151,7 @@ def test_logged_run_reads_back_with_mlflow_client(
     assert local.read_text() == (finished_run.output_dir / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_default_store_is_under_the_output_folder(finished_run: OptimizationResult) -> None:
     # a folder path works as well as the result object; two logs make two runs
     first = log_run_to_mlflow(finished_run.output_dir)
@@ -224,6 +226,7 @@ def test_trial_metrics_of_copro_and_gepa() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_run_optimizer_logs_with_mlflow_argument(tmp_path: Path) -> None:
     import inspect
 

@@ -81,12 +81,14 @@ def _http_server(status: int) -> Iterator[str]:
         server.server_close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("status", [200, 401, 403])
 def test_a_server_answering_like_mlflow_is_accepted(status: int) -> None:
     with _http_server(status) as uri:
         assert check_tracking_uri(uri) == uri
 
 
+@pytest.mark.slow
 def test_a_server_that_is_not_mlflow_is_refused() -> None:
     """A TCP connection proves little (a proxy accepts any): the REST API must answer."""
     with _http_server(404) as uri, pytest.raises(ValueError, match="HTTP 404") as info:
@@ -94,6 +96,7 @@ def test_a_server_that_is_not_mlflow_is_refused() -> None:
     assert "does not answer as an MLflow tracking server" in str(info.value)
 
 
+@pytest.mark.slow
 def test_a_server_that_never_answers_is_refused_after_the_timeout() -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as silent:
         silent.bind(("127.0.0.1", 0))
@@ -191,6 +194,7 @@ def test_a_tracking_failure_keeps_the_runs_files(
         assert (output / name).is_file(), name
 
 
+@pytest.mark.slow
 def test_tracking_error_is_raised_by_the_library(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

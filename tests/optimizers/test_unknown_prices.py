@@ -85,6 +85,7 @@ def test_a_run_with_a_dollar_budget_and_no_price_stops_before_writing(tmp_path: 
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_a_run_without_prices_reports_unknown_cost_not_zero(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -21,7 +21,8 @@ import pytest
 from lift_metrics.sandbox import Sandbox, _pool, execute_code
 from lift_metrics.sandbox._worker import pack_frame
 
-pytestmark = pytest.mark.usefixtures("no_leaks")
+# slow: about 2 s a test (real sandboxes in both isolation modes, deadlines, bombs)
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_leaks")]
 
 SHORT_S = 0.5  # deadline for the attacks that never finish
 

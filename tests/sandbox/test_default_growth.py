@@ -23,6 +23,7 @@ def _started(box: Sandbox) -> int:
     return sum(1 for worker in box._slots if worker is not None)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("fresh_default")
 def test_concurrent_callers_get_a_worker_each() -> None:
     box = get_default_sandbox()

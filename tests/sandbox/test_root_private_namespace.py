@@ -21,6 +21,8 @@ import pytest
 
 from lift_metrics.sandbox._isolation import process_refusal
 
+pytestmark = pytest.mark.slow  # each test runs test_attacks.py in a private namespace
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 

@@ -275,6 +275,7 @@ def test_many_threads_share_the_pool(box: Sandbox) -> None:
         assert result.outcomes[0].inputs == {"a": i, "b": 1}
 
 
+@pytest.mark.slow
 def test_workers_outlive_the_thread_that_created_them() -> None:
     # PR_SET_PDEATHSIG (bwrap --die-with-parent) fires when the creating THREAD exits.
     made: list[Sandbox] = []

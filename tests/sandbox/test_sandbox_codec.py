@@ -58,6 +58,7 @@ def typed_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+@pytest.mark.slow
 @given(values)
 def test_round_trip_through_json_keeps_value_and_type(value: Any) -> None:
     tree = json.loads(json.dumps(encode_value(value)))
@@ -65,6 +66,7 @@ def test_round_trip_through_json_keeps_value_and_type(value: Any) -> None:
     assert canonical(tree) == canonical(encode_value(value))
 
 
+@pytest.mark.slow
 @given(values, values)
 def test_canonical_equality_is_typed_equality(a: Any, b: Any) -> None:
     same = canonical(encode_value(a)) == canonical(encode_value(b))

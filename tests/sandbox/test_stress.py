@@ -24,7 +24,11 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 
+import pytest
+
 from lift_metrics.sandbox import ExecutionResult, Sandbox
+
+pytestmark = pytest.mark.slow  # about 4 s per isolation mode
 
 ADD1 = "def add1(a, b):\n    return a + b\n"
 CASES = [({"a": 1, "b": 2}, 3), ({"a": -1, "b": 1}, 0)]

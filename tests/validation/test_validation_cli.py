@@ -55,6 +55,7 @@ def user_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write_jsonl) -> P
     return write_jsonl(tmp_path / "user.jsonl", rows)
 
 
+@pytest.mark.slow
 def test_passing_metric_exits_0_and_writes_report(
     cli_main, user_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -67,6 +67,7 @@ def test_field_scorer_goes_through_validate_metric() -> None:
     assert result.n == len(ROWS) and result.pearson > 0.5
 
 
+@pytest.mark.slow
 def test_baselines_are_extra_rows_and_never_gate(
     cli_main, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write_jsonl, capsys
 ) -> None:

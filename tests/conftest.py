@@ -1,0 +1,71 @@
+"""Suite-wide pieces: the shared test kit, the ``hash_embedder`` fixture, the lane record.
+
+The suite runs with ``--import-mode=importlib``, which leaves ``sys.path`` alone, so this
+conftest (imported before every other one) registers ``tests/testkit.py`` in
+``sys.modules`` as ``testkit``; the directories' conftests register their own kits with
+:func:`testkit.load_module`.
+
+Lanes: ``scripts/test.sh`` runs the fast lane (``-m "not slow"``), then the slow lane
+(``-m slow``), each with ``--lane-record=FILE``; every run appends the number of tests it
+collected and selected, and the script checks that the two lanes' selections add up to the
+suite (``testkit.check_lanes``), so that no test falls between them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_TESTKIT = Path(__file__).with_name("testkit.py")
+if "testkit" not in sys.modules:
+    _spec = importlib.util.spec_from_file_location("testkit", _TESTKIT)
+    assert _spec is not None and _spec.loader is not None
+    _module = importlib.util.module_from_spec(_spec)
+    sys.modules["testkit"] = _module
+    _spec.loader.exec_module(_module)
+
+from testkit import HashEmbedder  # noqa: E402  (registered just above)
+
+
+@pytest.fixture
+def hash_embedder() -> HashEmbedder:
+    """A fresh deterministic embedder (see :class:`testkit.HashEmbedder`)."""
+    return HashEmbedder()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--lane-record",
+        metavar="FILE",
+        default=None,
+        help="append one JSON line to FILE: the -m expression, tests collected and selected "
+        "(scripts/test.sh checks that its two lanes add up to the whole suite)",
+    )
+
+
+_deselected: list[int] = [0]
+
+
+def pytest_deselected(items: list[Any]) -> None:
+    _deselected[0] += len(items)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    path = session.config.getoption("--lane-record")
+    if not path:
+        return
+    selected = len(session.items)
+    record = {
+        "markexpr": session.config.getoption("markexpr") or "",
+        "keyword": session.config.getoption("keyword") or "",
+        "args": [str(arg) for arg in session.config.args],
+        "collected": selected + _deselected[0],
+        "selected": selected,
+    }
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record) + "\n")

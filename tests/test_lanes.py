@@ -1,0 +1,68 @@
+"""The fast and slow lanes of scripts/test.sh cover the suite: the lane record and its check."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from testkit import check_lanes
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _record(path: Path, markexpr: str, collected: int, selected: int, **extra: object) -> None:
+    row = {"markexpr": markexpr, "keyword": "", "args": ["tests"], "collected": collected}
+    row |= {"selected": selected, **extra}
+    with path.open("a") as fh:
+        fh.write(json.dumps(row) + "\n")
+
+
+def test_two_lanes_that_add_up_pass(tmp_path: Path) -> None:
+    lanes = tmp_path / "lanes"
+    _record(lanes, "not slow", 10, 7)
+    _record(lanes, "slow", 10, 3)
+    assert check_lanes(str(lanes)) == "lanes: not slow: 7, slow: 3; 10 of 10 tests"
+
+
+@pytest.mark.parametrize(
+    ("second", "message"),
+    [
+        ({"markexpr": "slow and not gpu", "collected": 10, "selected": 2}, "select 9 of 10"),
+        ({"markexpr": "slow", "collected": 11, "selected": 4}, "different suites"),
+        ({"markexpr": "slow", "collected": 10, "selected": 3, "keyword": "x"}, "with -k"),
+    ],
+)
+def test_a_lost_test_or_a_partial_run_fails(
+    tmp_path: Path, second: dict[str, object], message: str
+) -> None:
+    lanes = tmp_path / "lanes"
+    _record(lanes, "not slow", 10, 7)
+    _record(lanes, **second)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=message):
+        check_lanes(str(lanes))
+
+
+def test_one_lane_alone_is_not_the_suite(tmp_path: Path) -> None:
+    lanes = tmp_path / "lanes"
+    _record(lanes, "", 10, 10)
+    with pytest.raises(ValueError, match="expected two lane records"):
+        check_lanes(str(lanes))
+
+
+@pytest.mark.slow  # two pytest start-ups; scripts/test.sh exercises it on every run
+def test_pytest_writes_the_lane_record(tmp_path: Path) -> None:
+    lanes = tmp_path / "lanes"
+    command = [sys.executable, "-m", "pytest", "tests/test_lanes.py", "--collect-only", "-q"]
+    command += ["-p", "no:cacheprovider", f"--lane-record={lanes}"]
+    for markexpr in ("not slow", "slow"):
+        done = subprocess.run([*command, "-m", markexpr], cwd=ROOT, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+    records = [json.loads(line) for line in lanes.read_text().splitlines()]
+    assert [r["markexpr"] for r in records] == ["not slow", "slow"]
+    assert records[0]["collected"] == records[1]["collected"]
+    assert records[1]["selected"] == 1  # this test, the file's only slow one
+    assert records[0]["selected"] == records[0]["collected"] - 1
+    assert check_lanes(str(lanes)).endswith(f"of {records[0]['collected']} tests")
