@@ -1,7 +1,8 @@
-"""Optimizing DSPy programs offline: the local LM and LM selection.
+"""Optimizing DSPy programs offline: runners, the reference pipeline, evaluation, tasks.
 
 Runners for MIPROv2, COPRO and GEPA (``run_optimizer``), the reference pipeline
-(``LiftPipeline``: prompt -> IR -> code), evaluation, the task dataset and the local LM.
+(``LiftPipeline``: prompt -> IR -> code), evaluation and the task dataset. The local LM lives
+in :mod:`lift_metrics.lm`; its public names are also importable from here.
 Importing it stays light: dspy and xllamacpp load when a pipeline or an LM is created.
 
 run_optimizer       a run configuration (TOML) in, an OptimizationResult out
@@ -23,7 +24,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from lift_metrics.optimizers._local_lm import (
+from lift_metrics.lm import (
     LocalEngine,
     default_model_path,
     default_n_threads,

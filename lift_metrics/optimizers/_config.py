@@ -389,7 +389,9 @@ def _check_lm_options(err: _Errors, key: str, table: Mapping[str, Any]) -> None:
     checked here first: unknown options, ``api_base`` with the local model, a temperature
     that is not a finite number in [0, 2], ``max_tokens < 1`` (or above ``n_ctx`` locally).
     """
-    from lift_metrics.optimizers._local_lm import _LOCAL_OPTIONS, _REMOTE_OPTIONS, DEFAULT_N_CTX
+    from lift_metrics.lm import DEFAULT_N_CTX
+    from lift_metrics.lm import LOCAL_OPTIONS as _LOCAL_OPTIONS
+    from lift_metrics.lm import REMOTE_OPTIONS as _REMOTE_OPTIONS
 
     model = table["model"]
     local = _is_local(model)
@@ -915,7 +917,8 @@ def _check_lm(table: Mapping[str, Any], key: str, source: Path | None) -> None:
     """The LM of ``[key]`` without a call: a local model file must exist and start with the
     GGUF magic (it is not loaded); a remote model is built once (an unknown provider fails
     here) and its ``api_base`` must accept a connection."""
-    from lift_metrics.optimizers._local_lm import _check_gguf, resolve_lm
+    from lift_metrics.lm import check_gguf as _check_gguf
+    from lift_metrics.lm import resolve_lm
 
     model = str(table.get("model", "local"))
     try:

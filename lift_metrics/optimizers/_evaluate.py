@@ -20,8 +20,8 @@ from typing import Any
 
 from lift_metrics._checks import check_int, check_positive
 from lift_metrics._io import atomic_write_json, atomic_write_text, format_number
+from lift_metrics.lm import cancel_scope
 from lift_metrics.optimizers._budget import BudgetExceeded, UsageRecorder
-from lift_metrics.optimizers._cancel import cancel_scope
 
 #: The most repetitions one evaluation may ask for (each run evaluates every example again).
 MAX_RUNS = 1000

@@ -674,7 +674,7 @@ def evaluation_metrics(name: str, primary: Any) -> dict[str, Any]:
 
 
 def _resolve_lms(config: RunConfig, lm: Any, prompt_lm: Any) -> tuple[Any, Any]:
-    from lift_metrics.optimizers._local_lm import resolve_lm
+    from lift_metrics.lm import resolve_lm
 
     task = lm if lm is not None else resolve_lm(dict(config.lm))
     if prompt_lm is not None:

@@ -233,8 +233,8 @@ def test_a_real_mipro_optimization_with_the_local_lm_finishes_and_compares(
     """The CI run of the main job in miniature: the bundled GGUF model, MIPROv2 with labeled
     demonstrations and one trial, baseline -> compile -> optimized -> comparison, all
     finished under a budget (``.ci/run`` runs the slow tests too)."""
+    from lift_metrics.lm import default_model_path
     from lift_metrics.optimizers._config import RunConfig
-    from lift_metrics.optimizers._local_lm import default_model_path
 
     try:
         default_model_path()
@@ -292,7 +292,7 @@ def test_a_gguf_file_that_is_not_a_model_is_exit_2_before_any_work(
     """Right GGUF magic, cut-off tensors: llama.cpp refuses it while the LM is built, before
     the run writes anything (the text-file case is in test_runner)."""
     import lift_metrics.cli
-    from lift_metrics.optimizers._local_lm import default_model_path
+    from lift_metrics.lm import default_model_path
 
     try:
         model = default_model_path()

@@ -305,9 +305,9 @@ def test_timed_metric_keeps_gepas_five_argument_protocol() -> None:
 def test_cli_evaluate_writes_runs_aggregate_and_report(
     cli: Any, tmp_path: Path, capsys: Any, task: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lift_metrics.optimizers import _local_lm
+    import lift_metrics.lm as lm_package
 
-    monkeypatch.setattr(_local_lm, "resolve_lm", lambda spec: dummy_lm(task))
+    monkeypatch.setattr(lm_package, "resolve_lm", lambda spec: dummy_lm(task))
     out = tmp_path / "ev"
     code = cli(
         [
@@ -352,7 +352,7 @@ def test_real_optimization_with_the_local_lm(tmp_path: Path) -> None:
 
     About a minute on an idle 2-core machine (max_tokens is kept small on purpose).
     """
-    from lift_metrics.optimizers._local_lm import default_model_path
+    from lift_metrics.lm import default_model_path
 
     try:
         default_model_path()
@@ -433,10 +433,10 @@ def _without_test_split(tmp_path: Path) -> Path:
 def test_cli_evaluate_without_test_tasks_is_an_error_naming_the_file(
     cli: Any, tmp_path: Path, capsys: Any, task: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lift_metrics.optimizers import _local_lm
+    import lift_metrics.lm as lm_package
 
     no_test = _without_test_split(tmp_path)
-    monkeypatch.setattr(_local_lm, "resolve_lm", lambda spec: dummy_lm(task))
+    monkeypatch.setattr(lm_package, "resolve_lm", lambda spec: dummy_lm(task))
     out = tmp_path / "ev"
     assert cli(["evaluate", "--dataset", str(no_test), "--quiet", "--output-dir", str(out)]) == 2
     err = capsys.readouterr().err.strip()
@@ -460,7 +460,8 @@ def test_cli_evaluate_empty_lm_options_are_errors(
 def test_cli_evaluate_removes_a_previous_result_before_it_runs(
     cli: Any, tmp_path: Path, capsys: Any, task: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lift_metrics.optimizers import _evaluate, _local_lm
+    import lift_metrics.lm as lm_package
+    from lift_metrics.optimizers import _evaluate
 
     out = tmp_path / "ev"
     out.mkdir()
@@ -469,7 +470,7 @@ def test_cli_evaluate_removes_a_previous_result_before_it_runs(
     for name in stale:
         (out / name).write_text("{}", encoding="utf-8")
     (out / "notes.txt").write_text("mine", encoding="utf-8")
-    monkeypatch.setattr(_local_lm, "resolve_lm", lambda spec: dummy_lm(task))
+    monkeypatch.setattr(lm_package, "resolve_lm", lambda spec: dummy_lm(task))
 
     def interrupted(*args: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt
