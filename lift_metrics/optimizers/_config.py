@@ -779,8 +779,7 @@ def _dataset_spec(err: _Errors, table: dict[str, Any]) -> DatasetSpec:
 
 
 def _evaluation_spec(err: _Errors, table: dict[str, Any]) -> EvaluationSpec:
-    from lift_metrics.stats._ab import MAX_RESAMPLES
-    from lift_metrics.stats._intervals import check_confidence_level
+    from lift_metrics.stats import MAX_RESAMPLES, check_confidence_level
 
     keys = {f.name for f in dataclasses.fields(EvaluationSpec)}
     _check_keys(err, "[evaluation]", table, keys)

@@ -19,7 +19,7 @@ from lift_metrics._io import atomic_write_json
 from lift_metrics.scoring._backend import JobResult, LocalBackend, ScoringBackend, ScoringJob
 from lift_metrics.scoring._samples import Sample, SampleError, load_samples, samples_from_records
 from lift_metrics.scoring._tasks import ScoringTask, load_tasks
-from lift_metrics.stats._intervals import ConfidenceInterval
+from lift_metrics.stats import ConfidenceInterval
 
 RESULTS_NAME = "results.jsonl"
 SUMMARY_NAME = "summary.json"
@@ -251,9 +251,7 @@ def summarize_results(
     reported figure is its mean over tasks. The interval resamples tasks with replacement
     (10,000 times) and takes the percentiles of the mean.
     """
-    from lift_metrics.stats._ab import bootstrap_means
-    from lift_metrics.stats._intervals import check_confidence_level
-    from lift_metrics.stats._passk import pass_at_k
+    from lift_metrics.stats import bootstrap_means, check_confidence_level, pass_at_k
 
     level = check_confidence_level(confidence_level)
     n_by_task: Counter[str] = Counter()
