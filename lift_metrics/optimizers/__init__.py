@@ -46,8 +46,8 @@ _LAZY: dict[str, str] = {
     "BudgetExceeded": "lift_metrics.optimizers._budget",
     "Evaluation": "lift_metrics.optimizers._evaluate",
     "LiftPipeline": "lift_metrics.optimizers._pipeline",
-    "MetricDelta": "lift_metrics.optimizers._runner",
-    "OptimizationResult": "lift_metrics.optimizers._runner",
+    "MetricDelta": "lift_metrics.optimizers._result",
+    "OptimizationResult": "lift_metrics.optimizers._result",
     "RunConfig": "lift_metrics.optimizers._config",
     "TrackedRun": "lift_metrics.optimizers._tracking",
     "TrackingError": "lift_metrics.optimizers._tracking",
@@ -63,7 +63,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from lift_metrics.optimizers._config import RunConfig, load_config
     from lift_metrics.optimizers._evaluate import Evaluation, evaluate_program, save_evaluation
     from lift_metrics.optimizers._pipeline import LiftPipeline
-    from lift_metrics.optimizers._runner import MetricDelta, OptimizationResult, run_optimizer
+    from lift_metrics.optimizers._result import MetricDelta, OptimizationResult
+    from lift_metrics.optimizers._runner import run_optimizer
     from lift_metrics.optimizers._tracking import TrackedRun, TrackingError, log_run_to_mlflow
 
 

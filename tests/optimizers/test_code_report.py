@@ -18,7 +18,7 @@ from lift_metrics.optimizers._code_report import (
 )
 from lift_metrics.optimizers._evaluate import evaluate_program
 from lift_metrics.optimizers._pipeline import CANDIDATE_INSTRUCTIONS, LiftPipeline
-from lift_metrics.optimizers._runner import _candidate_instructions_mipro
+from lift_metrics.optimizers._setup import _candidate_instructions_mipro
 
 ADD_TESTS = [({"a": 1, "b": 2}, 3), ({"a": -1, "b": 1}, 0)]
 ADD = "def add(a, b):\n    return a + b\n"

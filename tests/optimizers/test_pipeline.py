@@ -22,7 +22,8 @@ from lift_metrics.optimizers._pipeline import (
     function_body,
     function_header,
 )
-from lift_metrics.optimizers._runner import save_program, with_pipeline_labels
+from lift_metrics.optimizers._provenance import save_program
+from lift_metrics.optimizers._setup import with_pipeline_labels
 from lift_metrics.optimizers._tasks import load_tasks
 
 # the expected IR of task t001 in datasets/tasks/tasks.jsonl

@@ -12,7 +12,7 @@ from dspy.utils import DummyLM
 from optimizers_testkit import pipeline_lm
 
 import lift_metrics.cli
-from lift_metrics.optimizers import _runner
+from lift_metrics.optimizers import _provenance, _runner, _setup
 from lift_metrics.optimizers._config import RunConfig
 from lift_metrics.optimizers._pipeline import LiftPipeline
 from lift_metrics.optimizers._runner import OptimizationResult, run_optimizer
@@ -190,7 +190,7 @@ def test_interrupt_leaves_only_whole_files(
 
 def test_lm_cache_points_into_the_output_folder_and_is_restored(tmp_path: Path) -> None:
     before = dspy.cache
-    with _runner._lm_cache(tmp_path / "cache"):
+    with _provenance._lm_cache(tmp_path / "cache"):
         assert dspy.cache is not before
         assert (tmp_path / "cache").is_dir()
     assert dspy.cache is before
@@ -295,7 +295,7 @@ def test_timed_metric_keeps_gepas_five_argument_protocol() -> None:
         calls.append(args)
         return 0.5
 
-    timed = _runner.TimedMetric(metric)
+    timed = _setup.TimedMetric(metric)
     inspect.signature(timed).bind(None, None, None, None, None)  # what GEPA checks
     assert timed("ex", "pred", pred_name="to_ir") == 0.5
     assert calls == [("ex", "pred", None, "to_ir", None)]
@@ -408,7 +408,7 @@ def test_train_examples_get_labels_named_like_the_pipeline_fields() -> None:
     from lift_metrics.optimizers._tasks import load_tasks
 
     example = load_tasks("train")[0]
-    labelled = _runner.with_pipeline_labels(example)
+    labelled = _setup.with_pipeline_labels(example)
     assert labelled.ir == IR.model_validate(example.expected_ir)
     assert labelled.header == "def add(a: int, b: int):"
     assert labelled.body == "    return a + b"
