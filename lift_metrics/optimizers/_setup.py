@@ -83,12 +83,12 @@ def _candidate_instructions_mipro() -> type:
     Everything else is DSPy's MIPROv2 (demonstration sets, Bayesian search over
     instruction x demonstration choices, evaluation); only step 2, proposing instructions
     with the prompt model, is replaced: each predictor gets its own instruction followed by
-    :data:`~lift_metrics.optimizers._pipeline.CANDIDATE_INSTRUCTIONS` for its name, at most
+    :data:`~lift_metrics.optimizers._signatures.CANDIDATE_INSTRUCTIONS` for its name, at most
     ``num_candidates`` of them. No LM call is made for instructions.
     """
     from dspy.teleprompt import MIPROv2
 
-    from lift_metrics.optimizers._pipeline import CANDIDATE_INSTRUCTIONS
+    from lift_metrics.optimizers._signatures import CANDIDATE_INSTRUCTIONS
 
     class CandidateInstructionsMIPROv2(MIPROv2):
         def _propose_instructions(
@@ -126,7 +126,7 @@ def with_pipeline_labels(example: Any) -> Any:
     keep reading ``expected_*``.
     """
     from lift_metrics.ir import IR
-    from lift_metrics.optimizers._pipeline import function_body, function_header
+    from lift_metrics.optimizers._functions import function_body, function_header
 
     ir = IR.model_validate(example.expected_ir)
     return example.copy(
