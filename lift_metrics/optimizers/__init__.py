@@ -44,7 +44,7 @@ from lift_metrics.optimizers._tasks import (
 _LAZY: dict[str, str] = {
     "Budget": "lift_metrics.optimizers._budget",
     "BudgetExceeded": "lift_metrics.optimizers._budget",
-    "Evaluation": "lift_metrics.optimizers._evaluate",
+    "Evaluation": "lift_metrics.optimizers._eval_results",
     "LiftPipeline": "lift_metrics.optimizers._pipeline",
     "MetricDelta": "lift_metrics.optimizers._result",
     "OptimizationResult": "lift_metrics.optimizers._result",
@@ -61,7 +61,8 @@ _LAZY: dict[str, str] = {
 if TYPE_CHECKING:  # pragma: no cover
     from lift_metrics.optimizers._budget import Budget, BudgetExceeded
     from lift_metrics.optimizers._config import RunConfig, load_config
-    from lift_metrics.optimizers._evaluate import Evaluation, evaluate_program, save_evaluation
+    from lift_metrics.optimizers._eval_results import Evaluation
+    from lift_metrics.optimizers._evaluate import evaluate_program, save_evaluation
     from lift_metrics.optimizers._pipeline import LiftPipeline
     from lift_metrics.optimizers._result import MetricDelta, OptimizationResult
     from lift_metrics.optimizers._runner import run_optimizer

@@ -9,7 +9,7 @@ from typing import Any
 from lift_metrics.optimizers._config import (
     RunConfig,
 )
-from lift_metrics.optimizers._evaluate import Evaluation
+from lift_metrics.optimizers._eval_results import Evaluation
 from lift_metrics.optimizers._provenance import to_jsonable_safe
 from lift_metrics.optimizers._result import MetricDelta
 

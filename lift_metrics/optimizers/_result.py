@@ -14,7 +14,7 @@ from lift_metrics.optimizers._budget import (
 from lift_metrics.optimizers._config import (
     RunConfig,
 )
-from lift_metrics.optimizers._evaluate import Evaluation
+from lift_metrics.optimizers._eval_results import Evaluation
 
 __all__ = ["MetricDelta", "OptimizationResult"]
 
