@@ -32,6 +32,7 @@ PUBLIC_PACKAGES = (
     "lift_metrics.validation",
     "lift_metrics.optimizers",
     "lift_metrics.scoring",
+    "lift_metrics.lm",
 )
 
 
@@ -54,6 +55,7 @@ def _modules_after_import(statement: str) -> set[str]:
         "import lift_metrics.validation",
         "import lift_metrics.optimizers",
         "import lift_metrics.scoring",
+        "import lift_metrics.lm",
         "import lift_metrics.judge",
         "from lift_metrics import ir_quality, code_quality, end_to_end, aggregate_metric",
         "import lift_metrics.cli",

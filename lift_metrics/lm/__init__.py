@@ -54,13 +54,13 @@ from lift_metrics.lm._factory import LOCAL_OPTIONS, REMOTE_OPTIONS, local_lm, re
 from lift_metrics.lm._model import check_gguf, default_model_path
 from lift_metrics.lm._server import default_n_threads, stop_local_servers
 
-__all__ = [
-    "DEFAULT_N_CTX",
-    "LOCAL_OPTIONS",
-    "REMOTE_OPTIONS",
+__all__ = [  # plain sorted() order (tests/test_package.py checks names == sorted(names))
     "AsyncLocalEngine",
+    "DEFAULT_N_CTX",
     "GenerationCancelledError",
+    "LOCAL_OPTIONS",
     "LocalEngine",
+    "REMOTE_OPTIONS",
     "cancel_requested",
     "cancel_scope",
     "check_gguf",
