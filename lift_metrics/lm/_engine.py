@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 from lift_metrics._checks import check_int
-from lift_metrics.lm import _generation
+from lift_metrics.lm import _generation  # called as _generation._generate: wrappable there
 from lift_metrics.lm._generation import _request_body, _response
 from lift_metrics.lm._model import _fingerprint, check_gguf
 from lift_metrics.lm._server import _get_server, _lease, default_n_threads
