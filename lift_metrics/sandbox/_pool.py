@@ -28,7 +28,13 @@ from lift_metrics.sandbox._results import ExecutionResult
 from lift_metrics.sandbox._worker import (
     pack_request,
 )
-from lift_metrics.sandbox._workers import _GRACE_S, _close_all, _spawn, _Worker, _WorkerGoneError
+from lift_metrics.sandbox._worker_client import (
+    _GRACE_S,
+    _close_all,
+    _spawn,
+    _Worker,
+    _WorkerGoneError,
+)
 
 Isolation = Literal["auto", "bwrap", "process"]
 

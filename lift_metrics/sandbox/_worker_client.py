@@ -1,8 +1,8 @@
-"""The worker processes of the sandbox: start, talk to and stop one fork-server worker.
+"""The parent side of a sandbox worker: start, talk to and stop one fork-server worker.
 
-:class:`_Worker` speaks the framed protocol of ``_worker.py`` over pipes; every worker is
-started from one long-lived daemon thread (:func:`_spawn`), so a worker never inherits a
-short-lived thread's state.
+:class:`_Worker` speaks the framed protocol of ``_worker.py`` (the server, which ships whole
+into the sandbox) over pipes; every worker is started from one long-lived daemon thread
+(:func:`_spawn`), so a worker never inherits a short-lived thread's state.
 """
 
 from __future__ import annotations
