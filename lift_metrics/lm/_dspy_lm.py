@@ -1,6 +1,6 @@
 """The ``dspy.LM`` subclass behind :func:`lift_metrics.lm.local_lm`.
 
-Kept apart from ``_local_lm`` because defining it imports dspy; this module is imported only
+Kept apart from ``_factory`` because defining it imports dspy; this module is imported only
 when a local LM is created.
 """
 
