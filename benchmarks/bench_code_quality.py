@@ -91,7 +91,7 @@ def main() -> int:
 
         threads = f"torch threads {torch.get_num_threads()}"
     else:
-        from lift_metrics.similarity import _onnx_threads
+        from lift_metrics.similarity._onnx import _onnx_threads
 
         threads = f"onnxruntime threads {_onnx_threads()}"
     print(

@@ -24,14 +24,19 @@ import time
 
 import numpy as np
 
-from lift_metrics.code import bleu_score, chrf_score, codebleu_score, exact_match, reference_scores
-from lift_metrics.code._field import codebleu_available
-from lift_metrics.code._reference import (
-    REFERENCE_FEATURES,
+from lift_metrics.code import (
+    bleu_score,
+    chrf_score,
+    codebleu_available,
+    codebleu_score,
+    exact_match,
+    reference_scores,
+)
+from lift_metrics.code._reference_features import REFERENCE_FEATURES, reference_feature_matrix
+from lift_metrics.code._reference_fit import (
     cross_validated_reference_scores,
     graders_mean,
     grouped_bootstrap_interval,
-    reference_feature_matrix,
 )
 from lift_metrics.similarity import get_default_embedder, sequence_similarity
 from lift_metrics.validation import shipped_dataset_path

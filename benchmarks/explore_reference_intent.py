@@ -45,11 +45,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from lift_metrics.code._reference import (
-    graders_mean,
-    grouped_bootstrap_interval,
-    reference_feature_matrix,
-)
+from lift_metrics.code._reference_features import reference_feature_matrix
+from lift_metrics.code._reference_fit import graders_mean, grouped_bootstrap_interval
 from lift_metrics.similarity import get_default_embedder
 from lift_metrics.validation import shipped_dataset_path
 

@@ -27,12 +27,19 @@ Naming
 
 Subpackages
 -----------
-lift_metrics.stats        summary statistics, grades, pass@k, regression detection, A/B
-lift_metrics.sandbox      running untrusted code against tests
-lift_metrics.scoring      scoring generation files (pass@k, resumable, pluggable backends)
-lift_metrics.validation   agreement of a metric with hand-labelled examples
-lift_metrics.optimizers   MIPROv2 / COPRO / GEPA runners, reference pipeline, evaluation
-lift_metrics.lm           the local LM (a GGUF model run in-process) and LM selection
+lift_metrics.ir            the IR metrics (intent, signature, structure, constraints)
+lift_metrics.code          the code metrics (code_quality, tests, similarity, style, reference)
+lift_metrics.composite     end_to_end, aggregate_metric and the provider-route metrics
+lift_metrics.dspy_metrics  the metrics as DSPy metric objects (IRQuality, CodeQuality, ...)
+lift_metrics.similarity    embedders (bundled MiniLM on ONNX or torch) and similarity scores
+lift_metrics.judge         LLM-as-judge modules (answers, code review)
+lift_metrics.pricing       model prices per token, cost of a call
+lift_metrics.stats         summary statistics, grades, pass@k, regression detection, A/B
+lift_metrics.sandbox       running untrusted code against tests
+lift_metrics.scoring       scoring generation files (pass@k, resumable, pluggable backends)
+lift_metrics.validation    agreement of a metric with hand-labelled examples
+lift_metrics.optimizers    MIPROv2 / COPRO / GEPA runners, reference pipeline, evaluation
+lift_metrics.lm            the local LM (a GGUF model run in-process) and LM selection
 """
 
 from __future__ import annotations
@@ -52,34 +59,34 @@ _EXPORTS: dict[str, str] = {
     "IR": "lift_metrics.ir",
     "IRParseError": "lift_metrics.ir",
     "IRQuality": "lift_metrics.dspy_metrics",
-    "ProviderRoute": "lift_metrics.routes",
+    "ProviderRoute": "lift_metrics.composite",
     "TestPassRate": "lift_metrics.dspy_metrics",
-    "aggregate_metric": "lift_metrics.aggregate",
+    "aggregate_metric": "lift_metrics.composite",
     "code_quality": "lift_metrics.code",
     "code_quality_breakdown": "lift_metrics.code",
     "constraint_match": "lift_metrics.ir",
     "constraint_satisfied": "lift_metrics.ir",
     "cost_usd_for_model": "lift_metrics.pricing",
     "degenerate_kind": "lift_metrics.code",
-    "end_to_end": "lift_metrics.end_to_end",
-    "end_to_end_breakdown": "lift_metrics.end_to_end",
+    "end_to_end": "lift_metrics.composite",
+    "end_to_end_breakdown": "lift_metrics.composite",
     "extract_code": "lift_metrics.code",
     "intent_match": "lift_metrics.ir",
     "ir_quality": "lift_metrics.ir",
     "ir_quality_breakdown": "lift_metrics.ir",
-    "latency_penalty": "lift_metrics.end_to_end",
+    "latency_penalty": "lift_metrics.composite",
     "parse_ir": "lift_metrics.ir",
     "reference_score": "lift_metrics.code",
     "reference_score_breakdown": "lift_metrics.code",
     "reference_scores": "lift_metrics.code",
-    "route_cost": "lift_metrics.routes",
-    "route_quality": "lift_metrics.routes",
+    "route_cost": "lift_metrics.composite",
+    "route_quality": "lift_metrics.composite",
     "semantic_similarity": "lift_metrics.code",
     "signature_match": "lift_metrics.ir",
     "structural_similarity": "lift_metrics.code",
     "structure_match": "lift_metrics.ir",
     "style_conformance": "lift_metrics.code",
-    "suggest_route_migration": "lift_metrics.routes",
+    "suggest_route_migration": "lift_metrics.composite",
     "syntax_correctness": "lift_metrics.code",
     "test_pass_rate": "lift_metrics.code",
 }
@@ -126,7 +133,6 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from lift_metrics.aggregate import aggregate_metric
     from lift_metrics.code import (
         CodeQualityOptions,
         code_quality,
@@ -142,6 +148,16 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         syntax_correctness,
         test_pass_rate,
     )
+    from lift_metrics.composite import (
+        ProviderRoute,
+        aggregate_metric,
+        end_to_end,
+        end_to_end_breakdown,
+        latency_penalty,
+        route_cost,
+        route_quality,
+        suggest_route_migration,
+    )
     from lift_metrics.dspy_metrics import (
         Aggregate,
         AllTestsPass,
@@ -150,7 +166,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         IRQuality,
         TestPassRate,
     )
-    from lift_metrics.end_to_end import end_to_end, end_to_end_breakdown, latency_penalty
     from lift_metrics.ir import (
         IR,
         IRParseError,
@@ -164,12 +179,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         structure_match,
     )
     from lift_metrics.pricing import cost_usd_for_model
-    from lift_metrics.routes import (
-        ProviderRoute,
-        route_cost,
-        route_quality,
-        suggest_route_migration,
-    )
 
 
 def __getattr__(name: str) -> Any:

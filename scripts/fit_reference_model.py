@@ -5,12 +5,12 @@ Run from the repository root (offline, CPU, about a minute):
     HF_HUB_OFFLINE=1 python scripts/fit_reference_model.py
 
 It computes the features of every (prediction, reference) pair of ``datasets/conala/dev.jsonl``
-with :func:`lift_metrics.code._reference.reference_feature_matrix`, prints the grouped 5-fold
-cross-validated Pearson (folds and bootstrap grouped by intent), fits
-:func:`lift_metrics.code._reference.fit_reference_model` on all rows and writes
+with :func:`lift_metrics.code._reference_features.reference_feature_matrix`, prints the
+grouped 5-fold cross-validated Pearson (folds and bootstrap grouped by intent), fits
+:func:`lift_metrics.code._reference_fit.fit_reference_model` on all rows and writes
 ``lift_metrics/code/reference_model.json``. The model is fitted on the mean of each row's
 per-grader grades and judged against the aggregated ``grade``. Only the dev half is used;
-nothing is tuned on any other data. Needs scikit-learn (``pip install 'lift-metrics[validation]'``).
+nothing is tuned on any other data. Needs scikit-learn (a dependency of lift-metrics).
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ import argparse
 import json
 from pathlib import Path
 
-from lift_metrics.code._reference import (
+from lift_metrics.code._reference import reference_model_path
+from lift_metrics.code._reference_features import reference_feature_matrix
+from lift_metrics.code._reference_fit import (
     cross_validated_reference_scores,
     fit_reference_model,
     graders_mean,
     grouped_bootstrap_interval,
-    reference_feature_matrix,
-    reference_model_path,
 )
 from lift_metrics.validation._labels import shipped_dataset_path
 

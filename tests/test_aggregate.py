@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lift_metrics.aggregate import aggregate_breakdown, aggregate_metric
+from lift_metrics.composite import aggregate_breakdown, aggregate_metric
 
 unit = st.floats(0, 1)
 

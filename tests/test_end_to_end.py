@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lift_metrics.end_to_end import end_to_end, end_to_end_breakdown, latency_penalty
+from lift_metrics.composite import end_to_end, end_to_end_breakdown, latency_penalty
 
 IR_A: dict[str, Any] = {
     "intent": {"description": "Add two integers."},

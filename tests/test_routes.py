@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from lift_metrics.routes import (
+from lift_metrics.composite import (
     ProviderRoute,
     RouteSuggestion,
     route_cost,

@@ -274,7 +274,7 @@ def _copy_model_configs(target: Path) -> Path:
 
 
 def test_onnx_fast_path_applies_to_the_bundled_layout_only(tmp_path) -> None:
-    from lift_metrics.similarity import _onnx_spec
+    from lift_metrics.similarity._onnx_export import _onnx_spec
 
     spec = _onnx_spec(str(_bundled_model_dir()))
     assert spec is not None  # BERT + mean pooling + Normalize, max_seq_length 256
@@ -302,7 +302,7 @@ def test_onnx_fast_path_applies_to_the_bundled_layout_only(tmp_path) -> None:
 def test_onnx_cache_file_is_keyed_by_the_model_files(tmp_path, monkeypatch) -> None:
     import os
 
-    from lift_metrics.similarity import _onnx_spec
+    from lift_metrics.similarity._onnx_export import _onnx_spec
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert embedding_cache_dir() == tmp_path / "xdg" / "lift-metrics"
@@ -417,7 +417,7 @@ def test_onnx_cache_is_reused_without_torch_and_rebuilt_when_corrupt(tmp_path) -
 
 @pytest.mark.slow
 def test_a_failed_export_falls_back_to_torch_under_auto_only(tmp_path, monkeypatch) -> None:
-    import lift_metrics.similarity as similarity
+    import lift_metrics.similarity._embedder as similarity
 
     def broken_export(model, target) -> None:
         raise RuntimeError("unsupported operator")

@@ -25,15 +25,34 @@ Scores follow scikit-learn's naming: every ``*_similarity``/``*_correctness``/``
 - :func:`lint_code`, :func:`count_lint_findings`, :func:`lint_paths`: ruff's pyflakes rules.
 - :func:`analyze_code` / :func:`analyze_path`: radon + ``ast`` static metrics
   (``lift-metrics analyze PATH``).
+
+Building blocks that other subpackages share (the DSPy metric objects, calibration, scoring):
+:func:`score_code` (the scoring core on validated inputs), :func:`run_answer` (tests only),
+:func:`normalize_tests` / :class:`NormalizedTests`, :func:`check_entry_point`,
+:func:`complete_with_prompt`, the option checks :func:`check_wrong_answer_gate` and
+:func:`check_stub_cap`, :func:`gate_by_wrong_answers` (:data:`GATED_COMPONENTS`),
+:data:`FAIL_CEILING` and :func:`codebleu_available`.
 """
 
 from __future__ import annotations
 
+from lift_metrics.code._breakdown import CodeQualityBreakdown
 from lift_metrics.code._degenerate import degenerate_kind
-from lift_metrics.code._extract import extract_code
+from lift_metrics.code._extract import complete_with_prompt, extract_code
 from lift_metrics.code._features import MAX_CODE_CHARS
-from lift_metrics.code._field import bleu_score, chrf_score, codebleu_score, exact_match
+from lift_metrics.code._field import (
+    bleu_score,
+    chrf_score,
+    codebleu_available,
+    codebleu_score,
+    exact_match,
+)
 from lift_metrics.code._forge import ForgeInputs, forge_inputs, forge_score_from_code
+from lift_metrics.code._gate import (
+    GATED_COMPONENTS,
+    check_wrong_answer_gate,
+    gate_by_wrong_answers,
+)
 from lift_metrics.code._lint import (
     LintFinding,
     count_lint_findings,
@@ -41,14 +60,13 @@ from lift_metrics.code._lint import (
     lint_code,
     lint_paths,
 )
-from lift_metrics.code._quality import (
+from lift_metrics.code._options import (
     DEFAULT_CODE_QUALITY_WEIGHTS,
-    CodeQualityBreakdown,
+    FAIL_CEILING,
     CodeQualityOptions,
-    code_quality,
-    code_quality_breakdown,
     code_quality_options,
 )
+from lift_metrics.code._quality import code_quality, code_quality_breakdown, score_code
 from lift_metrics.code._reference import (
     ReferenceScoreBreakdown,
     reference_score,
@@ -64,44 +82,63 @@ from lift_metrics.code._static import (
     python_files,
 )
 from lift_metrics.code._structural import structural_similarity
-from lift_metrics.code._stub import is_stub
+from lift_metrics.code._stub import check_stub_cap, is_stub
 from lift_metrics.code._style import style_conformance
 from lift_metrics.code._syntax import syntax_correctness
-from lift_metrics.code._tests import SandboxLike, test_pass_rate
+from lift_metrics.code._tests import (
+    NormalizedTests,
+    SandboxLike,
+    check_entry_point,
+    normalize_tests,
+    test_pass_rate,
+)
+from lift_metrics.code._validated import run_answer
 
 __all__ = [
     "CodeQualityBreakdown",
     "CodeQualityOptions",
     "DEFAULT_CODE_QUALITY_WEIGHTS",
+    "FAIL_CEILING",
     "ForgeInputs",
+    "GATED_COMPONENTS",
     "LintFinding",
     "MAX_CODE_CHARS",
+    "NormalizedTests",
     "ReferenceScoreBreakdown",
     "SandboxLike",
     "StaticAnalysis",
     "analyze_code",
     "analyze_path",
     "bleu_score",
+    "check_entry_point",
+    "check_stub_cap",
+    "check_wrong_answer_gate",
     "chrf_score",
     "code_quality",
     "code_quality_breakdown",
     "code_quality_options",
+    "codebleu_available",
     "codebleu_score",
+    "complete_with_prompt",
     "count_lint_findings",
     "degenerate_kind",
     "exact_match",
     "extract_code",
     "forge_inputs",
     "forge_score_from_code",
+    "gate_by_wrong_answers",
     "is_stub",
     "lint_backend",
     "lint_code",
     "lint_paths",
     "maintainability_grade",
+    "normalize_tests",
     "python_files",
     "reference_score",
     "reference_score_breakdown",
     "reference_scores",
+    "run_answer",
+    "score_code",
     "semantic_similarity",
     "structural_similarity",
     "style_conformance",

@@ -199,12 +199,30 @@ def extract_code(text: str, *, entry_point: str | None = None) -> str:
 
 
 def complete_with_prompt(code: str, prompt: str | None, entry_point: str | None) -> str:
-    """``prompt + code`` for a body-only completion, else ``code`` (internal).
+    """``prompt + code`` for a body-only completion, else ``code``.
 
     The prompt is prepended when it is code that defines a function (a HumanEval prompt: a
     signature and docstring; a natural-language task is not), ``code`` does not itself
     define the entry function (``entry_point``, or any function when it is None) and the
     joined text parses.
+
+    Parameters
+    ----------
+    code : str
+        The extracted answer (:func:`extract_code`).
+    prompt : str or None
+        The task's prompt.
+    entry_point : str or None
+        The function the tests call.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> complete_with_prompt("    return a + b\\n", "def add(a, b):\\n    'Add.'\\n", "add")
+    "def add(a, b):\\n    'Add.'\\n    return a + b\\n"
     """
     if not prompt or not parses(prompt) or not re.search(r"^(?:async\s+)?def\s", prompt, re.M):
         return code  # no prompt, or a natural-language one: nothing to complete

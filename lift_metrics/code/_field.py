@@ -138,6 +138,11 @@ def exact_match(predicted: str, expected: str) -> float:
 def codebleu_available() -> bool:
     """Whether the optional ``codebleu`` package (with ``tree-sitter-python``) is importable.
 
+    Returns
+    -------
+    bool
+        True when :func:`codebleu_score` can run.
+
     Examples
     --------
     >>> isinstance(codebleu_available(), bool)

@@ -17,6 +17,20 @@ _CACHED_CODE_CHARS = 100_000  # as in _features: longer code is analysed but not
 def check_stub_cap(value: Any) -> float | None:
     """Validate a ``stub_cap`` option: ``None`` or a real number in [0, 1].
 
+    Parameters
+    ----------
+    value : object
+        The option as given.
+
+    Returns
+    -------
+    float or None
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``value`` is not None or a number in [0, 1].
+
     Examples
     --------
     >>> check_stub_cap(0.1), check_stub_cap(None)

@@ -51,7 +51,28 @@ class NormalizedTests:
 
 
 def normalize_tests(tests: Any) -> NormalizedTests:
-    """Validate ``tests`` (I/O pairs or a script) and return them in one shape."""
+    """Validate ``tests`` (I/O pairs or a script) and return them in one shape.
+
+    Parameters
+    ----------
+    tests : list of (dict, object) pairs or str
+        ``(keyword arguments, expected result)`` pairs, or an assertion script.
+
+    Returns
+    -------
+    NormalizedTests
+        What :func:`score_code` and :func:`run_answer` take.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``tests`` or one of its cases has the wrong shape.
+
+    Examples
+    --------
+    >>> normalize_tests([({"a": 1}, 2)]).count, normalize_tests("assert True").count
+    (1, 1)
+    """
     if isinstance(tests, str):
         return NormalizedTests(script=tests) if tests.strip() else NormalizedTests()
     if isinstance(tests, bytes | Mapping) or not isinstance(tests, Sequence):
@@ -81,7 +102,29 @@ def normalize_tests(tests: Any) -> NormalizedTests:
 
 
 def check_entry_point(entry_point: Any) -> str | None:
-    """Validate an entry-point name (``None`` means the only top-level function)."""
+    """Validate an entry-point name (``None`` means the only top-level function).
+
+    Parameters
+    ----------
+    entry_point : str or None
+
+    Returns
+    -------
+    str or None
+        ``entry_point`` unchanged.
+
+    Raises
+    ------
+    TypeError
+        If it is neither a str nor None.
+    ValueError
+        If it is not a Python identifier (or is a keyword).
+
+    Examples
+    --------
+    >>> check_entry_point("add") , check_entry_point(None)
+    ('add', None)
+    """
     if entry_point is None:
         return None
     if not isinstance(entry_point, str):

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import TypeAdapter
 
 from lift_metrics._checks import normalize_weights
-from lift_metrics.code._semantic import check_similarity_floor, rescale_similarity
 from lift_metrics.ir._model import (
     IMPURE_EFFECTS,
     IR,
@@ -25,7 +24,12 @@ from lift_metrics.ir._model import (
     normalize_type_hint,
 )
 from lift_metrics.ir._parse import parse_ir
-from lift_metrics.similarity import sequence_similarity, text_similarity
+from lift_metrics.similarity import (
+    check_similarity_floor,
+    rescale_similarity,
+    sequence_similarity,
+    text_similarity,
+)
 
 if TYPE_CHECKING:
     from lift_metrics.similarity import Embedder
@@ -161,7 +165,7 @@ def intent_match(
         shared with ``semantic_similarity``.
     similarity_floor : float, default 0.0
         Opt-in rescaling ``max(0, (cos - floor) / (1 - floor))``
-        (:func:`lift_metrics.code._semantic.rescale_similarity`): intents of nearby but
+        (:func:`lift_metrics.similarity.rescale_similarity`): intents of nearby but
         different tasks no longer score most of the points. 0 keeps the plain cosine.
 
     Returns

@@ -150,7 +150,7 @@ def sample_program(
     """
     import dspy
 
-    from lift_metrics.code._extract import complete_with_prompt, extract_code
+    from lift_metrics.code import complete_with_prompt, extract_code
 
     count = check_int("n", n, minimum=1)
     heat = check_positive("temperature", temperature)

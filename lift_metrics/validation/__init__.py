@@ -12,7 +12,13 @@ Pearson > 0.8; docs/validation.md). This package measures that agreement for any
   metrics applied to labelled items (``datasets/labels/``);
 - :func:`calibrate_weights`, :func:`save_weights`, :func:`load_weights`: fit component weights
   on the calibration split with k-fold cross-validation and keep them in a file;
-- :func:`load_profile`, :func:`shipped_profile_path`, :func:`unrelated_similarity_floor`: the
+  :func:`calibrate_metric` (and :func:`calibrate_code_quality`) does the whole recipe for a
+  built-in metric (its components, similarity floor, gate and cap) and returns a
+  :class:`MetricCalibration` with the fit and the profile;
+- :func:`validate_field_baselines`: the field's metrics (BLEU, chrF, ...) on the same items,
+  the comparison rows of a report;
+- :func:`load_profile`, :func:`resolve_profile`, :func:`shipped_profile_path`,
+  :func:`unrelated_similarity_floor`: the
   opt-in calibrated profiles (weights + a floor for the embedding similarity, and for
   ``code_quality`` a wrong-answer gate and a stub cap) shipped in ``datasets/labels/``; the
   default weights without a floor, gate or cap stay the metrics' default;
@@ -36,16 +42,11 @@ from lift_metrics.validation._adapters import (
     import_metric,
 )
 from lift_metrics.validation._agreement import krippendorff_alpha
-from lift_metrics.validation._calibrate import (
-    SHIPPED_PROFILES,
-    CalibrationProfile,
-    CalibrationResult,
-    calibrate_weights,
-    load_profile,
-    load_weights,
-    save_weights,
-    shipped_profile_path,
-    unrelated_similarity_floor,
+from lift_metrics.validation._calibrate import CalibrationResult, calibrate_weights
+from lift_metrics.validation._calibrate_metric import (
+    MetricCalibration,
+    calibrate_code_quality,
+    calibrate_metric,
 )
 from lift_metrics.validation._labels import (
     SHIPPED_DATASETS,
@@ -63,9 +64,22 @@ from lift_metrics.validation._validate import (
     ConstantInputWarning,
     TooFewScoresError,
     ValidationResult,
-    score_value,
-    validate_metric,
     validate_scores,
+)
+from lift_metrics.validation._validate_metric import (
+    score_value,
+    validate_field_baselines,
+    validate_metric,
+)
+from lift_metrics.validation.profiles import (
+    SHIPPED_PROFILES,
+    CalibrationProfile,
+    load_profile,
+    load_weights,
+    resolve_profile,
+    save_weights,
+    shipped_profile_path,
+    unrelated_similarity_floor,
 )
 
 __all__ = [
@@ -80,6 +94,7 @@ __all__ = [
     "IRPairScorer",
     "LabelFileError",
     "LabelledItem",
+    "MetricCalibration",
     "ReferenceScorer",
     "SHIPPED_DATASETS",
     "SHIPPED_LABELS",
@@ -88,6 +103,8 @@ __all__ = [
     "TooFewScoresError",
     "ValidationResult",
     "builtin_scorer",
+    "calibrate_code_quality",
+    "calibrate_metric",
     "calibrate_weights",
     "format_table",
     "import_metric",
@@ -97,12 +114,14 @@ __all__ = [
     "load_weights",
     "markdown_report",
     "plot_validation",
+    "resolve_profile",
     "save_weights",
     "score_value",
     "shipped_dataset_path",
     "shipped_labels_path",
     "shipped_profile_path",
     "unrelated_similarity_floor",
+    "validate_field_baselines",
     "validate_metric",
     "validate_scores",
 ]

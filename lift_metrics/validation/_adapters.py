@@ -81,8 +81,8 @@ class IRPairScorer:
         embedder: Any = None,
         similarity_floor: float = 0.0,
     ) -> None:
-        from lift_metrics.code._semantic import check_similarity_floor
         from lift_metrics.ir import DEFAULT_IR_WEIGHTS
+        from lift_metrics.similarity import check_similarity_floor
 
         self.weights = normalize_weights("weights", weights, DEFAULT_IR_WEIGHTS)
         self.embedder = embedder
@@ -298,7 +298,7 @@ class EndToEndScorer:
         timeout_s: float | None = None,
     ) -> None:
         from lift_metrics.code import code_quality_options
-        from lift_metrics.end_to_end import DEFAULT_E2E_WEIGHTS
+        from lift_metrics.composite import DEFAULT_E2E_WEIGHTS
 
         self.weights = normalize_weights("weights", weights, DEFAULT_E2E_WEIGHTS)
         self.ir_weights = ir_weights
@@ -316,8 +316,8 @@ class EndToEndScorer:
         return f"EndToEndScorer(weights={self.weights})"
 
     def breakdown(self, item: Any) -> Any:
-        """The :class:`~lift_metrics.end_to_end.EndToEndBreakdown` of one item."""
-        from lift_metrics.end_to_end import end_to_end_breakdown
+        """The :class:`~lift_metrics.composite.EndToEndBreakdown` of one item."""
+        from lift_metrics.composite import end_to_end_breakdown
 
         latency = item.get("latency_ms") if isinstance(item, Mapping) else None
         return end_to_end_breakdown(

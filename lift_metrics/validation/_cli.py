@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import re
 import sys
@@ -15,33 +14,29 @@ from typing import Any
 from lift_metrics.validation._adapters import (
     BUILTIN_METRICS,
     FIELD_METRICS,
-    CodePairScorer,
-    EndToEndScorer,
-    FieldMetricScorer,
-    ReferenceScorer,
     builtin_scorer,
     import_metric,
 )
-from lift_metrics.validation._calibrate import (
-    SHIPPED_PROFILES,
-    CalibrationProfile,
-    CalibrationResult,
-    calibrate_weights,
-    load_profile,
-    save_weights,
-    shipped_profile_path,
-    unrelated_similarity_floor,
-    weights_file_metric,
-)
+from lift_metrics.validation._calibrate import CalibrationResult
+from lift_metrics.validation._calibrate_metric import calibrate_metric
 from lift_metrics.validation._labels import (
     SHIPPED_DATASETS,
     SHIPPED_LABELS,
     LabelledItem,
+    item_categories,
     load_labels,
     shipped_dataset_path,
     shipped_labels_path,
 )
-from lift_metrics.validation._validate import TooFewScoresError, ValidationResult, validate_metric
+from lift_metrics.validation._validate import TooFewScoresError, ValidationResult
+from lift_metrics.validation._validate_metric import validate_field_baselines, validate_metric
+from lift_metrics.validation.profiles import (
+    SHIPPED_PROFILES,
+    CalibrationProfile,
+    load_profile,
+    shipped_profile_path,
+    weights_file_metric,
+)
 
 _DEFAULT_METRICS = ("ir_quality", "code_quality")
 
@@ -254,13 +249,6 @@ def _floor_option(value: str | None) -> float | str | None:
     return floor
 
 
-def _reference_texts(scorer: Any, items: Sequence[LabelledItem]) -> list[str]:
-    """The reference text the similarity component embeds, one per item (for 'auto')."""
-    if scorer.similarity_component == "intent":
-        return [scorer._pair(item.item)[1].intent.description for item in items]
-    return [str(item.item["expected_code"]) for item in items]
-
-
 def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or "metric"
 
@@ -287,41 +275,6 @@ def _load(args: argparse.Namespace, data: Path) -> tuple[list[LabelledItem], str
     return items, split
 
 
-def _categories(items: Sequence[LabelledItem]) -> dict[str, str]:
-    """Item id -> its ``category`` field, where the items have one."""
-    found: dict[str, str] = {}
-    for item in items:
-        value = item.item.get("category") if isinstance(item.item, dict) else None
-        if isinstance(value, str):
-            found[item.id] = value
-    return found
-
-
-def _components(scorer: Any, items: Sequence[LabelledItem]) -> dict[str, list[float]]:
-    """Each component's value on every item, from breakdowns with the default options.
-
-    For ``code_quality`` also ``tests.wrong_answers`` and ``stub`` (1.0 for a placeholder),
-    which the opt-in gate and stub cap need; :func:`_calibrate` takes them out before fitting.
-    """
-    # the plain weighted sum: every component computed (what the weights are fitted on)
-    seed = {"profile": "seed"} if isinstance(scorer, CodePairScorer) else {}
-    full = type(scorer)(embedder=scorer.embedder, **seed)
-    full.prefetch([item.item for item in items])
-    columns: dict[str, list[float]] = {name: [] for name in scorer.components}
-    code = isinstance(scorer, CodePairScorer)
-    if code:
-        columns.update({"tests.wrong_answers": [], "stub": []})
-    for item in items:
-        breakdown = full.breakdown(item.item)
-        components = breakdown.components
-        for name in scorer.components:
-            columns[name].append(float(components[name]))
-        if code:
-            columns["tests.wrong_answers"].append(float(components.get("tests.wrong_answers", 0)))
-            columns["stub"].append(1.0 if breakdown.stub else 0.0)
-    return columns
-
-
 def _code_options(args: argparse.Namespace, spec: str) -> dict[str, Any]:
     """The code_quality-only options given on the command line, for ``spec``."""
     if spec != "code_quality":
@@ -334,32 +287,15 @@ def _code_options(args: argparse.Namespace, spec: str) -> dict[str, Any]:
     return options
 
 
-def _gate_columns(
-    columns: dict[str, list[float]], wrong: Sequence[float]
-) -> dict[str, list[float]]:
-    """Apply code_quality's wrong-answer gate to every item's components (the metric's rule)."""
-    from lift_metrics.code._quality import gate_by_wrong_answers
-
-    rows = [
-        gate_by_wrong_answers(
-            {**{name: values[i] for name, values in columns.items()}, "tests.wrong_answers": w}
-        )
-        for i, w in enumerate(wrong)
-    ]
-    return {name: [row[name] for row in rows] for name in columns}
-
-
 def _calibrate(
     args: argparse.Namespace, spec: str, data: Path, reported: list[LabelledItem]
 ) -> tuple[CalibrationResult, ValidationResult, Callable[[Path], Path]]:
-    """Fit ``spec``'s weights; returns the fit, its result and a writer of the weights file.
+    """Fit ``spec`` on the calibration split of ``data`` (:func:`calibrate_metric`).
 
-    The writer takes the folder to write into (the command's staging folder), so the weights
-    file lands together with the report or not at all.
+    Returns the fit, the fitted metric's result on the reported items and a writer of the
+    weights file that takes the folder to write into (the command's staging folder), so the
+    weights file lands together with the report or not at all.
     """
-    scorer = builtin_scorer(spec)
-    if isinstance(scorer, ReferenceScorer):
-        raise ValueError("--calibrate does not apply to reference_score (its model ships fitted)")
     every = load_labels(
         data,
         score_field=args.score_field,
@@ -378,40 +314,15 @@ def _calibrate(
             "figure on it is not an out-of-sample estimate",
             file=sys.stderr,
         )
-    columns = _components(scorer, fit_items)
-    wrong = columns.pop("tests.wrong_answers", None)
-    stubs = columns.pop("stub", None)
-    options = _code_options(args, spec)
-    floor: float | None = None
-    if args.similarity_floor is not None:
-        from lift_metrics.code._semantic import rescale_similarity
-
-        option = _floor_option(args.similarity_floor)
-        floor = (
-            unrelated_similarity_floor(_reference_texts(scorer, fit_items))
-            if option == "auto"
-            else float(option)  # type: ignore[arg-type]
-        )
-        if isinstance(scorer, EndToEndScorer):
-            raise ValueError("--similarity-floor applies to ir_quality and code_quality only")
-        key = scorer.similarity_component
-        columns[key] = [rescale_similarity(v, floor) for v in columns[key]]
-    if options.get("wrong_answer_gate") and wrong is not None:
-        columns = _gate_columns(columns, wrong)
-    bounds = None
-    if options.get("stub_cap") is not None and stubs is not None:
-        bounds = [options["stub_cap"] if stub else math.inf for stub in stubs]
-    fit = calibrate_weights(
-        columns,
-        [item.label for item in fit_items],
+    calibration = calibrate_metric(
+        spec,
+        fit_items,
         objective=args.objective,
         folds=args.folds,
-        groups=[scorer.group(item.item) or item.id for item in fit_items],
-        default_weights=scorer.default_weights,
-        metric=spec,
-        upper_bounds=bounds,
+        similarity_floor=_floor_option(args.similarity_floor),  # type: ignore[arg-type]
+        **_code_options(args, spec),
     )
-    fitted = builtin_scorer(spec, weights=fit.weights, similarity_floor=floor or 0.0, **options)
+    fitted = calibration.scorer()
     fitted.prefetch([item.item for item in reported])
     result = validate_metric(
         fitted,
@@ -424,52 +335,13 @@ def _calibrate(
     )
 
     def write(folder: Path) -> Path:
-        return save_weights(
+        return calibration.save(
             folder / f"weights_{spec}.json",
-            fit.weights,
-            metric=spec,
-            similarity_floor=floor,
-            **options,
-            metadata={
-                **fit.to_dict(),
-                "fitted_on": f"{data.name} split=calibration",
-                "reported_split_pearson": result.pearson,
-            },
+            fitted_on=f"{data.name} split=calibration",
+            reported_split_pearson=result.pearson,
         )
 
-    return fit, result, write
-
-
-def _baseline_results(
-    args: argparse.Namespace, items: Sequence[LabelledItem]
-) -> list[ValidationResult]:
-    """The field's metrics on ``items``, through :func:`validate_metric` like any metric."""
-    from lift_metrics.code._field import codebleu_available
-
-    out: list[ValidationResult] = []
-    for name in FIELD_METRICS:
-        if name == "codebleu" and not codebleu_available():
-            print(
-                "note: codebleu is not installed (pip install 'lift-metrics[codebleu]'); "
-                "its row is left out",
-                file=sys.stderr,
-            )
-            continue
-        try:
-            out.append(
-                validate_metric(
-                    FieldMetricScorer(name),
-                    items,
-                    target=args.target,
-                    confidence_level=args.confidence_level,
-                    name=f"{name} (field baseline)",
-                    errors="missing",
-                    num_threads=args.threads,
-                )
-            )
-        except TooFewScoresError as exc:  # shown for comparison only: a note, not a failure
-            print(f"note: its row is left out: {exc}", file=sys.stderr)
-    return out
+    return calibration.fit, result, write
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -478,10 +350,14 @@ def _run(args: argparse.Namespace) -> int:
         atomic_write_text,
         check_output_dir,
         staged_output,
-        to_jsonable,
     )
     from lift_metrics.validation._plot import plot_validation
-    from lift_metrics.validation._report import format_table, markdown_report
+    from lift_metrics.validation._report import (
+        format_table,
+        json_report,
+        markdown_report,
+        unscored_section,
+    )
 
     started = time.perf_counter()
     dataset = None
@@ -587,7 +463,7 @@ def _run(args: argparse.Namespace) -> int:
             continue
         results.append(result)
         sources[result.metric] = str(data)
-        categories[result.metric] = _categories(items)
+        categories[result.metric] = item_categories(items)
         if args.shipped_profile and spec in SHIPPED_PROFILES:
             shipped = load_profile(shipped_profile_path(spec), metric=spec)
             profiled = builtin_scorer(spec, **shipped.metric_options())
@@ -612,7 +488,15 @@ def _run(args: argparse.Namespace) -> int:
             weight_writers.append(write_weights)
         if args.baselines and str(data) not in baseline_done:
             baseline_done.add(str(data))
-            for baseline in _baseline_results(args, items):
+            baselines, notes = validate_field_baselines(
+                items,
+                target=args.target,
+                confidence_level=args.confidence_level,
+                num_threads=args.threads,
+            )
+            for note in notes:
+                print(f"note: {note}", file=sys.stderr)
+            for baseline in baselines:
                 results.append(baseline)
                 sources[baseline.metric] = str(data)
                 categories[baseline.metric] = categories[result.metric]
@@ -630,33 +514,12 @@ def _run(args: argparse.Namespace) -> int:
             plots=plots,
             calibrations=calibrations,
             categories={name: found for name, found in categories.items() if found},
-        ) + "".join(_unscored_section(bad) for bad in unscored)
+        ) + "".join(unscored_section(bad) for bad in unscored)
         atomic_write_text(stage / "validation.md", report)
-        atomic_write_json(
-            stage / "validation.json",
-            to_jsonable(
-                {
-                    "split": split_shown,
-                    "results": [r.to_dict() for r in results],
-                    "unscored": [
-                        {
-                            "metric": bad.metric,
-                            "scored": bad.scored,
-                            "error": str(bad),
-                            "missing": [{"id": i, "reason": r} for i, r in bad.missing],
-                        }
-                        for bad in unscored
-                    ],
-                    "calibration": {
-                        name: {
-                            "fit": fit.to_dict(),
-                            "reported": None if fr is None else fr.to_dict(),
-                        }
-                        for name, (fit, fr) in calibrations.items()
-                    },
-                }
-            ),
+        document = json_report(
+            results, split=split_shown, unscored=unscored, calibrations=calibrations
         )
+        atomic_write_json(stage / "validation.json", document)
     print(format_table(results))
     for name, (fit, on_split) in calibrations.items():
         shown = ", ".join(f"{k}={v:.3f}" for k, v in fit.weights.items())
@@ -697,18 +560,3 @@ def _run(args: argparse.Namespace) -> int:
         print(f"below target {args.target:g}: {names}", file=sys.stderr)
         return 1
     return gate
-
-
-def _unscored_section(exc: TooFewScoresError) -> str:
-    """The report's section on a metric that could not be validated at all."""
-    lines = [
-        "",
-        f"## {exc.metric}",
-        "",
-        f"Not validated: {exc.scored} items could be scored, at least 3 are needed.",
-        "",
-        f"Missing scores ({len(exc.missing)}):",
-        "",
-        *(f"- `{item}`: {reason}" for item, reason in exc.missing),
-    ]
-    return "\n".join(lines) + "\n"

@@ -346,3 +346,20 @@ def load_labels(
             )
         )
     return items
+
+
+def item_categories(items: Sequence[LabelledItem]) -> dict[str, str]:
+    """Item id -> its ``category`` field, where the items have one (the report's breakdown).
+
+    Examples
+    --------
+    >>> item_categories([LabelledItem("a", {"category": "stub"}, 0.1),
+    ...                  LabelledItem("b", "no fields", 1.0)])
+    {'a': 'stub'}
+    """
+    found: dict[str, str] = {}
+    for item in items:
+        value = item.item.get("category") if isinstance(item.item, dict) else None
+        if isinstance(value, str):
+            found[item.id] = value
+    return found

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from lift_metrics.validation._calibrate import CalibrationResult
-from lift_metrics.validation._validate import ValidationResult
+from lift_metrics.validation._validate import TooFewScoresError, ValidationResult
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -208,3 +209,49 @@ def _category_table(result: ValidationResult, category_of: Mapping[str, str]) ->
     lines += [f"| {name} | {len(v)} | {sum(v) / len(v):+.3f} |" for name, v in rows]
     lines.append("")
     return lines
+
+
+def unscored_section(exc: TooFewScoresError) -> str:
+    """The report's section on a metric that could not be validated at all."""
+    lines = [
+        "",
+        f"## {exc.metric}",
+        "",
+        f"Not validated: {exc.scored} items could be scored, at least 3 are needed.",
+        "",
+        f"Missing scores ({len(exc.missing)}):",
+        "",
+        *(f"- `{item}`: {reason}" for item, reason in exc.missing),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def json_report(
+    results: Sequence[ValidationResult],
+    *,
+    split: str | None,
+    unscored: Sequence[TooFewScoresError] = (),
+    calibrations: Mapping[str, tuple[CalibrationResult, ValidationResult | None]] | None = None,
+) -> dict[str, Any]:
+    """The plain-JSON document of a validation run (``validation.json``)."""
+    from lift_metrics._io import to_jsonable
+
+    return to_jsonable(
+        {
+            "split": split,
+            "results": [r.to_dict() for r in results],
+            "unscored": [
+                {
+                    "metric": bad.metric,
+                    "scored": bad.scored,
+                    "error": str(bad),
+                    "missing": [{"id": i, "reason": r} for i, r in bad.missing],
+                }
+                for bad in unscored
+            ],
+            "calibration": {
+                name: {"fit": fit.to_dict(), "reported": None if fr is None else fr.to_dict()}
+                for name, (fit, fr) in (calibrations or {}).items()
+            },
+        }
+    )

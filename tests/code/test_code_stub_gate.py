@@ -9,11 +9,12 @@ from code_testkit import FakeOutcome, FakeResult
 
 from lift_metrics.code import (
     DEFAULT_CODE_QUALITY_WEIGHTS,
+    GATED_COMPONENTS,
     code_quality,
     code_quality_breakdown,
+    gate_by_wrong_answers,
     is_stub,
 )
-from lift_metrics.code._quality import GATED_COMPONENTS, gate_by_wrong_answers
 from lift_metrics.code._tests import count_wrong
 
 REFERENCE = '''def add(a, b):

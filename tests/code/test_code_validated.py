@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lift_metrics.code import (
+    FAIL_CEILING,
     CodeQualityOptions,
     code_quality,
     code_quality_breakdown,
@@ -20,7 +21,7 @@ from lift_metrics.code import (
     degenerate_kind,
     extract_code,
 )
-from lift_metrics.code._quality import FAIL_CEILING, validated_score
+from lift_metrics.code._validated import validated_score
 
 PROMPT = '''def add(a: int, b: int) -> int:
     """Return the sum of a and b.
@@ -204,7 +205,7 @@ def test_degenerate_answers_score_0_without_tests_too(hash_embedder: Any) -> Non
 
 
 def test_without_tests_the_score_is_the_reference_score(hash_embedder: Any) -> None:
-    from lift_metrics.code._reference import reference_score
+    from lift_metrics.code import reference_score
 
     snippet = "sorted(d.items(), key=lambda kv: kv[1])"
     expected = "sorted(d, key=d.get)"

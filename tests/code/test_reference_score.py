@@ -13,20 +13,16 @@ from lift_metrics.code import (
     ReferenceScoreBreakdown,
     bleu_score,
     chrf_score,
+    codebleu_available,
     codebleu_score,
     exact_match,
     reference_score,
     reference_score_breakdown,
     reference_scores,
 )
-from lift_metrics.code._field import codebleu_available
-from lift_metrics.code._reference import (
-    REFERENCE_FEATURES,
-    fit_reference_model,
-    grouped_bootstrap_interval,
-    reference_feature_matrix,
-    reference_model_path,
-)
+from lift_metrics.code._reference import reference_model_path
+from lift_metrics.code._reference_features import REFERENCE_FEATURES, reference_feature_matrix
+from lift_metrics.code._reference_fit import fit_reference_model, grouped_bootstrap_interval
 
 REFERENCE = "os.kill(os.getpid(), signal.SIGUSR1)"
 

@@ -13,10 +13,14 @@ import dspy
 import pytest
 from dspy_testkit import Program, is_good, make_answer, make_examples, make_lm, make_task
 
-from lift_metrics.aggregate import aggregate_metric
 from lift_metrics.code import code_quality
+from lift_metrics.composite import (
+    aggregate_metric,
+    end_to_end,
+    end_to_end_breakdown,
+    latency_penalty,
+)
 from lift_metrics.dspy_metrics import Aggregate, CodeQuality, EndToEnd, IRQuality
-from lift_metrics.end_to_end import end_to_end, end_to_end_breakdown, latency_penalty
 from lift_metrics.ir import ir_quality
 
 STRUCTURAL = {"syntax": 0.2, "tests": 0.4, "semantic": 0, "style": 0.1, "structural": 0.3}

@@ -20,10 +20,9 @@ import dspy
 import pytest
 from dspy_testkit import HashEmbedder, make_task
 
-from lift_metrics.aggregate import aggregate_metric
 from lift_metrics.code import code_quality
+from lift_metrics.composite import aggregate_metric, latency_penalty
 from lift_metrics.dspy_metrics import Aggregate, CodeQuality, EndToEnd, IRQuality
-from lift_metrics.end_to_end import latency_penalty
 from lift_metrics.ir import DEFAULT_IR_WEIGHTS, ir_quality
 from lift_metrics.validation import (
     CalibrationProfile,
@@ -234,7 +233,7 @@ def test_the_objects_hand_the_core_one_options_object(
         calls.append({"options": options, **kwargs})
         return types.SimpleNamespace(score=0.5, reasons=())
 
-    monkeypatch.setattr("lift_metrics.dspy_metrics.score_code", fake)
+    monkeypatch.setattr("lift_metrics.dspy_metrics._code.score_code", fake)
     CodeQuality(embedder=hash_embedder)(EXAMPLE, pred())
     CodeQuality(profile="shipped", embedder=hash_embedder)(EXAMPLE, pred())
     assert set(calls[0]) == {"options", "embedder", "sandbox", "entry_point", "prompt"}

@@ -12,9 +12,8 @@ import dspy
 import pytest
 from dspy_testkit import HashEmbedder, make_task
 
-from lift_metrics.aggregate import aggregate_metric
+from lift_metrics.composite import aggregate_metric, latency_penalty
 from lift_metrics.dspy_metrics import Aggregate, CodeQuality, EndToEnd, IRQuality, MetricBreakdown
-from lift_metrics.end_to_end import latency_penalty
 from lift_metrics.ir import ir_quality
 
 TASK = make_task(1)
@@ -213,7 +212,7 @@ def test_code_metric_exception_is_contained(
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise MemoryError("sandbox exploded")
 
-    monkeypatch.setattr("lift_metrics.dspy_metrics.score_code", boom)
+    monkeypatch.setattr("lift_metrics.dspy_metrics._code.score_code", boom)
     metric = EndToEnd(embedder=hash_embedder)
     breakdown = metric.breakdown(EXAMPLE, pred())
     assert breakdown.components["code"] == 0.0
@@ -326,7 +325,7 @@ def _counting_code_metric(monkeypatch: pytest.MonkeyPatch, status: str) -> list[
         calls.append(code)
         return _CodeResult(0.5, _Execution(status))
 
-    monkeypatch.setattr("lift_metrics.dspy_metrics.score_code", fake)
+    monkeypatch.setattr("lift_metrics.dspy_metrics._code.score_code", fake)
     return calls
 
 
@@ -369,8 +368,8 @@ def test_importing_the_adapters_loads_no_heavy_library() -> None:
     import sys
 
     code = (
-        "import sys, lift_metrics.dspy_metrics, lift_metrics.end_to_end, lift_metrics.aggregate, "
-        "lift_metrics.routes, lift_metrics.pricing; "
+        "import sys, lift_metrics.dspy_metrics, lift_metrics.composite, "
+        "lift_metrics.pricing; "
         "print(sorted(m for m in ('dspy', 'torch', 'sentence_transformers', 'litellm') "
         "if m in sys.modules))"
     )

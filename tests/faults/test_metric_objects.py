@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from lift_metrics import dspy_metrics
 from lift_metrics.dspy_metrics import (
     Aggregate,
     AllTestsPass,
@@ -25,6 +24,7 @@ from lift_metrics.dspy_metrics import (
     EndToEnd,
     IRQuality,
     TestPassRate,
+    _composite,
 )
 
 CODE = 'def add(a: int, b: int) -> int:\n    """Add."""\n    return a + b\n'
@@ -147,7 +147,7 @@ def test_a_failure_outside_the_part_guards_scores_0_with_the_reason(
     metric = _metrics()[name]()
     # the assembly of the parts' scores, outside every per-part guard
     for target in ("_code_reasons", "_number_field", "aggregate_breakdown", "_assemble"):
-        monkeypatch.setattr(dspy_metrics, target, overflow, raising=False)
+        monkeypatch.setattr(_composite, target, overflow, raising=False)
     monkeypatch.setattr(type(metric), "_code_reasons", staticmethod(overflow), raising=False)
     monkeypatch.setattr(type(metric), "_score_ir", overflow, raising=False)
     assert metric(EXAMPLE, GOOD) == 0.0

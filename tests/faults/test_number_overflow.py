@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 
 from lift_metrics._paths import datasets_dir
-from lift_metrics.aggregate import aggregate_metric
-from lift_metrics.end_to_end import latency_penalty
+from lift_metrics.composite import aggregate_metric, latency_penalty
 from lift_metrics.stats import compare_reports, paired_bootstrap, pass_at_k
 
 HUGE = 10**400

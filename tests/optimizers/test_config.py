@@ -252,7 +252,7 @@ _COUPLED: dict[tuple[str, str], tuple[Any, dict[str, Any], dict[str, Any]]] = {
 def _settable() -> list[tuple[str, str, str, Any]]:
     import inspect
 
-    from lift_metrics.optimizers._config import _RUNNER_SET, _optimizer_class, _parameters
+    from lift_metrics.optimizers._config_checks import _RUNNER_SET, _optimizer_class, _parameters
 
     cases = []
     for name in ("mipro", "copro", "gepa"):
@@ -352,3 +352,23 @@ def test_a_bad_prompt_model_fails_at_check_time() -> None:
 def test_metric_options_accept_none() -> None:
     cfg = RunConfig.from_mapping(config(metric={"name": "end_to_end", "latency_field": "none"}))
     assert cfg.metric.options["latency_field"] is None
+
+
+@pytest.mark.parametrize(
+    ("changes", "line"),
+    [
+        ({"seed": "x"}, "seed must be an integer, got 'x'"),
+        ({"dataset": 3}, "[dataset] must be a table, got int"),
+        ({"dataset": {"val": "x"}}, "[dataset] val must be one of 'train', 'dev' or 'test'"),
+        ({"evaluation": {"timeout_s": float("inf")}}, "[evaluation] timeout_s must be a finite"),
+        ({"evaluation": {"runs": "2"}}, "[evaluation] runs must be an integer, got '2'"),
+        ({"optimizer": {"name": "mipro", "init": 3}}, "[optimizer] init must be a table"),
+        ({"optimizer": {"name": "mipro", "x": 1}}, "unknown key 'x' in [optimizer]"),
+        ({"name": ""}, "name must be a non-empty string"),
+    ],
+)
+def test_schema_errors_name_the_file_table_and_key(changes: dict[str, Any], line: str) -> None:
+    with pytest.raises(ValueError) as info:
+        RunConfig.from_mapping(config(**changes), source=Path("run.toml"))
+    assert str(info.value).startswith("run.toml: ") and line in str(info.value)
+    assert "\n" not in str(info.value)

@@ -62,6 +62,19 @@ def test_groups_stay_in_one_fold() -> None:
         calibrate_weights(comps, labels, groups=["a", "b"] * 20, folds=5)
 
 
+def test_fold_ids_keep_each_group_whole_and_fill_every_fold() -> None:
+    from lift_metrics.validation._calibrate import _fold_ids
+
+    groups = [f"g{i % 13}" for i in range(60)]
+    ids = _fold_ids(60, 5, groups, seed=0)
+    assert sorted(set(ids)) == [0, 1, 2, 3, 4]
+    for group in set(groups):
+        assert len({ids[i] for i, g in enumerate(groups) if g == group}) == 1
+    assert (ids == _fold_ids(60, 5, groups, seed=0)).all()  # the seed fixes the folds
+    ungrouped = _fold_ids(23, 4, None, seed=1)
+    assert sorted(np.bincount(ungrouped)) == [5, 6, 6, 6]
+
+
 def test_bad_inputs() -> None:
     comps, labels = _synthetic(n=20)
     with pytest.raises(ValueError, match="2 \\* folds"):

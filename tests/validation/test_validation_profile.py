@@ -12,12 +12,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import lift_metrics.validation._cli as validate_cli
+import lift_metrics.validation._calibrate_metric as calibrate_module
 from lift_metrics.code import code_quality_breakdown, semantic_similarity
-from lift_metrics.code._semantic import rescale_similarity
 from lift_metrics.ir import intent_match, ir_quality, ir_quality_breakdown
+from lift_metrics.similarity import rescale_similarity
 from lift_metrics.validation import (
     CalibrationProfile,
+    LabelledItem,
     builtin_scorer,
     load_profile,
     save_weights,
@@ -182,13 +183,13 @@ def test_calibrate_with_floor_fits_on_calibration_items_only(
     picked += [r for r in rows if r["split"] == "heldout"][:10]
     data = write_jsonl(tmp_path / "ir.jsonl", picked)
     seen: list[str] = []
-    original = validate_cli._components
+    original = calibrate_module.metric_components
 
-    def recording(scorer: object, items: Sequence[validate_cli.LabelledItem]) -> object:
+    def recording(scorer: object, items: Sequence[LabelledItem]) -> object:
         seen.extend(item.id for item in items)
         return original(scorer, items)
 
-    monkeypatch.setattr(validate_cli, "_components", recording)
+    monkeypatch.setattr(calibrate_module, "metric_components", recording)
     out = tmp_path / "r"
     args = ["validate", "ir_quality", "--data", str(data), "--calibrate", "--folds", "3"]
     code = cli_main([*args, "--similarity-floor", "0.5", "--target", "-1", "--out", str(out)])

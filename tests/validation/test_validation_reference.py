@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lift_metrics.code._field import codebleu_available
+from lift_metrics.code import codebleu_available
 from lift_metrics.validation import (
     BUILTIN_METRICS,
     FIELD_METRICS,

@@ -9,10 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import lift_metrics.validation._cli as validate_cli
-from lift_metrics.code._quality import gate_by_wrong_answers
+import lift_metrics.validation._calibrate_metric as calibrate_module
+from lift_metrics.code import gate_by_wrong_answers
 from lift_metrics.validation import (
     CalibrationProfile,
+    LabelledItem,
     builtin_scorer,
     calibrate_weights,
     load_profile,
@@ -166,7 +167,7 @@ def test_cli_rejects_misused_gate_and_cap_flags(cli_main, tmp_path: Path, extra:
 
 def test_gate_columns_apply_the_metric_rule_item_by_item() -> None:
     columns = {"syntax": [1.0, 1.0], "tests": [0.5, 0.0], "semantic": [0.8, 0.9], "style": [1, 1]}
-    gated = validate_cli._gate_columns(columns, [0.5, 0.0])
+    gated = calibrate_module.gate_columns(columns, [0.5, 0.0])
     first = gate_by_wrong_answers(
         {"syntax": 1.0, "tests": 0.5, "semantic": 0.8, "style": 1.0, "tests.wrong_answers": 0.5}
     )
@@ -184,9 +185,9 @@ def test_calibrate_with_gate_and_cap_fits_calibration_items_and_saves_the_option
     picked += [r for r in rows if r["split"] == "heldout"][:6]
     data = write_jsonl(tmp_path / "code.jsonl", picked)
     seen: list[str] = []
-    original = validate_cli._components
+    original = calibrate_module.metric_components
 
-    def recording(scorer: object, items: list[validate_cli.LabelledItem]) -> object:
+    def recording(scorer: object, items: list[LabelledItem]) -> object:
         seen.extend(item.id for item in items)
         columns = original(scorer, items)
         assert set(columns) == {"syntax", "tests", "semantic", "style"} | {
@@ -195,7 +196,7 @@ def test_calibrate_with_gate_and_cap_fits_calibration_items_and_saves_the_option
         }
         return columns
 
-    monkeypatch.setattr(validate_cli, "_components", recording)
+    monkeypatch.setattr(calibrate_module, "metric_components", recording)
     out = tmp_path / "r"
     args = ["validate", "code_quality", "--data", str(data), "--calibrate", "--folds", "3"]
     args += ["--similarity-floor", "0.44", "--wrong-answer-gate", "--stub-cap", "0.1"]

@@ -31,6 +31,7 @@ __all__ = [
     "EndToEndBreakdown",
     "end_to_end",
     "end_to_end_breakdown",
+    "end_to_end_from_parts",
     "latency_penalty",
 ]
 
@@ -150,7 +151,7 @@ def _combine(
     return min(max(score, 0.0), 1.0), w
 
 
-def _assemble(
+def end_to_end_from_parts(
     *,
     ir: IRQualityBreakdown | None,
     ir_score: float,
@@ -161,7 +162,41 @@ def _assemble(
     weights: Mapping[str, float] | None,
     reasons: Sequence[str] = (),
 ) -> EndToEndBreakdown:
-    """Build the breakdown from computed parts (shared with :mod:`lift_metrics.dspy_metrics`)."""
+    """The end-to-end breakdown of parts already scored.
+
+    :func:`end_to_end_breakdown` scores the IR and the code and calls this; the DSPy metric
+    objects (:class:`lift_metrics.dspy_metrics.EndToEnd`) call it with their own parts.
+
+    Parameters
+    ----------
+    ir : IRQualityBreakdown or None
+        The IR part's breakdown (its reasons are kept, prefixed ``ir/``).
+    ir_score : float
+        The IR part's score in [0, 1].
+    code : object
+        The code part's breakdown (its ``reasons`` are kept, prefixed ``code/``) or None.
+    code_score : float
+        The code part's score in [0, 1].
+    latency_ms : float or None
+        Measured latency; None drops the latency part and renormalises the weights.
+    target_ms : float
+        Latency target of :func:`latency_penalty`.
+    weights : mapping or None
+        ``ir``/``code``/``latency`` weights (default :data:`DEFAULT_E2E_WEIGHTS`).
+    reasons : sequence of str, default ()
+        Reasons to put first.
+
+    Returns
+    -------
+    EndToEndBreakdown
+
+    Examples
+    --------
+    >>> result = end_to_end_from_parts(ir=None, ir_score=1.0, code=None, code_score=0.5,
+    ...                                latency_ms=None, target_ms=16000, weights=None)
+    >>> round(result.score, 4), result.weights
+    (0.7222, {'ir': 0.4444444444444444, 'code': 0.5555555555555556})
+    """
     components = {"ir": ir_score, "code": code_score}
     lines = list(reasons)
     if latency_ms is not None:
@@ -298,7 +333,7 @@ def end_to_end_breakdown(
         entry_point=entry_point,
         prompt=prompt,
     )
-    return _assemble(
+    return end_to_end_from_parts(
         ir=ir,
         ir_score=ir.score,
         code=code,

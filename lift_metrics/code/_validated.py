@@ -1,0 +1,240 @@
+"""The ``"validated"`` profile of code_quality: tests first, then the no-test reference score."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+from lift_metrics.code._degenerate import degenerate_kind
+from lift_metrics.code._extract import (
+    complete_with_prompt,
+    defines,
+    extract_code,
+    single_function,
+)
+from lift_metrics.code._features import code_features
+from lift_metrics.code._stub import stub_kind
+from lift_metrics.code._tests import (
+    ExecutedTests,
+    NormalizedTests,
+    SandboxLike,
+    resolve_sandbox,
+    run_tests,
+)
+from lift_metrics.similarity import (
+    Embedder,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    pass
+
+from lift_metrics.code._breakdown import CodeQualityBreakdown
+from lift_metrics.code._options import (
+    DEGENERATE_SCORE,
+    FAIL_CEILING,
+    PASS_FLOOR,
+    RESEMBLANCE_SPAN,
+    CodeQualityOptions,
+)
+from lift_metrics.code._weighted import _run_concurrently
+
+
+def read_answer(text: str, entry_point: str | None, prompt: str | None) -> str:
+    """The code to score and run: extracted, and completed by the prompt when body-only."""
+    return complete_with_prompt(extract_code(text, entry_point=entry_point), prompt, entry_point)
+
+
+def run_answer(
+    predicted: str,
+    tests: NormalizedTests,
+    *,
+    entry_point: str | None,
+    prompt: str | None,
+    sandbox: SandboxLike | None,
+    timeout_s: float | None,
+) -> CodeQualityBreakdown:
+    """Only the tests of an answer, read as the validated profile reads it.
+
+    For the pass/fail metrics (:class:`lift_metrics.dspy_metrics.TestPassRate`).
+
+    Parameters
+    ----------
+    predicted : str
+        The answer (fences and prose are removed, a body-only completion gets the prompt).
+    tests : NormalizedTests
+        From :func:`normalize_tests`.
+    entry_point, prompt : str or None
+    sandbox : SandboxLike or None
+    timeout_s : float or None
+
+    Returns
+    -------
+    CodeQualityBreakdown
+        ``score`` is the share of tests passed (0 for a degenerate answer, which is not
+        run); ``components`` holds ``syntax`` and ``tests``.
+    """
+    code = read_answer(predicted, entry_point, prompt)
+    kind = degenerate_kind(predicted, entry_point=entry_point, prompt=prompt, function=True)
+    components: dict[str, float] = {"syntax": 1.0 if code_features(code).parses else 0.0}
+    if kind is not None:
+        components["tests"] = 0.0
+        return CodeQualityBreakdown(
+            score=0.0,
+            components=components,
+            weights={},
+            execution=None,
+            tests_passed=0,
+            tests_total=tests.count,
+            reasons=(f"tests: not run: degenerate: {kind}",),
+            profile="tests",
+            degenerate=kind,
+            code=code,
+        )
+    box = resolve_sandbox(sandbox) if components["syntax"] else None
+    executed = run_tests(code, tests, entry_point=entry_point, sandbox=box, timeout_s=timeout_s)
+    components["tests"] = executed.rate
+    return CodeQualityBreakdown(
+        score=executed.rate,
+        components=components,
+        weights={},
+        execution=executed.execution,
+        tests_passed=executed.passed,
+        tests_total=tests.count,
+        reasons=() if executed.rate >= 1.0 else (f"tests: {executed.reason}",),
+        profile="tests",
+        code=code,
+    )
+
+
+def validated_score(passed: int, total: int, resemblance: float) -> float:
+    """The validated profile's score from the tests passed and the reference resemblance.
+
+    Parameters
+    ----------
+    passed, total : int
+        Tests passed (k) and tests given (n >= 1).
+    resemblance : float
+        The no-test reference score r in [0, 1].
+
+    Returns
+    -------
+    float
+        ``0.2 r`` when ``k = 0``; else ``0.25 + 0.75 (k - 1 + p) / n`` with
+        ``p = 1 - 0.3 (1 - r)``.
+
+    Examples
+    --------
+    >>> validated_score(0, 5, 1.0), validated_score(5, 5, 1.0)
+    (0.2, 1.0)
+    >>> round(validated_score(1, 5, 0.0), 3)  # one test passed beats any all-failing output
+    0.355
+    """
+    r = min(1.0, max(0.0, float(resemblance)))
+    if passed <= 0:
+        return FAIL_CEILING * r
+    position = 1.0 - RESEMBLANCE_SPAN * (1.0 - r)
+    return min(1.0, PASS_FLOOR + (1.0 - PASS_FLOOR) * (passed - 1 + position) / total)
+
+
+def _validated(
+    predicted: str,
+    expected: str,
+    normalized: NormalizedTests,
+    options: CodeQualityOptions,
+    entry: str | None,
+    prompt: str | None,
+    embedder: Embedder | None,
+    sandbox: SandboxLike | None,
+) -> CodeQualityBreakdown:
+    """The validated profile (see :func:`code_quality`'s Notes)."""
+    from lift_metrics.code._reference import reference_score
+
+    has_tests = normalized.count > 0
+    code = read_answer(predicted, entry, prompt)
+    reference_code = read_answer(expected, entry, prompt)
+    candidate = code_features(code)
+    reference = code_features(reference_code)
+    # a function is asked for when there are tests, an entry point, or a reference that is
+    # one function definition (snippet references, as in CoNaLa, are not)
+    asked = entry if entry is not None else single_function(reference_code)
+    wants_function = has_tests or asked is not None
+    components: dict[str, float] = {"syntax": 1.0 if candidate.parses else 0.0}
+    reasons: list[str] = []
+    if code != predicted:
+        reasons.append("read: code extracted from the answer (fences, prose or prompt)")
+    if not reference.parses:
+        reasons.append(f"reference: does not parse ({reference.error}); its text is compared")
+
+    def result(score: float, **extra: Any) -> CodeQualityBreakdown:
+        executed: ExecutedTests | None = extra.get("executed")
+        return CodeQualityBreakdown(
+            score=min(1.0, max(0.0, score)),
+            components=components,
+            weights={},
+            execution=None if executed is None else executed.execution,
+            tests_passed=0 if executed is None else executed.passed,
+            tests_total=normalized.count,
+            reasons=tuple(reasons),
+            stub=bool(extra.get("stub", False)),
+            profile=options.profile,
+            degenerate=extra.get("degenerate"),
+            code=code,
+        )
+
+    kind = degenerate_kind(predicted, entry_point=asked, prompt=prompt, function=wants_function)
+    stub = candidate.parses and stub_kind(code, reference_code, asked) is not None
+    if kind is None and wants_function and not has_tests and candidate.parses:
+        if asked is not None and not defines(code, asked):
+            kind = f"no function {asked!r} defined"
+        else:
+            placeholder = stub_kind(code, reference_code, asked)
+            if placeholder is not None:
+                kind = f"the entry function is a placeholder ({placeholder})"
+    if kind is not None:
+        components["reference"] = 0.0
+        if has_tests:
+            components["tests"] = 0.0
+        reasons.append(f"degenerate: {kind}; scored {DEGENERATE_SCORE:g}")
+        return result(DEGENERATE_SCORE, degenerate=kind, stub=stub)
+
+    if has_tests:
+        box = resolve_sandbox(sandbox) if candidate.parses else None
+
+        def execute() -> ExecutedTests:
+            return run_tests(
+                code, normalized, entry_point=entry, sandbox=box, timeout_s=options.timeout_s
+            )
+
+        def resemblance() -> float:
+            return reference_score(code, reference_code, embedder=embedder)
+
+        ran, measured = _run_concurrently(
+            execute, resemblance, overlap=candidate.parses and code != reference_code
+        )
+        executed = cast(ExecutedTests, ran)  # both were given, so both ran
+        r = float(cast(float, measured))
+        components["tests"] = executed.rate
+        components["tests.wrong_answers"] = executed.wrong / normalized.count
+        components["reference"] = r
+        score = validated_score(executed.passed, normalized.count, r)
+        if executed.passed == 0:
+            reasons.append(
+                f"tests: {executed.reason}; no test passed, so at most {FAIL_CEILING:g} "
+                f"(reference resemblance {r:.3f})"
+            )
+        elif executed.passed < normalized.count:
+            reasons.append(f"tests: {executed.reason}")
+        if executed.passed and r < 1.0:
+            reasons.append(f"reference: resemblance {r:.3f} to the reference")
+        return result(score, executed=executed, stub=stub)
+
+    r = reference_score(code, reference_code, embedder=embedder)
+    components["reference"] = r
+    score = r
+    if not candidate.parses and wants_function:
+        score = FAIL_CEILING * r
+        reasons.append(
+            f"syntax: {candidate.error}; code that cannot run scores at most {FAIL_CEILING:g}"
+        )
+    elif r < 1.0:
+        reasons.append(f"reference: no tests; reference score {r:.3f}")
+    return result(score, stub=stub)

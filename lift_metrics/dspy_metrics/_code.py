@@ -1,0 +1,330 @@
+"""The code metric object, :class:`CodeQuality`, and the code part shared with the composites."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import types
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from lift_metrics._checks import (
+    check_positive,
+)
+from lift_metrics.code import DEFAULT_CODE_QUALITY_WEIGHTS, score_code
+
+if TYPE_CHECKING:
+    from lift_metrics.code import CodeQualityOptions
+    from lift_metrics.dspy_metrics._profiles import ProfileLike
+    from lift_metrics.sandbox import Sandbox
+    from lift_metrics.similarity import Embedder
+    from lift_metrics.validation import CalibrationProfile
+
+
+from lift_metrics.dspy_metrics._cache import _cache_key, _ResultCache
+from lift_metrics.dspy_metrics._feedback import _failed_tests
+from lift_metrics.dspy_metrics._fields import (
+    _MISSING,
+    _as_tests,
+    _check_embedder,
+    _check_field,
+    _example_field,
+    _ExampleError,
+    _PartFailedError,
+    _prediction_field,
+    _read,
+)
+from lift_metrics.dspy_metrics._profiles import (
+    _weights_and_options,
+)
+from lift_metrics.dspy_metrics._protocol import MetricBreakdown, TraceReturns, _Metric
+
+logger = logging.getLogger(__name__)
+
+
+class _CodePart:
+    """Scoring of the code part, shared by CodeQuality, EndToEnd and Aggregate."""
+
+    _cache: _ResultCache
+    _sandbox: Callable[[], Sandbox | None]
+
+    def _init_code(
+        self,
+        *,
+        expected_code_field: str,
+        tests_field: str | None,
+        entry_point_field: str | None,
+        prompt_field: str | None,
+        code_field: str,
+        code_weights: Mapping[str, float] | None,
+        code_profile: ProfileLike | CodeQualityOptions | None,
+        embedder: Embedder | None,
+        sandbox: Sandbox | None,
+        timeout_s: float | None,
+        names: tuple[str, str] = ("code_weights", "code_profile"),
+    ) -> None:
+        from lift_metrics.code import CodeQualityOptions, code_quality_options
+
+        self.expected_code_field = _check_field("expected_code_field", expected_code_field)
+        self.tests_field = _check_field("tests_field", tests_field, optional=True)
+        self.entry_point_field = _check_field("entry_point_field", entry_point_field, optional=True)
+        self.prompt_field = _check_field("prompt_field", prompt_field, optional=True)
+        self.code_field = _check_field("code_field", code_field)
+        self.timeout_s = None if timeout_s is None else check_positive("timeout_s", timeout_s)
+        self.code_profile: CalibrationProfile | None = None
+        if isinstance(code_profile, CodeQualityOptions) or code_profile in (
+            None,
+            "validated",
+            "seed",
+        ):
+            options = code_quality_options(
+                code_profile,
+                weights=code_weights,
+                timeout_s=self.timeout_s,
+                name=names[1],
+                weights_name="code_weights",  # the attribute's name, as the IR part does
+            )
+        else:
+            _, _, resolved = _weights_and_options(
+                "code_quality",
+                weights=code_weights,
+                profile=code_profile,
+                weights_name=names[0],
+                profile_name=names[1],
+                defaults=DEFAULT_CODE_QUALITY_WEIGHTS,
+            )
+            self.code_profile = resolved
+            options = code_quality_options(resolved, timeout_s=self.timeout_s, name=names[1])
+            label = "shipped" if code_profile == "shipped" else options.profile
+            options = dataclasses.replace(options, profile=label)
+        self.code_quality_options: CodeQualityOptions = options
+        self.code_weights: dict[str, float] = dict(options.weights or {})
+        self._code_options = types.MappingProxyType(options.metric_options())
+        self.embedder = _check_embedder(embedder)
+        if sandbox is not None and not callable(getattr(sandbox, "run_tests", None)):
+            raise TypeError(f"sandbox must have a run_tests method, got {type(sandbox).__name__}")
+        self.sandbox = sandbox
+
+    def _failing_code_ceiling(self) -> float:
+        """The most the code part can score when the code fails every test."""
+        from lift_metrics.code import FAIL_CEILING
+
+        if self.code_quality_options.validated:
+            return FAIL_CEILING
+        return 1.0 - self.code_weights.get("tests", 0.0)
+
+    @property
+    def code_options(self) -> Mapping[str, Any]:
+        """The weighted-sum options besides the weights (read-only).
+
+        Empty for the validated profile and for a weighted sum without them; else
+        ``similarity_floor``, ``wrong_answer_gate`` and ``stub_cap`` where set. The whole
+        configuration is :attr:`code_quality_options`.
+        """
+        return self._code_options
+
+    def _code_inputs(self, example: Any) -> tuple[str, Any, str | None, str | None]:
+        """(reference, tests, entry point, prompt) from the example; config errors raise."""
+        name = type(self).__name__
+        expected = _example_field(name, example, str(self.expected_code_field))
+        if not isinstance(expected, str):
+            raise _ExampleError(
+                f"{name}: example.{self.expected_code_field} must be a str, "
+                f"got {type(expected).__name__}"
+            )
+        tests: Any = []
+        if self.tests_field is not None:
+            tests = _as_tests(name, _example_field(name, example, self.tests_field))
+        return expected, tests, *self._task_fields(example)
+
+    def _task_fields(self, example: Any) -> tuple[str | None, str | None]:
+        """The optional entry point and prompt of the example (absent: None)."""
+        found: list[str | None] = []
+        for field in (self.entry_point_field, self.prompt_field):
+            value = _MISSING if field is None else _read(example, field)
+            if value is _MISSING or value is None or value == "":
+                found.append(None)
+            elif isinstance(value, str):
+                found.append(value)
+            else:
+                raise _ExampleError(
+                    f"{type(self).__name__}: example.{field} must be a str, "
+                    f"got {type(value).__name__}"
+                )
+        return found[0], found[1]
+
+    def _score_code(
+        self, example: Any, prediction: Any
+    ) -> tuple[Any, float, str | None, str | None]:
+        from lift_metrics.code import check_entry_point, normalize_tests
+        from lift_metrics.sandbox import SandboxUnavailableError
+
+        expected, tests, entry_point, prompt = self._code_inputs(example)
+        try:
+            code = _prediction_field(prediction, str(self.code_field))
+            if not isinstance(code, str):
+                raise _PartFailedError(
+                    f"prediction.{self.code_field} is a {type(code).__name__}, not a str"
+                )
+            key = ("code", code, expected, _cache_key(tests), entry_point, prompt)
+            cached = self._cache.get(key)
+            if cached is not _MISSING:
+                return cached, float(cached.score), None, entry_point
+            result = score_code(
+                code,
+                expected,
+                normalize_tests(tests),
+                self.code_quality_options,
+                entry_point=check_entry_point(entry_point),
+                prompt=prompt,
+                embedder=self.embedder,
+                sandbox=self._sandbox(),
+            )
+        except _PartFailedError as exc:
+            return None, 0.0, f"code: scored 0 because {exc}", entry_point
+        except SandboxUnavailableError:
+            raise  # the score cannot be computed: an error the caller sees, never a 0
+        except Exception as exc:
+            logger.warning("code_quality raised; scoring the code part 0", exc_info=True)
+            reason = f"code: scored 0 because code_quality raised {type(exc).__name__}: {exc}"
+            return None, 0.0, reason, entry_point
+        execution = getattr(result, "execution", None)
+        if getattr(execution, "status", None) != "crashed":  # a crash may be the machine's fault
+            self._cache.put(key, result)
+        return result, float(result.score), None, entry_point
+
+    @staticmethod
+    def _code_reasons(code: Any, entry_point: str | None, prefix: str) -> list[str]:
+        lines = []
+        for reason in getattr(code, "reasons", ()) or ():
+            lines.append(f"{prefix}{reason}")
+            if reason.startswith("tests"):
+                lines.extend(f"{prefix}tests: {t}" for t in _failed_tests(code, entry_point))
+        return lines
+
+
+class CodeQuality(_CodePart, _Metric):
+    """:func:`lift_metrics.code.code_quality` as a DSPy metric.
+
+    Parameters
+    ----------
+    expected_code_field : str, default "expected_code"
+        Example field with the reference solution (Python source).
+    tests_field : str or None, default "tests"
+        Example field with the tests: ``[{"inputs": {...}, "expected": ...}, ...]``,
+        ``[(kwargs, expected), ...]`` or a ``check(candidate)`` script. None: no tests.
+    entry_point_field : str or None, default "entry_point"
+        Optional example field naming the function to test (absent: the only top-level one).
+    prompt_field : str or None, default "prompt"
+        Optional example field with a HumanEval-style prompt (signature and docstring): a
+        prediction that does not define the entry function itself is scored as
+        ``prompt + prediction`` (a body-only completion). Absent or None: not used.
+    code_field : str, default "code"
+        Prediction field with the generated code (fences and prose around it are read
+        through, :func:`lift_metrics.code.extract_code`).
+    profile : str, CodeQualityOptions, CalibrationProfile or path, optional
+        ``"validated"`` (the default; see :func:`lift_metrics.code.code_quality`),
+        ``"seed"`` (the plain weighted sum), ``"shipped"`` (the calibrated weighted sum in
+        ``datasets/labels/calibrated_code_quality.json``), a profile file, a
+        :class:`~lift_metrics.validation.CalibrationProfile` or options from
+        :func:`lift_metrics.code.code_quality_options`. The whole configuration is in the
+        attribute ``code_quality_options``; a calibrated profile itself in ``code_profile``.
+        A profile for another metric raises ValueError.
+    weights : mapping, optional
+        Weighted-sum weights ``syntax``/``tests``/``semantic``/``style``; giving them
+        selects the plain weighted sum with them (not with ``"validated"`` or a calibrated
+        profile: an error). Normalised in the attribute ``code_weights`` (empty for the
+        validated profile).
+    embedder, sandbox, timeout_s
+        Passed to the scoring core (defaults: the bundled embedder and the process-wide
+        sandbox).
+    threshold : float, default 0.5
+        ``score >= threshold`` accepts a demonstration when bootstrapping. With tests the
+        validated score of code that fails every test is at most 0.2, so the default never
+        accepts it; code that passes at least about a third of the tests is accepted.
+    history_size, cache_size, trace_returns
+        As in :class:`IRQuality`.
+
+    Notes
+    -----
+    A bad prediction (missing, None, not a str) scores 0 with the reason recorded. A
+    sandbox that cannot run at all (:class:`lift_metrics.sandbox.SandboxUnavailableError`)
+    raises: that is a broken machine, not a bad prediction, and a silent 0 would mislead
+    the optimizer.
+
+    Examples
+    --------
+    A toy embedder here, so that no model is loaded; no tests, so that nothing runs in the
+    sandbox. A placeholder scores 0 by default (the reference asks for a function):
+
+    >>> import numpy as np
+    >>> class Parallel:  # every text -> the same unit vector: cosine 1
+    ...     def embed(self, texts):
+    ...         return np.ones((len(texts), 2)) / np.sqrt(2)
+    >>> example = {"expected_code": "def add(a, b):\\n    return a + b\\n"}
+    >>> stub = {"code": "def add(a, b):\\n    pass\\n"}
+    >>> CodeQuality(embedder=Parallel(), tests_field=None)(example, stub)
+    0.0
+    >>> CodeQuality(embedder=Parallel(), tests_field=None, profile="seed")(example, stub) > 0.9
+    True
+    >>> calibrated = CodeQuality(profile="shipped", embedder=Parallel(), tests_field=None)
+    >>> dict(calibrated.code_options)
+    {'similarity_floor': 0.44, 'wrong_answer_gate': True, 'stub_cap': 0.1}
+    >>> calibrated(example, stub)
+    0.1
+    """
+
+    def __init__(
+        self,
+        *,
+        expected_code_field: str = "expected_code",
+        tests_field: str | None = "tests",
+        entry_point_field: str | None = "entry_point",
+        prompt_field: str | None = "prompt",
+        code_field: str = "code",
+        weights: Mapping[str, float] | None = None,
+        profile: ProfileLike | CodeQualityOptions | None = None,
+        embedder: Embedder | None = None,
+        sandbox: Sandbox | None = None,
+        timeout_s: float | None = None,
+        threshold: float = 0.5,
+        history_size: int = 256,
+        cache_size: int = 4096,
+        trace_returns: TraceReturns = "bool",
+    ) -> None:
+        _Metric.__init__(
+            self,
+            threshold=threshold,
+            history_size=history_size,
+            cache_size=cache_size,
+            trace_returns=trace_returns,
+        )
+        self._init_code(
+            expected_code_field=expected_code_field,
+            tests_field=tests_field,
+            entry_point_field=entry_point_field,
+            prompt_field=prompt_field,
+            code_field=code_field,
+            code_weights=weights,
+            code_profile=profile,
+            embedder=embedder,
+            sandbox=sandbox,
+            timeout_s=timeout_s,
+            names=("weights", "profile"),
+        )
+        self._part_fields = {"code": str(self.code_field)}
+
+    def __repr__(self) -> str:
+        return (
+            f"CodeQuality(expected_code_field={self.expected_code_field!r}, "
+            f"code_field={self.code_field!r}, tests_field={self.tests_field!r}, "
+            f"threshold={self.threshold})"
+        )
+
+    def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
+        """Score one pair; see the class docstring."""
+        code, score, failure, entry_point = self._score_code(example, prediction)
+        reasons = [failure] if failure else self._code_reasons(code, entry_point, "code/")
+        return MetricBreakdown(
+            "CodeQuality", score, {"code": score}, {"code": 1.0}, tuple(reasons), code=code
+        )

@@ -1,0 +1,79 @@
+"""The text of GEPA feedback: the score, the reasons it is below 1 and the failing tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lift_metrics.dspy_metrics._protocol import MetricBreakdown
+
+from lift_metrics.dspy_metrics._fields import _short
+
+_MAX_FAILED_TESTS_SHOWN = 5
+
+
+def _failed_tests(code: Any, entry_point: str | None) -> list[str]:
+    execution = getattr(code, "execution", None)
+    if execution is None:
+        return []
+    lines: list[str] = []
+    outcomes = [o for o in getattr(execution, "outcomes", ()) if not o.passed]
+    for outcome in outcomes[:_MAX_FAILED_TESTS_SHOWN]:
+        if outcome.inputs is None:  # the error names the failing assertion and its values
+            failure = outcome.error or f"{execution.status}: {execution.reason}"
+            lines.append(_short(f"test {outcome.index}: the check script failed: {failure}", 400))
+            continue
+        else:
+            args = ", ".join(f"{k}={v!r}" for k, v in outcome.inputs.items())
+            call = f"{entry_point or 'the function'}({args})"
+        got = f"raised {outcome.error}" if outcome.error else f"returned {outcome.actual_repr}"
+        expected = "" if outcome.inputs is None else f" expected {outcome.expected!r},"
+        lines.append(_short(f"test {outcome.index}: {call}{expected} {got}", 300))
+    if len(outcomes) > _MAX_FAILED_TESTS_SHOWN:
+        lines.append(f"... and {len(outcomes) - _MAX_FAILED_TESTS_SHOWN} more failing tests")
+    if not outcomes and getattr(execution, "status", "passed") != "passed":
+        lines.append(f"execution {execution.status}: {_short(execution.reason, 300)}")
+    return lines
+
+
+def _feedback_text(
+    metric: str,
+    threshold: float,
+    result: MetricBreakdown,
+    *,
+    pred_name: str | None,
+    relevant_parts: Callable[[], set[str] | None],
+) -> str:
+    """The feedback of ``metric`` on ``result`` (see :meth:`_Metric.feedback`).
+
+    ``relevant_parts`` gives the parts whose fields the traced predictor produced (None: unknown);
+    it is only called when some reason lost points.
+    """
+    who = f"predictor `{pred_name}`" if pred_name else "the program"
+    head = (
+        f"Feedback for {who}: {metric} score {result.score:.3f} of 1.0 "
+        f"(a score >= {threshold:.2f} counts as good)."
+    )
+    if not result.reasons:
+        return head + " Nothing lost points: keep this behaviour."
+    relevant = relevant_parts()
+    own: list[str] = []
+    other: list[str] = []
+    for reason in result.reasons:
+        part = reason.split("/", 1)[0].split(":", 1)[0]
+        (own if relevant is None or part in relevant else other).append(reason)
+    lines = [head]
+    weights = ", ".join(
+        f"{k} {result.components.get(k, float('nan')):.2f} (weight {w:.2f})"
+        for k, w in result.weights.items()
+    )
+    lines.append(f"Parts: {weights}.")
+    if own:
+        target = "your outputs" if relevant is not None else "the outputs"
+        lines.append(f"What lost points in {target}:")
+        lines.extend(f"- {reason}" for reason in own)
+    if other:
+        lines.append("Also lost points (in outputs of other steps; for context):")
+        lines.extend(f"- {reason}" for reason in other)
+    return "\n".join(lines)

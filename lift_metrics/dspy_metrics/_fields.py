@@ -1,0 +1,165 @@
+"""Reading fields of DSPy examples and predictions; the errors that say why one is unusable."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+_MISSING = object()
+
+
+class _ExampleError(ValueError):
+    """The example (the reference side) cannot be used: a caller's mistake, raised."""
+
+
+def _safe_str(value: Any, show: Callable[[Any], str] = str, limit: int = 200) -> str:
+    """``show(value)`` (``str`` or ``repr``) shortened, or a placeholder when it fails."""
+    try:
+        text = show(value)
+    except Exception:
+        return f"<{type(value).__name__} that cannot be shown>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _PartFailedError(Exception):
+    """A part of the prediction could not be scored; the message is the reason."""
+
+
+def _check_field(name: str, value: Any, *, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value.isidentifier():
+        allowed = "a Python identifier" + (" or None" if optional else "")
+        raise ValueError(f"{name} must be {allowed} naming a field, got {value!r}")
+    return value
+
+
+def _check_embedder(embedder: Any) -> Any:
+    if embedder is not None and not callable(getattr(embedder, "embed", None)):
+        raise TypeError(f"embedder must have an embed(texts) method, got {type(embedder).__name__}")
+    return embedder
+
+
+def _fields_of(obj: Any) -> list[str]:
+    try:
+        if isinstance(obj, Mapping):
+            return sorted(map(str, obj))
+        keys = getattr(obj, "keys", None)
+        if callable(keys):
+            return sorted(map(str, keys()))
+        if hasattr(obj, "__dict__"):
+            return sorted(k for k in vars(obj) if not k.startswith("_"))
+    except Exception:  # an odd object; the field list is only for the message
+        pass
+    return []
+
+
+def _inputs_of(example: Any) -> dict[str, Any]:
+    """The input fields of a ``dspy.Example`` (all fields without ``with_inputs``), as a dict."""
+    if isinstance(example, Mapping):
+        return {str(k): v for k, v in example.items()}
+    if getattr(example, "_input_keys", None):
+        example = example.inputs()
+    to_dict = getattr(example, "toDict", None)
+    if callable(to_dict):
+        return dict(to_dict())
+    return {k: v for k, v in vars(example).items() if not k.startswith("_")}
+
+
+def _read(obj: Any, field: str) -> Any:
+    """Value of ``field`` in a dspy.Example/Prediction, a mapping or an object; else _MISSING.
+
+    Containers (``dspy.Example`` supports ``in`` and ``[]``) are read by key first, so that a
+    field called ``keys`` or ``copy`` is not confused with the method of that name.
+    """
+    if obj is None:
+        return _MISSING
+    try:
+        if isinstance(obj, Mapping):
+            return obj.get(field, _MISSING)
+        if hasattr(obj, "__contains__") and hasattr(obj, "__getitem__"):
+            return obj[field] if field in obj else _MISSING  # noqa: SIM401 (no .get on Example)
+        return getattr(obj, field)
+    except Exception:  # a prediction whose field access raises is a bad prediction
+        return _MISSING
+
+
+def _example_field(metric: str, example: Any, field: str) -> Any:
+    value = _read(example, field)
+    if value is _MISSING:
+        raise _ExampleError(
+            f"{metric}: the example has no field {field!r} (its fields: {_fields_of(example)}); "
+            f"pass the right field name to {metric}(...)"
+        )
+    return value
+
+
+def _prediction_field(prediction: Any, field: str) -> Any:
+    if prediction is None:
+        raise _PartFailedError("the prediction is None")
+    value = _read(prediction, field)
+    if value is _MISSING:
+        raise _PartFailedError(
+            f"the prediction has no field {field!r} (its fields: {_fields_of(prediction)})"
+        )
+    if value is None:
+        raise _PartFailedError(f"prediction.{field} is None")
+    return value
+
+
+def _as_tests(metric: str, value: Any) -> list[tuple[dict[str, Any], Any]] | str:
+    """Convert data-file tests ``{"inputs": ..., "expected": ...}`` to ``(kwargs, expected)``."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, Sequence):
+        raise _ExampleError(
+            f"{metric}: tests must be a list or a check script, got {type(value).__name__}"
+        )
+    cases: list[tuple[dict[str, Any], Any]] = []
+    for index, case in enumerate(value):
+        if isinstance(case, Mapping) and set(case) == {"inputs", "expected"}:
+            cases.append((dict(case["inputs"]), case["expected"]))
+        elif isinstance(case, Sequence) and not isinstance(case, str) and len(case) == 2:
+            cases.append((dict(case[0]), case[1]))
+        else:
+            raise _ExampleError(
+                f"{metric}: tests[{index}] must be {{'inputs': ..., 'expected': ...}} "
+                f"or an (inputs, expected) pair, got {case!r:.80}"
+            )
+    return cases
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _number_field(prediction: Any, field: str, unit: str) -> tuple[float, str | None]:
+    """A non-negative number from the prediction, or (inf, reason) when it is not one."""
+    try:
+        value = _prediction_field(prediction, field)
+    except _PartFailedError as exc:
+        return math.inf, str(exc)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return (
+            math.inf,
+            f"prediction.{field} is {_short(_safe_str(value, repr), 40)}, not a number of {unit}",
+        )
+    try:
+        number = float(value)
+    except OverflowError:
+        return (
+            math.inf,
+            f"prediction.{field} is an int too large for a float, not a number of {unit}",
+        )
+    if math.isinf(number):
+        return math.inf, f"prediction.{field} is {number}, not a finite number of {unit}"
+    if math.isnan(number) or number < 0:
+        return (
+            math.inf,
+            f"prediction.{field} is {number}, not a non-negative number of {unit}",
+        )
+    return number, None

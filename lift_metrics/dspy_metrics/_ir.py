@@ -1,0 +1,233 @@
+"""The IR metric object, :class:`IRQuality`, and the IR part shared with the composites."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from lift_metrics.ir import (
+    DEFAULT_IR_WEIGHTS,
+    IR,
+    IRQualityBreakdown,
+    ir_quality_breakdown,
+    parse_ir,
+)
+
+if TYPE_CHECKING:
+    from lift_metrics.dspy_metrics._profiles import ProfileLike
+    from lift_metrics.similarity import Embedder
+
+
+from lift_metrics.dspy_metrics._cache import _cache_key, _ResultCache
+from lift_metrics.dspy_metrics._fields import (
+    _MISSING,
+    _check_embedder,
+    _check_field,
+    _example_field,
+    _ExampleError,
+    _PartFailedError,
+    _prediction_field,
+    _read,
+)
+from lift_metrics.dspy_metrics._profiles import (
+    _weights_and_options,
+)
+from lift_metrics.dspy_metrics._protocol import (
+    MetricBreakdown,
+    TraceReturns,
+    _Metric,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class _IRPart:
+    """Scoring of the IR part, shared by IRQuality, EndToEnd and Aggregate."""
+
+    def _init_ir(
+        self,
+        *,
+        expected_ir_field: str,
+        ir_field: str,
+        ir_weights: Mapping[str, float] | None,
+        ir_profile: ProfileLike | None,
+        embedder: Embedder | None,
+        names: tuple[str, str] = ("ir_weights", "ir_profile"),
+    ) -> None:
+        self.expected_ir_field = _check_field("expected_ir_field", expected_ir_field)
+        self.ir_field = _check_field("ir_field", ir_field)
+        self.ir_weights, self._ir_options, self.ir_profile = _weights_and_options(
+            "ir_quality",
+            weights=ir_weights,
+            profile=ir_profile,
+            weights_name=names[0],
+            profile_name=names[1],
+            defaults=DEFAULT_IR_WEIGHTS,
+        )
+        self.embedder = _check_embedder(embedder)
+
+    @property
+    def ir_options(self) -> Mapping[str, Any]:
+        """Options passed to :func:`lift_metrics.ir.ir_quality_breakdown` besides the weights.
+
+        Read-only; empty without a profile (the default metric), ``{"similarity_floor": ...}``
+        with one.
+        """
+        return self._ir_options
+
+    _cache: _ResultCache
+
+    def _expected_ir(self, example: Any, value: Any) -> IR:
+        name = type(self).__name__
+        try:
+            return parse_ir(value)
+        except (ValueError, TypeError) as exc:
+            raise _ExampleError(
+                f"{name}: example.{self.expected_ir_field} is not a valid IR: {exc}"
+            ) from exc
+
+    def _score_ir(
+        self, example: Any, prediction: Any
+    ) -> tuple[IRQualityBreakdown | None, float, str | None]:
+        expected_value = _example_field(type(self).__name__, example, str(self.expected_ir_field))
+        raw = _read(prediction, str(self.ir_field))
+        key = ("ir", _cache_key(expected_value), _cache_key(raw)) if raw is not _MISSING else None
+        cached = self._cache.get(key) if key is not None else _MISSING
+        if isinstance(cached, IRQualityBreakdown):
+            return cached, cached.score, None
+        expected = self._expected_ir(example, expected_value)
+        try:
+            raw = _prediction_field(prediction, str(self.ir_field))
+            if not isinstance(raw, IR | Mapping | str | bytes):
+                raise _PartFailedError(
+                    f"prediction.{self.ir_field} is a {type(raw).__name__}, "
+                    "not an IR, dict or JSON text"
+                )
+            try:
+                predicted = parse_ir(raw)
+            except ValueError as exc:
+                message = f"prediction.{self.ir_field} is not a valid IR: {exc}"
+                raise _PartFailedError(message) from exc
+            result = ir_quality_breakdown(
+                predicted,
+                expected,
+                weights=self.ir_weights,
+                embedder=self.embedder,
+                **self._ir_options,
+            )
+        except _PartFailedError as exc:
+            return None, 0.0, f"ir: scored 0 because {exc}"
+        except Exception as exc:
+            logger.warning("ir_quality raised; scoring the IR part 0", exc_info=True)
+            return None, 0.0, f"ir: scored 0 because ir_quality raised {type(exc).__name__}: {exc}"
+        if key is not None:
+            self._cache.put(key, result)
+        return result, result.score, None
+
+
+class IRQuality(_IRPart, _Metric):
+    """:func:`lift_metrics.ir.ir_quality` as a DSPy metric.
+
+    Parameters
+    ----------
+    expected_ir_field : str, default "expected_ir"
+        Example field with the ground-truth IR (IR, dict or JSON text).
+    ir_field : str, default "ir"
+        Prediction field with the generated IR (IR, dict, or text that :func:`parse_ir`
+        accepts: JSON, fenced JSON, JSON after prose).
+    weights : mapping, optional
+        ``intent``/``signature``/``structure``/``constraints``; default 0.3/0.3/0.2/0.2.
+        Normalised to sum to 1 in the attribute ``ir_weights``.
+    profile : CalibrationProfile, path or "shipped", optional
+        A calibrated ``ir_quality`` profile (:func:`lift_metrics.validation.load_profile`):
+        a :class:`~lift_metrics.validation.CalibrationProfile`, the path of a profile file,
+        or ``"shipped"`` for ``datasets/labels/calibrated_ir_quality.json``. Its weights
+        replace the defaults (giving ``weights`` too is an error) and its other options
+        (``similarity_floor``) are passed to :func:`lift_metrics.ir.ir_quality_breakdown`
+        on every call; they are in the read-only attribute ``ir_options`` (empty without a
+        profile: the default metric). A profile for another metric raises ValueError.
+    embedder : Embedder, optional
+        For intent similarity; default the bundled all-MiniLM-L6-v2.
+    threshold : float, default 0.5
+        ``score >= threshold`` is a success when bootstrapping demonstrations.
+    history_size : int, default 256
+        How many recent breakdowns :attr:`history` keeps (0 keeps none).
+    trace_returns : {"bool", "float"}, default "bool"
+        What the metric returns when DSPy passes a ``trace`` (bootstrapping demonstrations).
+        ``"bool"``: ``score >= threshold``; ``BootstrapFewShot(metric_threshold=...)`` then
+        compares that bool (``True >= 0.8`` holds), so only ``threshold`` decides.
+        ``"float"``: the score itself, for ``BootstrapFewShot(metric=...,
+        metric_threshold=t)`` to compare with ``t``; give ``metric_threshold`` then, since
+        DSPy takes any non-zero float as success without one.
+    cache_size : int, default 4096
+        How many part results to remember. A part (the IR part, the code part) whose inputs
+        were scored before - same prediction value, same reference, same tests - is not
+        recomputed: optimizers score the same outputs again and again (DSPy caches LM
+        answers), and the cache also makes repeated scores identical. 0 disables it (for
+        example for generated code whose behaviour is random). Latency and cost are never
+        cached.
+
+    Examples
+    --------
+    >>> ir = {"intent": {"description": "Add a and b."}, "signature": {"name": "add"}}
+    >>> metric = IRQuality(weights={"intent": 0, "signature": 1, "structure": 1, "constraints": 1})
+    >>> metric({"expected_ir": ir}, {"ir": ir})
+    1.0
+    >>> metric({"expected_ir": ir}, {"ir": "not json"})
+    0.0
+    >>> print(metric.history[-1].reasons[0])
+    ir: scored 0 because prediction.ir is not a valid IR: no JSON object found in the text ...
+
+    The shipped calibrated profile (fitted weights and a floor for the intent similarity):
+
+    >>> calibrated = IRQuality(profile="shipped")
+    >>> dict(calibrated.ir_options), round(calibrated.ir_weights["intent"], 3)
+    ({'similarity_floor': 0.44}, 0.474)
+    """
+
+    def __init__(
+        self,
+        *,
+        expected_ir_field: str = "expected_ir",
+        ir_field: str = "ir",
+        weights: Mapping[str, float] | None = None,
+        profile: ProfileLike | None = None,
+        embedder: Embedder | None = None,
+        threshold: float = 0.5,
+        history_size: int = 256,
+        cache_size: int = 4096,
+        trace_returns: TraceReturns = "bool",
+    ) -> None:
+        _Metric.__init__(
+            self,
+            threshold=threshold,
+            history_size=history_size,
+            cache_size=cache_size,
+            trace_returns=trace_returns,
+        )
+        self._init_ir(
+            expected_ir_field=expected_ir_field,
+            ir_field=ir_field,
+            ir_weights=weights,
+            ir_profile=profile,
+            embedder=embedder,
+            names=("weights", "profile"),
+        )
+        self._part_fields = {"ir": str(self.ir_field)}
+
+    def __repr__(self) -> str:
+        return (
+            f"IRQuality(expected_ir_field={self.expected_ir_field!r}, ir_field={self.ir_field!r}, "
+            f"threshold={self.threshold})"
+        )
+
+    def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
+        """Score one pair; see the class docstring."""
+        ir, score, failure = self._score_ir(example, prediction)
+        if ir is not None:
+            reasons = tuple(f"ir/{r}" for r in ir.reasons)
+            return MetricBreakdown(
+                "IRQuality", ir.score, {"ir": ir.score}, {"ir": 1.0}, reasons, ir=ir
+            )
+        return MetricBreakdown("IRQuality", score, {"ir": score}, {"ir": 1.0}, (str(failure),))

@@ -1,0 +1,200 @@
+"""The test-running metric objects: :class:`TestPassRate` and :class:`AllTestsPass` (pass@1)."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from lift_metrics._checks import (
+    check_positive,
+)
+
+if TYPE_CHECKING:
+    from lift_metrics.sandbox import Sandbox
+
+
+from lift_metrics.dspy_metrics._cache import _cache_key
+from lift_metrics.dspy_metrics._code import _CodePart
+from lift_metrics.dspy_metrics._fields import (
+    _MISSING,
+    _as_tests,
+    _check_field,
+    _example_field,
+    _ExampleError,
+    _PartFailedError,
+    _prediction_field,
+)
+from lift_metrics.dspy_metrics._protocol import (
+    MetricBreakdown,
+    TraceReturns,
+    _Metric,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class TestPassRate(_CodePart, _Metric):
+    """The share of tests a prediction's code passes, as a DSPy metric (pass@1 as objective).
+
+    The code is read as :func:`lift_metrics.code.code_quality` reads it (fences and prose
+    removed, ``prompt + answer`` for a body-only completion) and run in the sandbox; an
+    answer that is not code (:func:`lift_metrics.code.degenerate_kind`) is not run and scores
+    0. No reference is needed. For GEPA the feedback lists each failing test: input, expected
+    and actual value for I/O cases, the failing assertion and its values for a check script.
+
+    Parameters
+    ----------
+    tests_field : str, default "tests"
+        Example field with the tests, as in :class:`CodeQuality`. An example without tests
+        raises ValueError: a pass rate without tests is not a number (never a pass).
+    entry_point_field, prompt_field, code_field, sandbox, timeout_s
+        As in :class:`CodeQuality`.
+    threshold : float, default 1.0
+        ``score >= threshold`` accepts a demonstration when bootstrapping: by default only
+        code that passes every test.
+    history_size, cache_size, trace_returns
+        As in :class:`IRQuality`.
+
+    Notes
+    -----
+    ``score = k / n`` for ``k`` of ``n`` tests passed (a check script is one test). A
+    timeout, crash, ``sys.exit``, memory blow-up or missing entry point fails the tests; a
+    sandbox that cannot run at all raises :class:`lift_metrics.sandbox.
+    SandboxUnavailableError`.
+
+    Examples
+    --------
+    >>> example = {"tests": [{"inputs": {"a": 1, "b": 2}, "expected": 3},
+    ...                      {"inputs": {"a": 0, "b": 0}, "expected": 0}]}
+    >>> metric = TestPassRate()
+    >>> metric(example, {"code": "def add(a, b):\\n    return a * b\\n"})
+    0.5
+    >>> metric(example, {"code": "{code}"})
+    0.0
+    >>> AllTestsPass()(example, {"code": "```python\\ndef add(a, b):\\n    return a + b\\n```"})
+    1.0
+    """
+
+    __test__ = False  # pytest: not a test class
+    _strict = False
+
+    def __init__(
+        self,
+        *,
+        tests_field: str = "tests",
+        entry_point_field: str | None = "entry_point",
+        prompt_field: str | None = "prompt",
+        code_field: str = "code",
+        sandbox: Sandbox | None = None,
+        timeout_s: float | None = None,
+        threshold: float = 1.0,
+        history_size: int = 256,
+        cache_size: int = 4096,
+        trace_returns: TraceReturns = "bool",
+    ) -> None:
+        _Metric.__init__(
+            self,
+            threshold=threshold,
+            history_size=history_size,
+            cache_size=cache_size,
+            trace_returns=trace_returns,
+        )
+        self.tests_field = _check_field("tests_field", tests_field)
+        self.entry_point_field = _check_field("entry_point_field", entry_point_field, optional=True)
+        self.prompt_field = _check_field("prompt_field", prompt_field, optional=True)
+        self.code_field = _check_field("code_field", code_field)
+        self.timeout_s = None if timeout_s is None else check_positive("timeout_s", timeout_s)
+        if sandbox is not None and not callable(getattr(sandbox, "run_tests", None)):
+            raise TypeError(f"sandbox must have a run_tests method, got {type(sandbox).__name__}")
+        self.sandbox = sandbox
+        self._part_fields = {"tests": str(self.code_field)}
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(tests_field={self.tests_field!r}, "
+            f"code_field={self.code_field!r}, threshold={self.threshold})"
+        )
+
+    def _run(self, example: Any, prediction: Any) -> tuple[Any, str | None, str | None]:
+        from lift_metrics.code import check_entry_point, normalize_tests, run_answer
+        from lift_metrics.sandbox import SandboxUnavailableError
+
+        name = type(self).__name__
+        tests = normalize_tests(
+            _as_tests(name, _example_field(name, example, str(self.tests_field)))
+        )
+        if tests.count == 0:
+            raise _ExampleError(
+                f"{name}: example.{self.tests_field} holds no tests; a pass rate needs tests "
+                "(no tests is absent evidence, never a pass)"
+            )
+        entry_point, prompt = self._task_fields(example)
+        try:
+            code = _prediction_field(prediction, str(self.code_field))
+            if not isinstance(code, str):
+                raise _PartFailedError(
+                    f"prediction.{self.code_field} is a {type(code).__name__}, not a str"
+                )
+            key = ("tests", code, _cache_key(tests.payload()), entry_point, prompt)
+            cached = self._cache.get(key)
+            if cached is not _MISSING:
+                return cached, None, entry_point
+            result = run_answer(
+                code,
+                tests,
+                entry_point=check_entry_point(entry_point),
+                prompt=prompt,
+                sandbox=self._sandbox(),
+                timeout_s=self.timeout_s,
+            )
+        except _PartFailedError as exc:
+            return None, f"tests: scored 0 because {exc}", entry_point
+        except SandboxUnavailableError:
+            raise  # the score cannot be computed: an error the caller sees, never a 0
+        except Exception as exc:
+            logger.warning("the tests raised; scoring 0", exc_info=True)
+            return None, f"tests: scored 0 because {type(exc).__name__}: {exc}", entry_point
+        if getattr(result.execution, "status", None) != "crashed":
+            self._cache.put(key, result)
+        return result, None, entry_point
+
+    def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
+        """Score one pair; see the class docstring."""
+        result, failure, entry_point = self._run(example, prediction)
+        if result is None:
+            score = 0.0
+            reasons = [str(failure)]
+        else:
+            rate = float(result.score)
+            score = (1.0 if rate >= 1.0 else 0.0) if self._strict else rate
+            reasons = self._code_reasons(result, entry_point, "")
+            if self._strict and score < 1.0 and result.tests_total:
+                reasons.insert(
+                    0,
+                    f"tests: {result.tests_passed} of {result.tests_total} passed; "
+                    "every test must pass",
+                )
+        name = type(self).__name__
+        return MetricBreakdown(
+            name, score, {"tests": score}, {"tests": 1.0}, tuple(reasons), code=result
+        )
+
+
+class AllTestsPass(TestPassRate):
+    """1.0 when a prediction's code passes every test, else 0.0 (strict pass@1), for DSPy.
+
+    Parameters and reading of the code are those of :class:`TestPassRate`; the feedback
+    lists the failing tests in the same way.
+
+    Examples
+    --------
+    >>> example = {"tests": "def check(candidate):\\n    assert candidate(2) == 4\\n",
+    ...            "entry_point": "double"}
+    >>> AllTestsPass()(example, {"code": "def double(x):\\n    return x + 2\\n"})
+    1.0
+    >>> AllTestsPass()(example, {"code": "def double(x):\\n    return x * 3\\n"})
+    0.0
+    """
+
+    __test__ = False
+    _strict = True
