@@ -59,9 +59,9 @@ CRASH_MARKS = ("Segmentation fault", "Fatal Python error", "Traceback", "core du
 CHILD = textwrap.dedent(
     """
     import sys, time
-    from lift_metrics.optimizers import _local_lm
+    from lift_metrics.lm import _generation
 
-    real = _local_lm._generate
+    real = _generation._generate
 
     def announced(server, body):
         seen = []
@@ -81,7 +81,7 @@ CHILD = textwrap.dedent(
 
         return real(Announcing(), {{**body, "max_tokens": {max_tokens}, "ignore_eos": True}})
 
-    _local_lm._generate = announced
+    _generation._generate = announced
     from lift_metrics.cli import main
     sys.exit(main(sys.argv[1:]))
     """
@@ -132,7 +132,7 @@ def timeout_try(engine: Any) -> float:
     """Seconds from the end of a timed-out evaluation to the end of its example's thread."""
     import dspy
 
-    from lift_metrics.optimizers import _local_lm
+    from lift_metrics.lm import _generation
     from lift_metrics.optimizers._evaluate import evaluate_program
 
     body = {
@@ -143,7 +143,7 @@ def timeout_try(engine: Any) -> float:
 
     def program(**inputs: Any) -> Any:
         with engine._lease() as server:
-            return _local_lm._generate(server, body)
+            return _generation._generate(server, body)
 
     example = dspy.Example(question="q").with_inputs("question")
     before = set(threading.enumerate())

@@ -38,7 +38,8 @@ lift_metrics.stats         summary statistics, grades, pass@k, regression detect
 lift_metrics.sandbox       running untrusted code against tests
 lift_metrics.scoring       scoring generation files (pass@k, resumable, pluggable backends)
 lift_metrics.validation    agreement of a metric with hand-labelled examples
-lift_metrics.optimizers    MIPROv2 / COPRO / GEPA runners, reference pipeline, local LM
+lift_metrics.optimizers    MIPROv2 / COPRO / GEPA runners, reference pipeline, evaluation
+lift_metrics.lm            the local LM (a GGUF model run in-process) and LM selection
 """
 
 from __future__ import annotations

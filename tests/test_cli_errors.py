@@ -388,12 +388,13 @@ def _files(folder: Path) -> set[str]:
 @pytest.fixture(autouse=True)
 def _no_lm(monkeypatch: pytest.MonkeyPatch) -> None:
     """Bad input is refused before an LM is built; building one fails the test."""
-    from lift_metrics.optimizers import _local_lm, _runner
+    import lift_metrics.lm as lm_package
+    from lift_metrics.optimizers import _runner
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("an LM was built: the input should have been refused first")
 
-    monkeypatch.setattr(_local_lm, "resolve_lm", refuse)
+    monkeypatch.setattr(lm_package, "resolve_lm", refuse)
     monkeypatch.setattr(_runner, "_resolve_lms", refuse)
 
 
@@ -453,12 +454,12 @@ def test_report_json_is_valid_when_the_reader_stays(capsys: pytest.CaptureFixtur
 def test_evaluate_runs_above_the_bound_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lift_metrics.optimizers import _local_lm
+    import lift_metrics.lm as lm_package
 
     def no_lm(spec: object) -> None:
         raise AssertionError("the bound must be checked before an LM is set up")
 
-    monkeypatch.setattr(_local_lm, "resolve_lm", no_lm)
+    monkeypatch.setattr(lm_package, "resolve_lm", no_lm)
     out = tmp_path / "o"
     assert main(["evaluate", "--runs", "5000", "--output-dir", str(out)]) == 2
     err = capsys.readouterr().err.strip()

@@ -440,6 +440,7 @@ IMPORT_STATEMENTS = (
     "import lift_metrics.validation",
     "import lift_metrics.optimizers",
     "import lift_metrics.scoring",
+    "import lift_metrics.lm",
     "import lift_metrics.judge",
     "from lift_metrics import ir_quality, code_quality, end_to_end, aggregate_metric",
     "import lift_metrics.cli",

@@ -23,6 +23,7 @@ PUBLIC_PACKAGES = (
     "lift_metrics.validation",
     "lift_metrics.optimizers",
     "lift_metrics.scoring",
+    "lift_metrics.lm",
 )
 
 

@@ -1,7 +1,8 @@
-"""Optimizing DSPy programs offline: the local LM and LM selection.
+"""Optimizing DSPy programs offline: runners, the reference pipeline, evaluation, tasks.
 
 Runners for MIPROv2, COPRO and GEPA (``run_optimizer``), the reference pipeline
-(``LiftPipeline``: prompt -> IR -> code), evaluation, the task dataset and the local LM.
+(``LiftPipeline``: prompt -> IR -> code), evaluation and the task dataset. The local LM lives
+in :mod:`lift_metrics.lm`; its public names are also importable from here.
 Importing it stays light: dspy and xllamacpp load when a pipeline or an LM is created.
 
 run_optimizer       a run configuration (TOML) in, an OptimizationResult out
@@ -23,7 +24,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from lift_metrics.optimizers._local_lm import (
+from lift_metrics.lm import (
     LocalEngine,
     default_model_path,
     default_n_threads,
@@ -43,10 +44,10 @@ from lift_metrics.optimizers._tasks import (
 _LAZY: dict[str, str] = {
     "Budget": "lift_metrics.optimizers._budget",
     "BudgetExceeded": "lift_metrics.optimizers._budget",
-    "Evaluation": "lift_metrics.optimizers._evaluate",
+    "Evaluation": "lift_metrics.optimizers._eval_results",
     "LiftPipeline": "lift_metrics.optimizers._pipeline",
-    "MetricDelta": "lift_metrics.optimizers._runner",
-    "OptimizationResult": "lift_metrics.optimizers._runner",
+    "MetricDelta": "lift_metrics.optimizers._result",
+    "OptimizationResult": "lift_metrics.optimizers._result",
     "RunConfig": "lift_metrics.optimizers._config",
     "TrackedRun": "lift_metrics.optimizers._tracking",
     "TrackingError": "lift_metrics.optimizers._tracking",
@@ -60,9 +61,11 @@ _LAZY: dict[str, str] = {
 if TYPE_CHECKING:  # pragma: no cover
     from lift_metrics.optimizers._budget import Budget, BudgetExceeded
     from lift_metrics.optimizers._config import RunConfig, load_config
-    from lift_metrics.optimizers._evaluate import Evaluation, evaluate_program, save_evaluation
+    from lift_metrics.optimizers._eval_results import Evaluation
+    from lift_metrics.optimizers._evaluate import evaluate_program, save_evaluation
     from lift_metrics.optimizers._pipeline import LiftPipeline
-    from lift_metrics.optimizers._runner import MetricDelta, OptimizationResult, run_optimizer
+    from lift_metrics.optimizers._result import MetricDelta, OptimizationResult
+    from lift_metrics.optimizers._runner import run_optimizer
     from lift_metrics.optimizers._tracking import TrackedRun, TrackingError, log_run_to_mlflow
 
 

@@ -230,20 +230,20 @@ def evaluate_split(
     from dspy.dsp.utils.settings import settings
 
     from lift_metrics._io import atomic_write_json, check_output_dir, existing_file, staged_output
+    from lift_metrics.lm import resolve_lm
     from lift_metrics.optimizers._budget import UsageMeter
     from lift_metrics.optimizers._config import _check_reachable, build_metric
     from lift_metrics.optimizers._evaluate import evaluate_program, save_evaluation
-    from lift_metrics.optimizers._local_lm import resolve_lm
     from lift_metrics.optimizers._pipeline import LiftPipeline
-    from lift_metrics.optimizers._runner import (
+    from lift_metrics.optimizers._provenance import (
         _file_hash,
         _lm_cache,
         _lm_description,
         _versions,
-        evaluation_metrics,
         load_program,
         to_jsonable_safe,
     )
+    from lift_metrics.optimizers._setup import evaluation_metrics
     from lift_metrics.optimizers._tasks import default_tasks_path, load_tasks
 
     if program_path is not None:

@@ -144,7 +144,7 @@ def degenerate_kind(outputs: Mapping[str, Any], entry_point: str | None = None) 
     >>> degenerate_kind({"code": "def f():\\n    return 1\\n"}, "f") is None
     True
     """
-    from lift_metrics.optimizers._pipeline import is_placeholder
+    from lift_metrics.optimizers._functions import is_placeholder
 
     code = outputs.get("code")
     body = outputs.get("body")

@@ -48,8 +48,7 @@ from lift_metrics.optimizers._config_checks import (
 from lift_metrics.optimizers._evaluate import MAX_RUNS
 from lift_metrics.optimizers._preflight import _check_reachable as _check_reachable  # the CLI's
 from lift_metrics.optimizers._preflight import _where, preflight
-from lift_metrics.stats._ab import MAX_RESAMPLES
-from lift_metrics.stats._intervals import check_confidence_level
+from lift_metrics.stats import MAX_RESAMPLES, check_confidence_level
 
 __all__ = [
     "INSTRUCTION_SOURCES",

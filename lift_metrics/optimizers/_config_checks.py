@@ -5,7 +5,7 @@ signatures (COPRO's ``**kwargs`` would swallow typos silently, so its real param
 used), with DSPy's known traps (MIPROv2 ``auto`` vs ``num_trials``/``num_candidates``,
 ``seed = 0`` ignored by MIPROv2, COPRO ``breadth`` and ``eval_kwargs``, GEPA's single budget).
 The ``[lm]`` options are checked against the option lists of
-:mod:`lift_metrics.optimizers._local_lm`. Every check raises :class:`ValueError` with one line
+:mod:`lift_metrics.lm`. Every check raises :class:`ValueError` with one line
 naming the table, the key and what to change; the pydantic models of
 :mod:`lift_metrics.optimizers._config` call them as validators.
 """
@@ -71,7 +71,9 @@ def _check_lm_options(key: str, table: Mapping[str, Any]) -> None:
     checked here first: unknown options, ``api_base`` with the local model, a temperature
     that is not a finite number in [0, 2], ``max_tokens < 1`` (or above ``n_ctx`` locally).
     """
-    from lift_metrics.optimizers._local_lm import _LOCAL_OPTIONS, _REMOTE_OPTIONS, DEFAULT_N_CTX
+    from lift_metrics.lm import DEFAULT_N_CTX
+    from lift_metrics.lm import LOCAL_OPTIONS as _LOCAL_OPTIONS
+    from lift_metrics.lm import REMOTE_OPTIONS as _REMOTE_OPTIONS
 
     model = table["model"]
     local = _is_local(model)

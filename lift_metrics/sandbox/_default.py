@@ -8,7 +8,8 @@ import threading
 from typing import Any
 
 from lift_metrics._checks import check_int
-from lift_metrics.sandbox._pool import Sandbox, _check_cases
+from lift_metrics.sandbox._pool import Sandbox
+from lift_metrics.sandbox._prepare import _check_cases
 from lift_metrics.sandbox._results import ExecutionOutput
 from lift_metrics.sandbox._worker import DecodeError, Unsupported, decode_value
 

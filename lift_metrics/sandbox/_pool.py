@@ -2,291 +2,46 @@
 
 from __future__ import annotations
 
-import ast
-import contextlib
-import json
-import marshal
 import os
 import queue
 import secrets
-import select
-import signal
-import subprocess
 import threading
 import time
 import warnings
 import weakref
-from collections.abc import Callable, Sequence
-from types import CodeType, TracebackType
+from collections.abc import Sequence
+from types import TracebackType
 from typing import Any, Literal
 
-from lift_metrics import _pyast as pyast
 from lift_metrics._checks import check_choice, check_int, check_positive
 from lift_metrics.sandbox import _isolation
 from lift_metrics.sandbox._judge import error_result, judge, short
+from lift_metrics.sandbox._prepare import (
+    MAX_VALUE_BYTES,
+    _check_cases,
+    _compile,
+    _compile_script,
+    _parse,
+    _top_level_functions,
+)
 from lift_metrics.sandbox._results import ExecutionResult
 from lift_metrics.sandbox._worker import (
-    _VALUE_CHARS,
-    MAX_RESULT_BYTES,
-    MAX_STDERR_BYTES,
-    REQUEST_HEADER,
-    SCRIPT_FILENAME,
-    AssertEntry,
-    EncodeError,
-    canonical,
-    encode_value,
     pack_request,
-    remove_tree,
+)
+from lift_metrics.sandbox._worker_client import (
+    _GRACE_S,
+    _close_all,
+    _spawn,
+    _Worker,
+    _WorkerGoneError,
 )
 
 Isolation = Literal["auto", "bwrap", "process"]
 
 MAX_CODE_CHARS = 1_000_000
-MAX_INPUT_BYTES = 16 * 1024 * 1024
-MAX_VALUE_BYTES = 1_000_000
-_START_TIMEOUT_S = 15.0
-_GRACE_S = 3.0  # how long past the deadline the parent waits for a worker before killing it
-
-_USE_SECCOMP = True  # tests turn it off to exercise the process sweep on its own
 _USE_NATIVE = True  # tests turn it off to exercise the server loop in Python
-_USE_LANDLOCK = True  # tests turn it off to show what the other layers hold on their own
-_MAX_HEADER_BYTES = 4096
-_compile_lock = threading.Lock()  # warnings.catch_warnings is not thread-safe
 _fallback_warned = False
 _fallback_lock = threading.Lock()
-
-
-class _WorkerGoneError(Exception):
-    """The worker process died, stopped answering, or was closed."""
-
-
-class _Worker:
-    """One fork server (a bwrap sandbox or a plain process) and its control pipes."""
-
-    def __init__(
-        self, mode: str, bwrap: str | None, memory_mb: int, native: bool, slot: int = 0
-    ) -> None:
-        self.mode = mode
-        self.tmp_root: str | None = None
-        self.seq = 0
-        config: dict[str, Any] = {
-            "sys_path": _isolation.import_paths(),
-            "seccomp": _USE_SECCOMP,
-            "memory_mb": memory_mb,
-            "drop_uid": _isolation.child_uid(slot),
-        }
-        if mode == "bwrap":
-            assert bwrap is not None
-            # the mount namespace already shows only what the child may read: Landlock adds
-            # the ptrace and signal scoping and the write rules, with few rules (each one
-            # costs every child when its domain is made)
-            landlock: dict[str, list[str]] | None = None
-            if _USE_LANDLOCK:
-                landlock = _isolation.landlock_spec("/tmp", shm=True, visible_only=True)
-            config.update(tmp_root="/tmp", clean_shm=True, landlock=landlock)
-            argv = _isolation.bwrap_command(bwrap, json.dumps(config))
-            cwd = "/"
-        else:
-            refusal = _isolation.process_refusal()
-            if refusal is not None:
-                raise _isolation.SandboxUnavailableError(refusal)
-            self.tmp_root = _isolation.make_process_tmp_root()
-            os.chmod(self.tmp_root, 0o711)
-            landlock = _isolation.landlock_spec(self.tmp_root, shm=False) if _USE_LANDLOCK else None
-            config.update(tmp_root=self.tmp_root, clean_shm=False, landlock=landlock)
-            argv = _isolation.process_command(json.dumps(config))
-            cwd = self.tmp_root
-        self.drop_uid: int | None = config["drop_uid"]
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            close_fds=True,
-            env={},
-            cwd=cwd,
-            start_new_session=True,
-            bufsize=0,
-        )
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self._in = self.proc.stdin.fileno()
-        self._out = self.proc.stdout.fileno()
-        self._buffer = bytearray()
-        self.ready: dict[str, Any] | None = None
-        with contextlib.suppress(OSError):  # the process died at once: wait_ready reports it
-            view = memoryview(_isolation.worker_source_frame(native=native))  # read at once
-            while view:
-                view = view[os.write(self._in, view) :]
-
-    # -- low-level I/O with deadlines -----------------------------------------------------
-    def _read(self, size: int, deadline: float) -> bytes:
-        while len(self._buffer) < size:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise _WorkerGoneError("timeout")
-            if not select.select([self._out], [], [], remaining)[0]:
-                raise _WorkerGoneError("timeout")
-            try:
-                data = os.read(self._out, max(1 << 16, size - len(self._buffer)))
-            except OSError as exc:
-                raise _WorkerGoneError("read failed") from exc
-            if not data:
-                raise _WorkerGoneError("eof")
-            self._buffer += data
-        out = bytes(self._buffer[:size])
-        del self._buffer[:size]
-        return out
-
-    def _read_frame(self, deadline: float) -> Any:
-        size = int.from_bytes(self._read(4, deadline), "big")
-        if size > _MAX_HEADER_BYTES:
-            raise _WorkerGoneError("protocol violation: oversized header")
-        try:
-            return json.loads(self._read(size, deadline))
-        except (ValueError, RecursionError) as exc:
-            raise _WorkerGoneError("protocol violation: malformed header") from exc
-
-    def wait_ready(self, timeout_s: float = _START_TIMEOUT_S) -> dict[str, Any]:
-        if self.ready is None:
-            frame = self._read_frame(time.monotonic() + timeout_s)
-            if not isinstance(frame, dict) or not frame.get("ready"):
-                raise _WorkerGoneError("bad handshake")
-            self.ready = frame
-        return self.ready
-
-    def execute(self, request: bytes, budget_s: float) -> tuple[dict[str, Any], bytes, bytes]:
-        """Send ``request``; wait at most ``budget_s`` for the answer once the worker is ready.
-
-        The budget starts after the handshake: the start of a restarted worker (slow on a
-        loaded machine) is not counted against the execution.
-        """
-        self.wait_ready()
-        deadline = time.monotonic() + budget_s
-        self.seq += 1
-        request = REQUEST_HEADER.pack(len(request), budget_s - _GRACE_S, self.seq) + request
-        try:
-            view = memoryview(request)
-            while view:
-                view = view[os.write(self._in, view) :]
-        except OSError as exc:
-            raise _WorkerGoneError("write failed") from exc
-        header = self._read_frame(deadline)
-        if (
-            type(header) is not dict
-            or header.get("seq") != self.seq
-            or type(header.get("res_len")) is not int
-            or type(header.get("err_len")) is not int
-            or not 0 <= header["res_len"] <= MAX_RESULT_BYTES
-            or not 0 <= header["err_len"] <= MAX_STDERR_BYTES
-        ):
-            raise _WorkerGoneError("protocol violation: unexpected header")
-        res = self._read(header["res_len"], deadline)
-        err = self._read(header["err_len"], deadline)
-        return header, res, err
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def close(self, *, graceful: bool = True) -> None:
-        """Stop the server and everything under it; remove its temp dir."""
-        with contextlib.suppress(OSError):
-            self.proc.stdin.close()  # type: ignore[union-attr]
-        if self.proc.returncode is None:
-            if graceful:
-                _wait_unreaped(self.proc.pid, 1.0)
-            # The server is its own session and group leader. It is not reaped yet (a zombie
-            # at most), so its pid, hence its group id, cannot have been handed to an
-            # unrelated process: killing the group after reaping could hit one.
-            with contextlib.suppress(OSError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
-        with contextlib.suppress(OSError):
-            self.proc.stdout.close()  # type: ignore[union-attr]
-        if self.tmp_root is not None:
-            remove_tree(self.tmp_root)  # iterative: any depth; never raises
-            self.tmp_root = None
-
-
-def _wait_unreaped(pid: int, timeout_s: float) -> None:
-    """Wait up to ``timeout_s`` for child ``pid`` to exit, leaving it unreaped (a zombie)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is not None:
-                return
-        except ChildProcessError:
-            return
-        time.sleep(0.002)
-
-
-_spawn_requests: queue.SimpleQueue[tuple[Callable[[], Any], list[Any], threading.Event]] | None
-_spawn_requests = None
-_spawn_lock = threading.Lock()
-
-
-def _spawner_loop(
-    requests: queue.SimpleQueue[tuple[Callable[[], Any], list[Any], threading.Event]],
-) -> None:
-    while True:
-        make, out, done = requests.get()
-        try:
-            out.append(make())
-        except BaseException as exc:  # handed back to the caller's thread
-            out.append(exc)
-        done.set()
-        del make, out, done  # hold no reference to a Sandbox while idle
-
-
-def _forget_spawner() -> None:
-    """In a forked child the spawner thread does not exist: start a new one on first use."""
-    global _spawn_requests, _spawn_lock
-    _spawn_requests = None
-    _spawn_lock = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_forget_spawner)
-
-
-def _spawn(make: Callable[[], _Worker]) -> _Worker:
-    """Run ``make`` (which starts a worker process) on one long-lived daemon thread.
-
-    bwrap's ``--die-with-parent`` and the server's own ``PR_SET_PDEATHSIG`` fire when the
-    *thread* that started the process exits, not the process: a worker started from a
-    short-lived thread (DSPy's Evaluate pool) would die with that thread.
-    """
-    global _spawn_requests
-    with _spawn_lock:
-        if _spawn_requests is None:
-            _spawn_requests = queue.SimpleQueue()
-            threading.Thread(
-                target=_spawner_loop,
-                args=(_spawn_requests,),
-                name="lift-sandbox-spawner",
-                daemon=True,
-            ).start()
-        requests = _spawn_requests
-    out: list[Any] = []
-    done = threading.Event()
-    requests.put((make, out, done))
-    done.wait()
-    if isinstance(out[0], BaseException):
-        raise out[0]
-    worker: _Worker = out[0]
-    return worker
-
-
-def _close_all(slots: list[_Worker | None], owner_pid: int) -> None:
-    """Close every worker in ``slots`` (also run by the finalizer of a forgotten Sandbox).
-
-    In a forked copy of the owning process (``os.fork`` without exec, which runs this
-    finalizer at exit) the workers belong to the parent: they are forgotten, not killed.
-    """
-    workers = [worker for worker in slots if worker is not None]
-    slots[:] = [None] * len(slots)
-    if os.getpid() != owner_pid:
-        return
-    for worker in workers:
-        worker.close()
 
 
 def _warn_fallback(detail: str) -> None:
@@ -301,146 +56,6 @@ def _warn_fallback(detail: str) -> None:
         _isolation.SandboxIsolationWarning,
         stacklevel=4,
     )
-
-
-def _parse(source: str, filename: str) -> tuple[ast.Module, CodeType]:
-    """Parse and compile ``source`` without executing it; SyntaxWarnings are silenced.
-
-    The code object travels to the child (marshalled), which then does not compile: every
-    step in a freshly forked child costs page faults. ``dont_inherit``: the code gets no
-    ``__future__`` flag of this module (annotations are evaluated as in a plain module).
-    """
-    with _compile_lock, warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        tree = pyast.parse(source, filename)
-        code = pyast.compile_tree(tree, filename, "exec")
-    return tree, code
-
-
-def _compile(source: str, filename: str) -> CodeType:
-    """Compile ``source`` straight from its text (no syntax tree objects: about half the
-    time of :func:`_parse`); SyntaxWarnings are silenced, no ``__future__`` flag inherited."""
-    with _compile_lock, warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return compile(source, filename, "exec", dont_inherit=True)
-
-
-_SCRIPT_CACHE_SIZE = 512
-_script_cache: dict[str, tuple[bool, CodeType, bytes]] = {}
-_script_cache_lock = threading.Lock()
-
-
-def _compile_script(source: str) -> tuple[bool, CodeType, bytes]:
-    """(defines check, code object, :func:`_assert_table` as marshal data) of a check
-    script; cached, as scripts repeat (the same task's tests for every sample of it) and
-    code objects are immutable. The table stays one bytes object in the request: a child
-    unmarshals it only when a check fails."""
-    with _script_cache_lock:
-        cached = _script_cache.get(source)
-    if cached is not None:
-        return cached
-    tree, code = _parse(source, SCRIPT_FILENAME)
-    table = marshal.dumps(_assert_table(tree, source), 2)
-    entry = ("check" in _top_level_functions(tree), code, table)
-    with _script_cache_lock:
-        if len(_script_cache) >= _SCRIPT_CACHE_SIZE:
-            _script_cache.clear()
-        _script_cache[source] = entry
-    return entry
-
-
-def _assert_table(tree: ast.Module, source: str) -> tuple[AssertEntry, ...]:
-    """What a child needs to explain a failed ``assert`` of a check script, per statement.
-
-    One ``(first line, last line, text, kind, left, right)`` per assert, in ``ast.walk``
-    order: the statement's text on one line (cut to 400 characters); ``kind`` is ``"cmp"``
-    for a comparison of two operands (``left`` and ``right`` are their source, in
-    parentheses), ``"const"`` for a constant and ``"value"`` otherwise (``left`` is the
-    test's source). Computed once per script here, so that the child neither parses the
-    script nor imports ``ast`` when a check fails.
-    """
-    table: list[AssertEntry] = []
-
-    def segment(node: ast.expr) -> str:
-        return f"({ast.get_source_segment(source, node) or ''})"
-
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Assert):
-            continue
-        text = " ".join((ast.get_source_segment(source, node) or "").split())
-        if len(text) > 2 * _VALUE_CHARS:
-            text = text[: 2 * _VALUE_CHARS - 3] + "..."
-        test = node.test
-        if isinstance(test, ast.Compare) and len(test.comparators) == 1:
-            kind, left, right = "cmp", segment(test.left), segment(test.comparators[0])
-        elif isinstance(test, ast.Constant):
-            kind, left, right = "const", "", ""
-        else:
-            kind, left, right = "value", segment(test), ""
-        table.append((node.lineno, node.end_lineno or node.lineno, text, kind, left, right))
-    return tuple(table)
-
-
-def _top_level_functions(tree: ast.Module) -> list[str]:
-    names = []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            names.append(node.name)
-    return list(dict.fromkeys(names))
-
-
-def _has_unsupported(tree: Any) -> bool:
-    if tree[0] == "?":
-        return True
-    if tree[0] in ("l", "t", "S", "F"):
-        return any(_has_unsupported(item) for item in tree[1])
-    if tree[0] == "d":
-        return any(_has_unsupported(k) or _has_unsupported(v) for k, v in tree[1])
-    return False
-
-
-def _check_cases(tests: Any) -> tuple[list[tuple[dict[str, Any], Any]], list[Any]]:
-    """Validate I/O cases (plain data, bounded size); return them and the canonical forms
-    of the expected values."""
-    if isinstance(tests, str | bytes) or not isinstance(tests, Sequence):
-        raise TypeError(
-            "tests must be a sequence of (kwargs_dict, expected) pairs or an assertion script "
-            f"(str), got {type(tests).__name__}"
-        )
-    cases: list[tuple[dict[str, Any], Any]] = []
-    expected: list[Any] = []
-    budget = MAX_INPUT_BYTES
-    for i, case in enumerate(tests):
-        if not isinstance(case, tuple | list) or len(case) != 2:
-            raise TypeError(
-                f"tests[{i}] must be a (kwargs_dict, expected) pair, got {short(repr(case), 80)}"
-            )
-        kwargs, want = case
-        if not isinstance(kwargs, dict) or not all(
-            isinstance(key, str) and key.isidentifier() for key in kwargs
-        ):
-            raise TypeError(
-                f"tests[{i}][0] must be a dict of keyword arguments with identifier keys, "
-                f"got {short(repr(kwargs), 80)}"
-            )
-        try:
-            tree = encode_value(dict(kwargs), max_bytes=budget)
-            want_tree = encode_value(want, max_bytes=MAX_VALUE_BYTES)
-        except EncodeError as exc:
-            raise ValueError(f"tests[{i}] is too large or too deep to send: {exc}") from exc
-        budget -= len(json.dumps(tree))
-        for label, value_tree in (
-            ("[0] (the inputs)", tree),
-            ("[1] (the expected value)", want_tree),
-        ):
-            if _has_unsupported(value_tree):
-                raise TypeError(
-                    f"tests[{i}]{label} must be plain data (None, bool, int, float, str, bytes, "
-                    f"list, tuple, dict, set, frozenset), got {short(repr(case), 80)}"
-                )
-        cases.append((kwargs, want))
-        expected.append(canonical(want_tree))
-    return cases, expected
 
 
 class Sandbox:

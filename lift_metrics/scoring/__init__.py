@@ -32,16 +32,10 @@ from lift_metrics.scoring._dspy import (
     tasks_from_examples,
 )
 from lift_metrics.scoring._ray import RayBackend
+from lift_metrics.scoring._results import RESULTS_NAME, SampleResult
 from lift_metrics.scoring._samples import Sample, SampleError, load_samples
-from lift_metrics.scoring._score import (
-    RESULTS_NAME,
-    SUMMARY_NAME,
-    SampleResult,
-    ScoreSummary,
-    TaskCount,
-    score_samples,
-    summarize_results,
-)
+from lift_metrics.scoring._score import score_samples
+from lift_metrics.scoring._summary import SUMMARY_NAME, ScoreSummary, TaskCount, summarize_results
 from lift_metrics.scoring._tasks import ScoringTask, assert_lines_script, load_tasks
 
 __all__ = [

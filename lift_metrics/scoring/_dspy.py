@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from lift_metrics._checks import check_int, check_positive
-from lift_metrics.scoring._score import ScoreSummary, score_samples
+from lift_metrics.scoring._score import score_samples
+from lift_metrics.scoring._summary import ScoreSummary
 from lift_metrics.scoring._tasks import (
     ScoringTask,
     _jsonl_records,

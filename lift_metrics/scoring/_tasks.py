@@ -110,7 +110,7 @@ def _string_list(value: Any, field: str, where: str) -> list[str]:
 
 
 def _task_from(record: Any, where: str) -> ScoringTask:
-    from lift_metrics.optimizers._tasks import io_tests_from_json
+    from lift_metrics.optimizers import io_tests_from_json
 
     if not isinstance(record, Mapping):
         raise ValueError(f"{where}: a task must be a JSON object, got {type(record).__name__}")
@@ -249,7 +249,7 @@ def load_tasks(tasks: str | os.PathLike[str]) -> dict[str, ScoringTask]:
     ScoringTask(task_id='t001', entry_point='add', 4 I/O cases)
     """
     if isinstance(tasks, str) and tasks == "project":
-        from lift_metrics.optimizers._tasks import default_tasks_path
+        from lift_metrics.optimizers import default_tasks_path
 
         path = default_tasks_path()
     elif isinstance(tasks, str) and tasks == "humaneval":

@@ -8,32 +8,34 @@ with an ``<key>_is_infinite`` flag); reports print ``∞``.
 
 Formulas, sources and edge-case decisions: docs/statistics.md and docs/decisions.md.
 ``scipy`` is imported only inside the functions that need it.
+
+Shared building blocks are public too: :func:`bootstrap_means` (the paired bootstrap kernel),
+:func:`check_confidence_level` and :data:`MAX_RESAMPLES` (the most resamples accepted).
 """
 
 from __future__ import annotations
 
-from lift_metrics.stats._ab import (
+from lift_metrics.stats._ab import DeltaStatistics, PairedComparison, paired_comparison
+from lift_metrics.stats._arm_statistics import (
     DELTA_NAMES,
     ArmStatistics,
-    DeltaStatistics,
-    Gate,
-    PairedComparison,
     PairedDeltas,
-    RunRecord,
-    ab_decision,
     arm_statistics,
-    load_run_records,
-    paired_comparison,
     paired_deltas,
-    split_arms,
-    validate_run_records,
 )
 from lift_metrics.stats._compare import CaseChange, ReportComparison, compare_reports
 from lift_metrics.stats._forge import CaseStats, EvalReport, EvalResult, ModelStats, forge_score
-from lift_metrics.stats._intervals import ConfidenceInterval, mean_interval, wilson_interval
+from lift_metrics.stats._gates import Gate, ab_decision
+from lift_metrics.stats._intervals import (
+    ConfidenceInterval,
+    check_confidence_level,
+    mean_interval,
+    wilson_interval,
+)
 from lift_metrics.stats._paired import PairedBootstrap, paired_bootstrap
 from lift_metrics.stats._passk import pass_at_k, pass_hat_k
 from lift_metrics.stats._records import RecordError
+from lift_metrics.stats._resample import MAX_RESAMPLES, bootstrap_means
 from lift_metrics.stats._retrieval import (
     DEFAULT_SUMMED_METRICS,
     MultiRunAggregate,
@@ -42,6 +44,7 @@ from lift_metrics.stats._retrieval import (
     retrieval_precision,
     retrieval_recall,
 )
+from lift_metrics.stats._runs import RunRecord, load_run_records, split_arms, validate_run_records
 from lift_metrics.stats._scoring import (
     DEFAULT_GRADE_SCALE,
     composite_score,
@@ -81,6 +84,7 @@ __all__ = [  # plain sorted() order (tests/test_package.py checks names == sorte
     "EvalResult",
     "Gate",
     "LatencyPercentiles",
+    "MAX_RESAMPLES",
     "ModelStats",
     "MultiRunAggregate",
     "PairedBootstrap",
@@ -97,6 +101,8 @@ __all__ = [  # plain sorted() order (tests/test_package.py checks names == sorte
     "ab_decision",
     "aggregate_runs",
     "arm_statistics",
+    "bootstrap_means",
+    "check_confidence_level",
     "compare_reports",
     "composite_score",
     "cost_delta",

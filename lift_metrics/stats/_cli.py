@@ -143,7 +143,8 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _ab(args: argparse.Namespace) -> int:
-    from lift_metrics.stats._ab import load_run_records, paired_comparison, split_arms
+    from lift_metrics.stats._ab import paired_comparison
+    from lift_metrics.stats._runs import load_run_records, split_arms
 
     records = load_run_records(args.runs)
     try:

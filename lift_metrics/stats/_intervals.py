@@ -56,7 +56,34 @@ class ConfidenceInterval:
 
 
 def check_confidence_level(confidence_level: Any) -> float:
-    """Validate a confidence level: a real number strictly between 0 and 1."""
+    """Validate a confidence level: a real number strictly between 0 and 1.
+
+    Parameters
+    ----------
+    confidence_level : Any
+        The value to check.
+
+    Returns
+    -------
+    float
+        The level as a float.
+
+    Raises
+    ------
+    TypeError
+        If it is not a real number.
+    ValueError
+        If it is not strictly between 0 and 1.
+
+    Examples
+    --------
+    >>> check_confidence_level(0.95)
+    0.95
+    >>> check_confidence_level(1)
+    Traceback (most recent call last):
+    ...
+    ValueError: confidence_level must be in (0, 1), got 1
+    """
     level = check_real("confidence_level", confidence_level)
     if not 0.0 < level < 1.0:
         raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}")

@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 
 from lift_metrics._checks import as_float_array, check_int
-from lift_metrics.stats._ab import MAX_RESAMPLES, bootstrap_means, sign_flip_p_values
 from lift_metrics.stats._intervals import (
     ConfidenceInterval,
     check_confidence_level,
     check_seed,
 )
+from lift_metrics.stats._resample import MAX_RESAMPLES, bootstrap_means, sign_flip_p_values
 
 __all__ = ["PairedBootstrap", "paired_bootstrap"]
 

@@ -62,10 +62,11 @@ def dummy_lm():
     return pipeline_lm(task["expected_ir"], task["expected_code"], answers)
 
 
-from lift_metrics.optimizers import _evaluate, _local_lm, _runner
+import lift_metrics.lm as lm_package
+from lift_metrics.optimizers import _evaluate, _runner
 
 lm = dummy_lm()
-_local_lm.resolve_lm = lambda *args, **kwargs: lm
+lm_package.resolve_lm = lambda *args, **kwargs: lm
 _runner._resolve_lms = lambda config, lm_, prompt_lm: (lm, lm)
 if spec["fill"] == "before":
     fill()

@@ -1,7 +1,7 @@
 """DummyLM answers for the reference pipeline: JSON for the IR step, raw text for the code step.
 
 The IR step speaks ``JSONAdapter`` (its prompt ends with "order of fields: `ir`"); the code
-step speaks :class:`~lift_metrics.optimizers._pipeline.FencedCodeAdapter`, whose reply is
+step speaks :class:`~lift_metrics.optimizers._adapters.FencedCodeAdapter`, whose reply is
 the code itself (its prompt ends with a ``Header:`` section).
 """
 

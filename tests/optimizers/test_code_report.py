@@ -17,8 +17,9 @@ from lift_metrics.optimizers._code_report import (
     save_generated_code,
 )
 from lift_metrics.optimizers._evaluate import evaluate_program
-from lift_metrics.optimizers._pipeline import CANDIDATE_INSTRUCTIONS, LiftPipeline
-from lift_metrics.optimizers._runner import _candidate_instructions_mipro
+from lift_metrics.optimizers._pipeline import LiftPipeline
+from lift_metrics.optimizers._setup import _candidate_instructions_mipro
+from lift_metrics.optimizers._signatures import CANDIDATE_INSTRUCTIONS
 
 ADD_TESTS = [({"a": 1, "b": 2}, 3), ({"a": -1, "b": 1}, 0)]
 ADD = "def add(a, b):\n    return a + b\n"

@@ -299,7 +299,7 @@ def test_the_settable_argument_list_is_read_from_dspy() -> None:
 
 
 def test_all_init_arguments_reach_the_optimizer_object() -> None:
-    from lift_metrics.optimizers._runner import _build_optimizer
+    from lift_metrics.optimizers._setup import _build_optimizer
 
     cfg = RunConfig.from_mapping(
         optimizer(

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from lift_metrics.optimizers import _runner
+from lift_metrics.optimizers import _report, _runner
 from lift_metrics.optimizers._budget import UsageMeter
 from lift_metrics.optimizers._runner import run_optimizer
 from lift_metrics.optimizers._tasks import task_records
@@ -207,8 +207,8 @@ def test_progress_and_the_final_table_on_the_terminal(
     assert "test-copro: COPRO on 3 test tasks" in shown  # the table's title
     for d in result.deltas:  # one row per metric: baseline, optimized, delta [CI], verdict
         row = next(line for line in shown.splitlines() if f" {d.metric} " in line)
-        assert f" {_runner._fmt(d.baseline_mean)} " in row
-        assert f" {_runner._fmt(d.optimized_mean)} " in row
+        assert f" {_report._fmt(d.baseline_mean)} " in row
+        assert f" {_report._fmt(d.optimized_mean)} " in row
         assert f"{d.mean_delta:+.3f} [{d.ci_low:+.3f}, {d.ci_high:+.3f}]" in row
         assert d.verdict in row
     assert f"LM calls {result.usage.lm_calls}" in shown
@@ -216,8 +216,8 @@ def test_progress_and_the_final_table_on_the_terminal(
     report = (tmp_path / "out" / "report.md").read_text()
     head = result.deltas[0]
     assert (
-        f"| {head.metric} | {_runner._fmt(head.baseline_mean)} | "
-        f"{_runner._fmt(head.optimized_mean)} | "
+        f"| {head.metric} | {_report._fmt(head.baseline_mean)} | "
+        f"{_report._fmt(head.optimized_mean)} | "
         f"{head.mean_delta:+.4f} | [{head.ci_low:+.4f}, {head.ci_high:+.4f}] |"
     ) in report
     assert "## Pass/fail A/B comparison" in report and "## Baseline on the test split" in report
@@ -233,8 +233,8 @@ def test_a_real_mipro_optimization_with_the_local_lm_finishes_and_compares(
     """The CI run of the main job in miniature: the bundled GGUF model, MIPROv2 with labeled
     demonstrations and one trial, baseline -> compile -> optimized -> comparison, all
     finished under a budget (``.ci/run`` runs the slow tests too)."""
+    from lift_metrics.lm import default_model_path
     from lift_metrics.optimizers._config import RunConfig
-    from lift_metrics.optimizers._local_lm import default_model_path
 
     try:
         default_model_path()
@@ -292,7 +292,7 @@ def test_a_gguf_file_that_is_not_a_model_is_exit_2_before_any_work(
     """Right GGUF magic, cut-off tensors: llama.cpp refuses it while the LM is built, before
     the run writes anything (the text-file case is in test_runner)."""
     import lift_metrics.cli
-    from lift_metrics.optimizers._local_lm import default_model_path
+    from lift_metrics.lm import default_model_path
 
     try:
         model = default_model_path()

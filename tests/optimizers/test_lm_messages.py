@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from lift_metrics.lm import check_gguf
 from lift_metrics.optimizers._config import RunConfig, preflight
-from lift_metrics.optimizers._local_lm import _check_gguf
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -31,7 +31,7 @@ def test_a_file_that_is_not_gguf_shows_its_first_bytes_readably(
     model = tmp_path / "model.gguf"
     model.write_bytes(content)
     with pytest.raises(ValueError) as caught:
-        _check_gguf(model)
+        check_gguf(model)
     message = str(caught.value)
     assert message.startswith(f"model_path {str(model)!r} is not a GGUF model file: {shown}")
     assert "b'" not in message and 'b"' not in message and "\\x" not in message

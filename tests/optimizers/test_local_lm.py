@@ -24,6 +24,7 @@ pytest.importorskip("xllamacpp", reason="the local LM needs xllamacpp (lift-metr
 
 from dspy.lm15 import Config, Message, Request  # noqa: E402
 
+from lift_metrics.lm import _generation, _model, _server  # noqa: E402
 from lift_metrics.optimizers import (  # noqa: E402
     LocalEngine,
     default_model_path,
@@ -31,7 +32,6 @@ from lift_metrics.optimizers import (  # noqa: E402
     local_lm,
     resolve_lm,
 )
-from lift_metrics.optimizers import _local_lm as local_module  # noqa: E402
 
 try:
     MODEL_PATH = default_model_path()
@@ -106,10 +106,10 @@ def test_missing_model_path_is_a_file_not_found_error() -> None:
 def test_a_file_that_is_not_gguf_is_refused_before_any_model_loads(tmp_path: Path) -> None:
     fake = tmp_path / "model.gguf"
     fake.write_text("this is not a model\n")
-    servers_before = dict(local_module._SERVERS)
+    servers_before = dict(_server._SERVERS)
     with pytest.raises(ValueError, match=r"is not a GGUF model file: it starts with 74 68 69 73 "):
         local_lm(fake)
-    assert servers_before == local_module._SERVERS
+    assert servers_before == _server._SERVERS
 
 
 def test_a_directory_is_refused(tmp_path: Path) -> None:
@@ -347,7 +347,7 @@ def test_different_model_files_get_different_names(tmp_path: Path) -> None:
     data = bytearray(MODEL_PATH.read_bytes())
     data[-1] ^= 0xFF  # same name and size, different content
     copy_path.write_bytes(bytes(data))
-    assert local_module._fingerprint(copy_path) != local_module._fingerprint(MODEL_PATH)
+    assert _model._fingerprint(copy_path) != _model._fingerprint(MODEL_PATH)
 
 
 # --------------------------------------------------------------------------- resolve_lm
@@ -431,7 +431,7 @@ def test_request_body_maps_system_turns_sampling_and_extensions() -> None:
             extensions={"min_p": 0.05},
         ),
     )
-    assert local_module._request_body(request) == {
+    assert _generation._request_body(request) == {
         "messages": [
             {"role": "system", "content": "Be brief."},
             {"role": "user", "content": "Hi"},
@@ -470,7 +470,7 @@ def test_server_errors_map_to_lm15_errors(error: dict[str, Any], expected: str) 
         "Server": lm15.ServerError,
     }[expected]
     with pytest.raises(cls, match=error["message"]) as excinfo:
-        local_module._response({"error": error}, "local/test")
+        _generation._response({"error": error}, "local/test")
     assert excinfo.value.status == error["code"]
     if expected == "InvalidRequest":  # a context error is an InvalidRequestError too
         assert not isinstance(excinfo.value, lm15.ContextLengthError)

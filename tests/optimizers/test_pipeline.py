@@ -12,17 +12,12 @@ from dspy.utils import DummyLM
 from optimizers_testkit import pipeline_lm
 
 from lift_metrics.ir import IR
+from lift_metrics.optimizers._adapters import CompactJSONAdapter, FencedCodeAdapter
 from lift_metrics.optimizers._budget import Budget, BudgetExceeded, UsageMeter, budget_callback
-from lift_metrics.optimizers._pipeline import (
-    CODE_STOP,
-    CompactJSONAdapter,
-    FencedCodeAdapter,
-    LiftPipeline,
-    assemble_function,
-    function_body,
-    function_header,
-)
-from lift_metrics.optimizers._runner import save_program, with_pipeline_labels
+from lift_metrics.optimizers._functions import assemble_function, function_body, function_header
+from lift_metrics.optimizers._pipeline import CODE_STOP, LiftPipeline
+from lift_metrics.optimizers._provenance import save_program
+from lift_metrics.optimizers._setup import with_pipeline_labels
 from lift_metrics.optimizers._tasks import load_tasks
 
 # the expected IR of task t001 in datasets/tasks/tasks.jsonl

@@ -12,7 +12,7 @@ from dspy.utils import DummyLM
 from optimizers_testkit import pipeline_lm
 
 import lift_metrics.cli
-from lift_metrics.optimizers import _runner
+from lift_metrics.optimizers import _provenance, _runner, _setup
 from lift_metrics.optimizers._config import RunConfig
 from lift_metrics.optimizers._pipeline import LiftPipeline
 from lift_metrics.optimizers._runner import OptimizationResult, run_optimizer
@@ -192,7 +192,7 @@ def test_interrupt_leaves_only_whole_files(
 
 def test_lm_cache_points_into_the_output_folder_and_is_restored(tmp_path: Path) -> None:
     before = dspy.cache
-    with _runner._lm_cache(tmp_path / "cache"):
+    with _provenance._lm_cache(tmp_path / "cache"):
         assert dspy.cache is not before
         assert (tmp_path / "cache").is_dir()
     assert dspy.cache is before
@@ -297,7 +297,7 @@ def test_timed_metric_keeps_gepas_five_argument_protocol() -> None:
         calls.append(args)
         return 0.5
 
-    timed = _runner.TimedMetric(metric)
+    timed = _setup.TimedMetric(metric)
     inspect.signature(timed).bind(None, None, None, None, None)  # what GEPA checks
     assert timed("ex", "pred", pred_name="to_ir") == 0.5
     assert calls == [("ex", "pred", None, "to_ir", None)]
@@ -307,9 +307,9 @@ def test_timed_metric_keeps_gepas_five_argument_protocol() -> None:
 def test_cli_evaluate_writes_runs_aggregate_and_report(
     cli: Any, tmp_path: Path, capsys: Any, task: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lift_metrics.optimizers import _local_lm
+    import lift_metrics.lm as lm_package
 
-    monkeypatch.setattr(_local_lm, "resolve_lm", lambda spec: dummy_lm(task))
+    monkeypatch.setattr(lm_package, "resolve_lm", lambda spec: dummy_lm(task))
     out = tmp_path / "ev"
     code = cli(
         [
@@ -354,7 +354,7 @@ def test_real_optimization_with_the_local_lm(tmp_path: Path) -> None:
 
     About a minute on an idle 2-core machine (max_tokens is kept small on purpose).
     """
-    from lift_metrics.optimizers._local_lm import default_model_path
+    from lift_metrics.lm import default_model_path
 
     try:
         default_model_path()
@@ -411,7 +411,7 @@ def test_train_examples_get_labels_named_like_the_pipeline_fields() -> None:
     from lift_metrics.optimizers._tasks import load_tasks
 
     example = load_tasks("train")[0]
-    labelled = _runner.with_pipeline_labels(example)
+    labelled = _setup.with_pipeline_labels(example)
     assert labelled.ir == IR.model_validate(example.expected_ir)
     assert labelled.header == "def add(a: int, b: int):"
     assert labelled.body == "    return a + b"
@@ -436,10 +436,10 @@ def _without_test_split(tmp_path: Path) -> Path:
 def test_cli_evaluate_without_test_tasks_is_an_error_naming_the_file(
     cli: Any, tmp_path: Path, capsys: Any, task: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lift_metrics.optimizers import _local_lm
+    import lift_metrics.lm as lm_package
 
     no_test = _without_test_split(tmp_path)
-    monkeypatch.setattr(_local_lm, "resolve_lm", lambda spec: dummy_lm(task))
+    monkeypatch.setattr(lm_package, "resolve_lm", lambda spec: dummy_lm(task))
     out = tmp_path / "ev"
     assert cli(["evaluate", "--dataset", str(no_test), "--quiet", "--output-dir", str(out)]) == 2
     err = capsys.readouterr().err.strip()
@@ -463,7 +463,8 @@ def test_cli_evaluate_empty_lm_options_are_errors(
 def test_cli_evaluate_removes_a_previous_result_before_it_runs(
     cli: Any, tmp_path: Path, capsys: Any, task: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lift_metrics.optimizers import _evaluate, _local_lm
+    import lift_metrics.lm as lm_package
+    from lift_metrics.optimizers import _evaluate
 
     out = tmp_path / "ev"
     out.mkdir()
@@ -472,7 +473,7 @@ def test_cli_evaluate_removes_a_previous_result_before_it_runs(
     for name in stale:
         (out / name).write_text("{}", encoding="utf-8")
     (out / "notes.txt").write_text("mine", encoding="utf-8")
-    monkeypatch.setattr(_local_lm, "resolve_lm", lambda spec: dummy_lm(task))
+    monkeypatch.setattr(lm_package, "resolve_lm", lambda spec: dummy_lm(task))
 
     def interrupted(*args: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt

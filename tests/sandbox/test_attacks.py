@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from lift_metrics.sandbox import Sandbox, _pool, execute_code
+from lift_metrics.sandbox import Sandbox, _worker_client, execute_code
 from lift_metrics.sandbox._worker import pack_frame
 
 # slow: about 2 s a test (real sandboxes in both isolation modes, deadlines, bombs)
@@ -232,7 +232,7 @@ def test_without_seccomp_the_sweep_still_removes_escaped_processes(
     # Defense in depth: with process creation allowed, orphans, setsid escapees and a
     # double-forked daemon are still killed by the server after the execution (the
     # compiled loop hands this rare case to the Python sweep).
-    monkeypatch.setattr(_pool, "_USE_SECCOMP", False)
+    monkeypatch.setattr(_worker_client, "_USE_SECCOMP", False)
     try:
         sandbox = loop_sandbox(loop, workers=1, isolation=mode)
     except RuntimeError:

@@ -77,12 +77,12 @@ def test_a_sandbox_made_by_the_caller_keeps_its_size() -> None:
 
 
 def test_check_scripts_are_compiled_once_and_still_judged_each_time() -> None:
-    from lift_metrics.sandbox import _pool
+    from lift_metrics.sandbox import _prepare
 
     script = "def check(candidate):\n    assert candidate(2) == 4\n"
     with Sandbox(workers=1) as box:
         first = box.run_tests("def f(x):\n    return x * 2\n", script)
-        assert script in _pool._script_cache
+        assert script in _prepare._script_cache
         second = box.run_tests("def f(x):\n    return x + 3\n", script)
         assert (first.status, second.status) == ("passed", "failed")
         for _ in range(2):  # a script without check() is refused, cached or not

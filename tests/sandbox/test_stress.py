@@ -8,7 +8,7 @@ SIGKILLed when that *thread* exited: bwrap's ``--die-with-parent`` and the serve
 execution that another thread was running on that worker then lost its server. Python's
 ``Thread.join()`` returns before the OS thread is gone, so even the first sequential call
 after the pool has been joined could pass the ``alive()`` check and then lose its worker.
-The fix starts every worker from one long-lived daemon thread (``_pool._spawn``).
+The fix starts every worker from one long-lived daemon thread (``_worker_client._spawn``).
 
 The test recreates the conditions: the sandbox is created in a short-lived thread, workers
 are killed between rounds so that short-lived threads restart them, every round is followed

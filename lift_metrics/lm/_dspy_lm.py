@@ -1,6 +1,6 @@
-"""The ``dspy.LM`` subclass behind :func:`lift_metrics.optimizers.local_lm`.
+"""The ``dspy.LM`` subclass behind :func:`lift_metrics.lm.local_lm`.
 
-Kept apart from ``_local_lm`` because defining it imports dspy; this module is imported only
+Kept apart from ``_factory`` because defining it imports dspy; this module is imported only
 when a local LM is created.
 """
 
@@ -14,7 +14,7 @@ LOCAL_COST_DETAILS = {"kind": "local", "reason": "runs in-process; no per-token 
 
 
 class LocalLM(LM):
-    """A ``dspy.LM`` over :class:`~lift_metrics.optimizers.LocalEngine` whose calls cost 0.0.
+    """A ``dspy.LM`` over :class:`~lift_metrics.lm.LocalEngine` whose calls cost 0.0.
 
     DSPy prices custom engines as "unknown" (``cost=None``); a local model has no bill, so
     this LM records ``cost=0.0`` in its history, as cost sums over ``lm.history`` expect.

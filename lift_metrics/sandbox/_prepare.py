@@ -1,0 +1,171 @@
+"""Preparing an execution: candidate code and check scripts compiled, I/O cases checked.
+
+Code objects are compiled here, in the parent, and travel marshalled to the worker, which then
+does not compile. Check scripts are cached by source.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import marshal
+import threading
+import warnings
+from collections.abc import Sequence
+from types import CodeType
+from typing import Any
+
+from lift_metrics import _pyast as pyast
+from lift_metrics.sandbox._judge import short
+from lift_metrics.sandbox._worker import (
+    _VALUE_CHARS,
+    SCRIPT_FILENAME,
+    AssertEntry,
+    EncodeError,
+    canonical,
+    encode_value,
+)
+
+MAX_INPUT_BYTES = 16 * 1024 * 1024
+MAX_VALUE_BYTES = 1_000_000
+_compile_lock = threading.Lock()  # warnings.catch_warnings is not thread-safe
+
+
+def _parse(source: str, filename: str) -> tuple[ast.Module, CodeType]:
+    """Parse and compile ``source`` without executing it; SyntaxWarnings are silenced.
+
+    The code object travels to the child (marshalled), which then does not compile: every
+    step in a freshly forked child costs page faults. ``dont_inherit``: the code gets no
+    ``__future__`` flag of this module (annotations are evaluated as in a plain module).
+    """
+    with _compile_lock, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tree = pyast.parse(source, filename)
+        code = pyast.compile_tree(tree, filename, "exec")
+    return tree, code
+
+
+def _compile(source: str, filename: str) -> CodeType:
+    """Compile ``source`` straight from its text (no syntax tree objects: about half the
+    time of :func:`_parse`); SyntaxWarnings are silenced, no ``__future__`` flag inherited."""
+    with _compile_lock, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return compile(source, filename, "exec", dont_inherit=True)
+
+
+_SCRIPT_CACHE_SIZE = 512
+_script_cache: dict[str, tuple[bool, CodeType, bytes]] = {}
+_script_cache_lock = threading.Lock()
+
+
+def _compile_script(source: str) -> tuple[bool, CodeType, bytes]:
+    """(defines check, code object, :func:`_assert_table` as marshal data) of a check
+    script; cached, as scripts repeat (the same task's tests for every sample of it) and
+    code objects are immutable. The table stays one bytes object in the request: a child
+    unmarshals it only when a check fails."""
+    with _script_cache_lock:
+        cached = _script_cache.get(source)
+    if cached is not None:
+        return cached
+    tree, code = _parse(source, SCRIPT_FILENAME)
+    table = marshal.dumps(_assert_table(tree, source), 2)
+    entry = ("check" in _top_level_functions(tree), code, table)
+    with _script_cache_lock:
+        if len(_script_cache) >= _SCRIPT_CACHE_SIZE:
+            _script_cache.clear()
+        _script_cache[source] = entry
+    return entry
+
+
+def _assert_table(tree: ast.Module, source: str) -> tuple[AssertEntry, ...]:
+    """What a child needs to explain a failed ``assert`` of a check script, per statement.
+
+    One ``(first line, last line, text, kind, left, right)`` per assert, in ``ast.walk``
+    order: the statement's text on one line (cut to 400 characters); ``kind`` is ``"cmp"``
+    for a comparison of two operands (``left`` and ``right`` are their source, in
+    parentheses), ``"const"`` for a constant and ``"value"`` otherwise (``left`` is the
+    test's source). Computed once per script here, so that the child neither parses the
+    script nor imports ``ast`` when a check fails.
+    """
+    table: list[AssertEntry] = []
+
+    def segment(node: ast.expr) -> str:
+        return f"({ast.get_source_segment(source, node) or ''})"
+
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assert):
+            continue
+        text = " ".join((ast.get_source_segment(source, node) or "").split())
+        if len(text) > 2 * _VALUE_CHARS:
+            text = text[: 2 * _VALUE_CHARS - 3] + "..."
+        test = node.test
+        if isinstance(test, ast.Compare) and len(test.comparators) == 1:
+            kind, left, right = "cmp", segment(test.left), segment(test.comparators[0])
+        elif isinstance(test, ast.Constant):
+            kind, left, right = "const", "", ""
+        else:
+            kind, left, right = "value", segment(test), ""
+        table.append((node.lineno, node.end_lineno or node.lineno, text, kind, left, right))
+    return tuple(table)
+
+
+def _top_level_functions(tree: ast.Module) -> list[str]:
+    names = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            names.append(node.name)
+    return list(dict.fromkeys(names))
+
+
+def _has_unsupported(tree: Any) -> bool:
+    if tree[0] == "?":
+        return True
+    if tree[0] in ("l", "t", "S", "F"):
+        return any(_has_unsupported(item) for item in tree[1])
+    if tree[0] == "d":
+        return any(_has_unsupported(k) or _has_unsupported(v) for k, v in tree[1])
+    return False
+
+
+def _check_cases(tests: Any) -> tuple[list[tuple[dict[str, Any], Any]], list[Any]]:
+    """Validate I/O cases (plain data, bounded size); return them and the canonical forms
+    of the expected values."""
+    if isinstance(tests, str | bytes) or not isinstance(tests, Sequence):
+        raise TypeError(
+            "tests must be a sequence of (kwargs_dict, expected) pairs or an assertion script "
+            f"(str), got {type(tests).__name__}"
+        )
+    cases: list[tuple[dict[str, Any], Any]] = []
+    expected: list[Any] = []
+    budget = MAX_INPUT_BYTES
+    for i, case in enumerate(tests):
+        if not isinstance(case, tuple | list) or len(case) != 2:
+            raise TypeError(
+                f"tests[{i}] must be a (kwargs_dict, expected) pair, got {short(repr(case), 80)}"
+            )
+        kwargs, want = case
+        if not isinstance(kwargs, dict) or not all(
+            isinstance(key, str) and key.isidentifier() for key in kwargs
+        ):
+            raise TypeError(
+                f"tests[{i}][0] must be a dict of keyword arguments with identifier keys, "
+                f"got {short(repr(kwargs), 80)}"
+            )
+        try:
+            tree = encode_value(dict(kwargs), max_bytes=budget)
+            want_tree = encode_value(want, max_bytes=MAX_VALUE_BYTES)
+        except EncodeError as exc:
+            raise ValueError(f"tests[{i}] is too large or too deep to send: {exc}") from exc
+        budget -= len(json.dumps(tree))
+        for label, value_tree in (
+            ("[0] (the inputs)", tree),
+            ("[1] (the expected value)", want_tree),
+        ):
+            if _has_unsupported(value_tree):
+                raise TypeError(
+                    f"tests[{i}]{label} must be plain data (None, bool, int, float, str, bytes, "
+                    f"list, tuple, dict, set, frozenset), got {short(repr(case), 80)}"
+                )
+        cases.append((kwargs, want))
+        expected.append(canonical(want_tree))
+    return cases, expected

@@ -1,0 +1,109 @@
+"""Resampling kernels shared by the paired statistics: bootstrap means and sign-flip p-values.
+
+Both work on an ``(n, m)`` array of paired differences and resample its rows in chunks whose
+size bounds memory; :func:`~lift_metrics.stats.paired_comparison` and
+:func:`~lift_metrics.stats.paired_bootstrap` use them (docs/statistics.md#paired-ab).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["MAX_RESAMPLES", "bootstrap_means", "sign_flip_p_values"]
+
+#: the most bootstrap resamples a statistic accepts: far past where percentile intervals stop
+#: changing, and a bound on the memory that the resampled statistics themselves take
+MAX_RESAMPLES = 1_000_000
+# elements per resampling chunk: bounds memory (about 8 bytes x 3 per element)
+_CHUNK_ELEMENTS = 4_000_000
+
+
+def _chunk_rows(n: int) -> int:
+    return max(1, _CHUNK_ELEMENTS // max(n, 1))
+
+
+def bootstrap_means(
+    data: npt.NDArray[np.float64], n_resamples: int, rng: np.random.Generator
+) -> npt.NDArray[np.float64]:
+    """Means of every column of ``data`` (n, m) over ``n_resamples`` paired resamples.
+
+    Rows are resampled with replacement, the same rows for every column (a paired
+    bootstrap). Each chunk of resamples is a sparse 0/1 selection matrix (one row per
+    resample, ``n`` drawn row indices, repeats summed by the product) multiplied by
+    ``data``: one pass over the drawn indices serves all columns, so 10,000 pairs x 10,000
+    resamples take about half a second.
+
+    Parameters
+    ----------
+    data : numpy.ndarray of float64, shape (n, m)
+        One row per pair, one column per statistic.
+    n_resamples : int
+        Number of bootstrap resamples, at least 1 (the callers bound it by
+        :data:`MAX_RESAMPLES`).
+    rng : numpy.random.Generator
+        Source of the resampled row indices.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (n_resamples, m)
+        The column means of each resample.
+
+    Examples
+    --------
+    >>> data = np.array([[1.0, 0.0], [1.0, 2.0]])
+    >>> bootstrap_means(data, 3, np.random.default_rng(0)).shape
+    (3, 2)
+    """
+    from scipy import sparse
+
+    n = data.shape[0]
+    out = np.empty((n_resamples, data.shape[1]), dtype=np.float64)
+    step = _chunk_rows(n)
+    index_dtype = np.int64 if step * n >= 2**31 else np.int32
+    ones = np.ones(step * n, dtype=np.float64)
+    for start in range(0, n_resamples, step):
+        size = min(step, n_resamples - start)
+        idx = rng.integers(0, n, size=size * n, dtype=index_dtype)
+        indptr = np.arange(0, size * n + 1, n, dtype=index_dtype)
+        selection = sparse.csr_matrix((ones[: size * n], idx, indptr), shape=(size, n))
+        out[start : start + size] = (selection @ data) / n
+    return out
+
+
+def sign_flip_p_values(
+    data: npt.NDArray[np.float64], n_resamples: int, rng: np.random.Generator
+) -> npt.NDArray[np.float64]:
+    """Two-sided paired sign-flip permutation p-values of the mean of every column.
+
+    ``p = (1 + #{|mean(s * d)| >= |mean(d)|}) / (1 + n_resamples)`` over random sign vectors
+    ``s`` (shared by the columns); the ``+1`` keeps p above 0 (Phipson & Smyth, 2010).
+
+    Parameters
+    ----------
+    data : numpy.ndarray of float64, shape (n, m)
+        One row per pair, one column per statistic.
+    n_resamples : int
+        Number of random sign vectors.
+    rng : numpy.random.Generator
+        Source of the signs.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (m,)
+        One p-value per column.
+    """
+    n, m = data.shape
+    observed = np.abs(data.mean(axis=0))
+    total = data.sum(axis=0)
+    tolerance = 1e-12 * (np.abs(data).sum(axis=0) / n) + 1e-300
+    hits = np.zeros(m, dtype=np.int64)
+    step = _chunk_rows(n)
+    n_bytes = (n + 7) // 8
+    for start in range(0, n_resamples, step):
+        size = min(step, n_resamples - start)
+        raw = rng.integers(0, 256, size=(size, n_bytes), dtype=np.uint8)
+        bits = np.unpackbits(raw, axis=1, count=n).astype(np.float64)
+        flipped = np.abs(2.0 * (bits @ data) - total) / n
+        hits += (flipped >= observed - tolerance).sum(axis=0)
+    return np.asarray((hits + 1) / (n_resamples + 1), dtype=np.float64)
