@@ -1,4 +1,4 @@
-"""aggregate_metric: the seed's normalisation of quality, cost and latency."""
+"""aggregate_metric: the normalisation (docs/composite.md) of quality, cost and latency."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ unit = st.floats(0, 1)
 
 
 def seed_reference(ir: float, code: float, e2e: float, cost: float, latency_ms: float) -> float:
-    """The seed h10 code, transcribed (default weights)."""
+    """The formula of docs/composite.md, written out independently (default weights)."""
     quality = (ir + code + e2e) / 3
     cost_normalized = 1.0 - min(cost / 0.10, 1.0)
     latency_normalized = 1.0 - min(latency_ms / 60000, 1.0)

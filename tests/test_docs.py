@@ -10,8 +10,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 
-#: What users receive and read: the package, its docs, the configs, scripts and notebooks.
-_SCANNED = ("lift_metrics", "docs", "optimizers", "scripts", "benchmarks", "notebooks")
+#: What users and contributors read: the package, its docs, the configs, scripts, notebooks
+#: and the tests (this file aside: its examples of citations are the test's data).
+_SCANNED = ("lift_metrics", "docs", "optimizers", "scripts", "benchmarks", "notebooks", "tests")
+_NOT_SCANNED = {Path(__file__).resolve()}
 _SUFFIXES = {".py", ".md", ".ipynb", ".toml", ".c", ".sh", ".txt"}
 
 #: Citations of internal design documents. A *random* seed ("seed=7", "a fixed seed",
@@ -50,7 +52,7 @@ def _files() -> list[Path]:
     files += sorted(ROOT.glob("datasets/**/README*.md"))
     for top in _SCANNED:
         files += sorted(p for p in (ROOT / top).rglob("*") if p.is_file() and p.suffix in _SUFFIXES)
-    return files
+    return [path for path in files if path.resolve() not in _NOT_SCANNED]
 
 
 def _slug(heading: str) -> str:

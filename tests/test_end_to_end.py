@@ -1,4 +1,4 @@
-"""latency_penalty and end_to_end: the seed formula, the weights, and the real code metric."""
+"""latency_penalty and end_to_end: the formula, the weights, and the real code metric."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ NO_INTENT = {"intent": 0, "signature": 0.3, "structure": 0.2, "constraints": 0.2
 def test_latency_penalty_reference_values() -> None:
     assert latency_penalty(0) == 1.0
     assert latency_penalty(16_000) == 1.0  # at the target: no penalty
-    # seed formula exp(-2 (L/T - 1)): e^-2 at 2x (not the 50% the seed's comment claims)
+    # exp(-2 (L/T - 1)) (docs/composite.md): e^-2 at 2x, not 50%
     assert latency_penalty(32_000) == pytest.approx(math.exp(-2))
     assert latency_penalty(32_000) == pytest.approx(0.1353352832)
     assert latency_penalty(24_000) == pytest.approx(math.exp(-1))

@@ -38,7 +38,7 @@ def test_all_is_sorted_unique_and_resolvable(package: str) -> None:
 
 
 def test_top_level_exports_are_the_design_contract() -> None:
-    design = {  # DESIGN.md, "Public API (contract)"
+    design = {  # the public API contract (README, docs/)
         "IR", "ir_quality", "intent_match", "signature_match", "structure_match",
         "constraint_match", "code_quality", "syntax_correctness", "test_pass_rate",
         "semantic_similarity", "style_conformance", "end_to_end", "latency_penalty",

@@ -1,4 +1,4 @@
-"""Route cost, route quality and route migration (seed h10, sections 4-6)."""
+"""Route cost, route quality and route migration (docs/composite.md)."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ METRICS = {"ir_quality": 0.8, "code_quality": 0.6, "test_pass_rate": 0.5}
         ("reasoning", 0.5 * 0.8 + 0.3 * 0.6 + 0.2 * 0.5),
         ("constrained_gen", 0.3 * 0.8 + 0.2 * 0.6 + 0.5 * 0.5),
         ("classification", 0.4 * 0.8 + 0.4 * 0.6 + 0.2 * 0.5),
-        ("summarization", 0.4 * 0.8 + 0.4 * 0.6 + 0.2 * 0.5),  # unknown task: seed's default
+        ("summarization", 0.4 * 0.8 + 0.4 * 0.6 + 0.2 * 0.5),  # unknown task: the default weights
     ],
 )
 def test_route_quality_task_weights(task: str, expected: float) -> None:
@@ -76,7 +76,9 @@ def test_route_quality_custom_table_and_validation() -> None:
     table = {"reasoning": {"ir_quality": 1, "code_quality": 0, "test_pass_rate": 0}}
     assert route_quality(MODAL, "reasoning", METRICS, task_weights=table) == pytest.approx(0.8)
     with pytest.raises(ValueError, match="metrics must have exactly the keys"):
-        route_quality(BEST, "reasoning", {"ir_quality": 1.0})  # the seed would count the rest as 0
+        route_quality(
+            BEST, "reasoning", {"ir_quality": 1.0}
+        )  # the older formula counted the rest as 0
     with pytest.raises(ValueError, match="metrics\\['code_quality'\\] must be in \\[0, 1\\]"):
         route_quality(BEST, "reasoning", {**METRICS, "code_quality": 7})
     with pytest.raises(ValueError, match="route must be one of"):

@@ -59,7 +59,7 @@ def counting_embedder(monkeypatch) -> tuple[SentenceTransformerEmbedder, Countin
 def test_cosine_similarity_known_values() -> None:
     assert cosine_similarity([1, 0], [0, 1]) == 0.0
     assert cosine_similarity([1, 2, 3], [2, 4, 6]) == pytest.approx(1.0)
-    assert cosine_similarity([1, 0], [-1, 0]) == 0.0  # clipped, DESIGN.md seed decisions
+    assert cosine_similarity([1, 0], [-1, 0]) == 0.0  # clipped, docs/decisions.md
     assert cosine_similarity([0, 0], [0, 0]) == 1.0
     assert cosine_similarity([0, 0], [1, 0]) == 0.0
 

@@ -128,7 +128,7 @@ def test_forge_compile_is_stricter_than_ast_parse() -> None:
 
 
 def test_forge_without_tests_gives_zero_test_score(fake_sandbox) -> None:
-    # forgetest: no tests -> test score 0 (seed 002's test_pass_rate would give 1.0)
+    # forgetest: no tests -> test score 0 (test_pass_rate's old rule gave 1.0, docs/code.md)
     inputs = forge_inputs(GOOD, [], sandbox=fake_sandbox)
     assert (inputs.passed, inputs.failed) == (0, 0)
     assert inputs.score == pytest.approx(0.5)

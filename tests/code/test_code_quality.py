@@ -117,7 +117,9 @@ def test_code_quality_is_the_seed_weighted_sum(fake_sandbox, hash_embedder) -> N
     )
     semantic = semantic_similarity(predicted, REFERENCE, embedder=hash_embedder)
     style = style_conformance(predicted, REFERENCE)
-    expected = 0.2 * 1.0 + 0.4 * 1.0 + 0.3 * semantic + 0.1 * style  # seed 002 weights
+    expected = (
+        0.2 * 1.0 + 0.4 * 1.0 + 0.3 * semantic + 0.1 * style
+    )  # profile="seed" weights, docs/code.md
     assert result.score == pytest.approx(expected)
     assert result.components["syntax"] == 1.0 and result.components["tests"] == 1.0
     assert result.components["semantic"] == pytest.approx(semantic)

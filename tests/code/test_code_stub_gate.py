@@ -122,7 +122,7 @@ def test_stub_cap_caps_a_stub_and_says_why(fake_sandbox, hash_embedder) -> None:
 
 
 def test_stub_cap_leaves_other_code_and_low_scores_alone(fake_sandbox, hash_embedder) -> None:
-    # the gate and the cap are options of the seed's weighted sum
+    # the gate and the cap are options of profile="seed" (the plain weighted sum)
     options: dict[str, Any] = {
         "sandbox": fake_sandbox,
         "embedder": hash_embedder,
@@ -177,7 +177,7 @@ def _by_hand(components: dict[str, float], weights: dict[str, float], keep: floa
 
 
 def test_breakdown_reports_the_wrong_answer_fraction(fake_sandbox, hash_embedder) -> None:
-    # the gate and the cap are options of the seed's weighted sum
+    # the gate and the cap are options of profile="seed" (the plain weighted sum)
     options: dict[str, Any] = {
         "sandbox": fake_sandbox,
         "embedder": hash_embedder,
@@ -201,7 +201,7 @@ def test_breakdown_reports_the_wrong_answer_fraction(fake_sandbox, hash_embedder
 def test_gate_scales_resemblance_by_the_share_of_tests_not_answered_wrongly(
     fake_sandbox, hash_embedder, weights: dict[str, float] | None
 ) -> None:
-    # the gate and the cap are options of the seed's weighted sum
+    # the gate and the cap are options of profile="seed" (the plain weighted sum)
     options: dict[str, Any] = {
         "sandbox": fake_sandbox,
         "embedder": hash_embedder,
@@ -221,7 +221,7 @@ def test_gate_scales_resemblance_by_the_share_of_tests_not_answered_wrongly(
 def test_gate_keeps_credit_when_tests_fail_for_the_interface_or_a_crash(
     fake_sandbox, hash_embedder
 ) -> None:
-    # the gate and the cap are options of the seed's weighted sum
+    # the gate and the cap are options of profile="seed" (the plain weighted sum)
     options: dict[str, Any] = {
         "sandbox": fake_sandbox,
         "embedder": hash_embedder,
@@ -243,7 +243,7 @@ def test_gate_counts_a_failed_assertion_script_as_a_wrong_answer(fake_sandbox) -
 
 
 def test_gate_and_cap_default_to_the_seed_metric(fake_sandbox, hash_embedder) -> None:
-    # the gate and the cap are options of the seed's weighted sum
+    # the gate and the cap are options of profile="seed" (the plain weighted sum)
     options: dict[str, Any] = {
         "sandbox": fake_sandbox,
         "embedder": hash_embedder,

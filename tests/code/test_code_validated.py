@@ -258,7 +258,7 @@ def test_options_are_one_frozen_object() -> None:
     assert code_quality_options(options) is options
     assert code_quality_options(options, timeout_s=2).timeout_s == 2.0
     neutral = code_quality_options(similarity_floor=0.0, wrong_answer_gate=False)
-    assert neutral.validated  # the neutral values of the seed's options select nothing
+    assert neutral.validated  # the neutral values of profile="seed"'s options select nothing
     assert code_quality_options(stub_cap=0.0).profile == "custom"
 
 
@@ -315,4 +315,4 @@ def test_the_rules_hold_with_the_real_embedding_model(real_sandbox: Any) -> None
     seed_stub = code_quality(
         VARIANTS["stub"], REFERENCE, CHECK, sandbox=real_sandbox, profile="seed"
     )
-    assert seed_stub > 0.4  # what the seed's weighted sum gives a stub: why it is not the default
+    assert seed_stub > 0.4  # what profile="seed" gives a stub: why it is not the default

@@ -73,7 +73,7 @@ def test_with_an_ir_weight_the_expected_ir_is_still_required() -> None:
 
 
 def test_aggregate_without_ir_has_its_own_default_threshold() -> None:
-    # code failing every test: code <= 1 - 0.4 = 0.6 (seed weights, structural), e2e 0.8 *
+    # code failing every test: code <= 1 - 0.4 = 0.6 (profile="seed" weights, structural), e2e 0.8 *
     # 0.6 + 0.2 = 0.68, quality (0.6 + 0.68) / 2 = 0.64, aggregate 0.7 * 0.64 + 0.3 = 0.748
     metric = Aggregate(weights=NO_IR, code_profile="seed", code_weights=STRUCTURAL)
     assert metric.threshold == pytest.approx(0.798)

@@ -128,7 +128,7 @@ def test_the_shipped_code_profile_caps_a_stub(hash_embedder: HashEmbedder) -> No
     seed = CodeQuality(embedder=hash_embedder, profile="seed")
     score = calibrated(EXAMPLE, prediction)
     assert score == 0.1  # syntax alone (0.212) would be above the cap
-    assert seed(EXAMPLE, prediction) > 0.2  # the seed's metric does not cap
+    assert seed(EXAMPLE, prediction) > 0.2  # profile="seed" does not cap
     assert CodeQuality(embedder=hash_embedder)(EXAMPLE, prediction) == 0.0  # validated: no body
     assert score == _pure_code(prediction, hash_embedder, **CODE_PROFILE.metric_options())
     assert any("capped at 0.1" in r for r in calibrated.history[-1].reasons)
@@ -205,7 +205,7 @@ def test_the_seed_profile_gives_exactly_the_previous_scores(
     code_score = _pure_code(prediction, hash_embedder, profile="seed")
     assert ir_metric(EXAMPLE, prediction) == ir
     assert code_metric(EXAMPLE, prediction) == code_score
-    assert ir == pytest.approx(_pure_ir(prediction, hash_embedder))  # the seed's defaults
+    assert ir == pytest.approx(_pure_ir(prediction, hash_embedder))  # profile="seed" defaults
     assert code_metric.code_weights == pytest.approx(dict(DEFAULT_CODE_WEIGHTS))
     e2e_metric = EndToEnd(embedder=hash_embedder, ir_profile=None, code_profile="seed")
     e2e = e2e_metric(EXAMPLE, prediction)

@@ -39,7 +39,7 @@ ALL_METRICS = [IRQuality, CodeQuality, EndToEnd, Aggregate]
 
 @pytest.mark.parametrize("cls", ALL_METRICS)
 def test_gepa_can_bind_five_positional_arguments(cls: type, hash_embedder: HashEmbedder) -> None:
-    # GEPA checks this at construction (DESIGN.md, DSPy facts)
+    # GEPA checks this at construction (dspy 3.4's GEPA.__init__)
     inspect.signature(cls(embedder=hash_embedder)).bind(None, None, None, None, None)
 
 

@@ -135,7 +135,7 @@ def test_constraint_match_counts_the_expected_constraints() -> None:
     predicted = make_ir(returns="int", params=[("x", None)], effects=["io"])
     # return type and param count hold, pure and effect_present do not: 2 / 4
     assert constraint_match(predicted, expected) == 0.5
-    assert constraint_match(predicted, make_ir()) == 1.0  # no constraints: seed says 1.0
+    assert constraint_match(predicted, make_ir()) == 1.0  # no constraints: 1.0 (docs/ir.md)
 
 
 # ------------------------------------------------------------------ signature
@@ -146,7 +146,7 @@ def test_signature_match_hand_computed() -> None:
     assert signature_match(e, e) == 1.0
     # name wrong (0), params equal (1), return equal (1) -> 2/3
     assert signature_match(make_ir(name="fibo", params=[("n", "int")]), e) == pytest.approx(2 / 3)
-    # wrong return type keeps 0.5 (seed): (1 + 1 + 0.5) / 3
+    # wrong return type keeps 0.5 (docs/decisions.md): (1 + 1 + 0.5) / 3
     assert signature_match(make_ir(name="fib", params=[("n", "int")], returns="str"), e) == (
         pytest.approx(2.5 / 3)
     )

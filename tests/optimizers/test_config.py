@@ -1,4 +1,4 @@
-"""Run configuration validation: unknown keys, DSPy arguments, the DESIGN.md traps, bad input.
+"""Run configuration validation: unknown keys, DSPy arguments, DSPy traps, bad input.
 
 Every rejected config must fail in ``RunConfig.from_mapping`` / ``preflight`` (no LM is built
 or called) with one line that names what to change.

@@ -1,4 +1,4 @@
-"""The attack suite: every hostile behaviour listed in DESIGN.md "Sandbox requirements".
+"""The attack suite: every hostile behaviour that docs/sandbox.md says the sandbox stops.
 
 Each attack runs under both isolation modes (``box`` is parametrized over bwrap and the
 process fallback). Each must be scored as a failure with the right status, the parent must

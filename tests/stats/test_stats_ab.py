@@ -1,4 +1,4 @@
-"""A/B analysis (seed ab-scoring-schema.md): records, arms, pairs, gates, bootstrap."""
+"""A/B analysis (docs/statistics.md): records, arms, pairs, gates, bootstrap."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""forge_score, eval reports and regression detection (seed forgetest-scoring.md)."""
+"""forge_score, eval reports and regression detection (docs/statistics.md)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from lift_metrics.stats import (
     ("args", "expected"),
     [
         ((True, 10, 0, 0), 1.0),  # seed: perfect score
-        ((True, 0, 0, 0), 0.5),  # no tests -> test score 0 (seed)
+        ((True, 0, 0, 0), 0.5),  # no tests -> test score 0 (docs/statistics.md)
         ((False, 10, 0, 0), 0.0),  # compilation failure zeroes everything
         ((True, 1, 1, 3), 0.4 + 0.25 + 0.07),
         ((True, 2, 0, 25), 0.9),  # lint score floors at 0

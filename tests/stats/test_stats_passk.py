@@ -1,4 +1,4 @@
-"""pass@k and pass^k (seed forgetest-scoring.md), exact against math.comb / fractions."""
+"""pass@k and pass^k (docs/statistics.md), exact against math.comb / fractions."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Retrieval precision/recall and multi-run aggregation (seed framework-harness-metrics.md)."""
+"""Retrieval precision/recall and multi-run aggregation (docs/statistics.md)."""
 
 from __future__ import annotations
 

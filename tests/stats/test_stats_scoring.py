@@ -1,4 +1,4 @@
-"""Per-run and cross-tier formulas (seed scylla-metrics-formulas.md)."""
+"""Per-run and cross-tier formulas (docs/statistics.md)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from lift_metrics.stats import (
 )
 
 
-def test_seed_example_1_single_run_is_grade_b() -> None:
-    # seed 000, example 1: passed, weighted_score 0.85, cost 0.50 -> CoP 0.50, composite 0.925, B
+def test_hand_computed_example_1_single_run_is_grade_b() -> None:
+    # hand-computed: passed, weighted_score 0.85, cost 0.50 -> CoP 0.50, composite 0.925, B
     rate = pass_rate(True)
     assert rate == 1.0
     assert cost_of_pass(0.50, rate) == 0.50
@@ -29,8 +29,8 @@ def test_seed_example_1_single_run_is_grade_b() -> None:
     assert letter_grade(composite) == "B"
 
 
-def test_seed_example_3_cross_tier_uplift_and_variance() -> None:
-    # seed 000, example 3: uplifts 0.143 / 0.214 / 0.286 and variance 0.00547
+def test_hand_computed_example_3_cross_tier_uplift_and_variance() -> None:
+    # hand-computed: uplifts 0.143 / 0.214 / 0.286 and variance 0.00547
     t0 = 0.70
     uplifts = [tier_uplift(score, t0) for score in (0.80, 0.85, 0.90)]
     assert [round(u, 3) for u in uplifts] == [0.143, 0.214, 0.286]
@@ -65,7 +65,7 @@ def test_pass_rate_of_sequence_and_bad_flags() -> None:
 
 
 def test_cost_usd_per_million_prices() -> None:
-    # Claude Sonnet 4 prices from the seed table: $3 / $15 per 1M tokens
+    # Claude Sonnet 4 prices from lift_metrics.pricing's table: $3 / $15 per 1M tokens
     assert cost_usd(2_000, 500, input_price_per_m=3.0, output_price_per_m=15.0) == pytest.approx(
         0.0135
     )

@@ -1,4 +1,4 @@
-"""Summary statistics, percentiles and intervals (seed scylla-metrics-formulas.md)."""
+"""Summary statistics, percentiles and intervals (docs/statistics.md)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from lift_metrics.stats import (
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
 
 
-def test_seed_example_2_ten_run_aggregation() -> None:
-    # seed 000, example 2: median 1.0, mean 0.8, mode 1.0, min 0, max 1, std 0.4
+def test_hand_computed_example_2_ten_run_aggregation() -> None:
+    # hand-computed: median 1.0, mean 0.8, mode 1.0, min 0, max 1, std 0.4
     s = summarize([1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0])
     assert s == Statistics(
         median=1.0, mean=0.8, mode=1.0, min=0.0, max=1.0, std_dev=pytest.approx(0.4), count=10

@@ -1,4 +1,4 @@
-"""Per-tier aggregation (seed scylla-metrics-formulas.md) and its serialisation."""
+"""Per-tier aggregation (docs/statistics.md) and its serialisation."""
 
 from __future__ import annotations
 

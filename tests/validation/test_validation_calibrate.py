@@ -70,7 +70,7 @@ def test_fold_ids_keep_each_group_whole_and_fill_every_fold() -> None:
     assert sorted(set(ids)) == [0, 1, 2, 3, 4]
     for group in set(groups):
         assert len({ids[i] for i, g in enumerate(groups) if g == group}) == 1
-    assert (ids == _fold_ids(60, 5, groups, seed=0)).all()  # the seed fixes the folds
+    assert (ids == _fold_ids(60, 5, groups, seed=0)).all()  # seed=0 fixes the folds
     ungrouped = _fold_ids(23, 4, None, seed=1)
     assert sorted(np.bincount(ungrouped)) == [5, 6, 6, 6]
 
