@@ -103,7 +103,7 @@ def _pyflakes(code: str, filename: str) -> list[LintFinding]:
     from pyflakes.api import check
     from pyflakes.reporter import Reporter
 
-    class _Collect(Reporter):
+    class _Collect(Reporter):  # type: ignore[misc]  # pyflakes is untyped (types-pyflakes not installed)
         def __init__(self) -> None:
             self.findings: list[LintFinding] = []
 

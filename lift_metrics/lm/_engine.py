@@ -202,7 +202,8 @@ class LocalEngine:
         """Stream events for one completion (the whole answer arrives as one chunk)."""
         from dspy.lm15 import response_to_events
 
-        return response_to_events(self.complete(request))
+        events: Iterator[Any] = response_to_events(self.complete(request))  # dspy is untyped
+        return events
 
     def close(self) -> None:
         """Nothing to release: the server is shared and lives until interpreter exit."""
