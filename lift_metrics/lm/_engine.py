@@ -144,7 +144,8 @@ class LocalEngine:
         return self.dump_state()
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(  # type: ignore[misc]
+        type(self).__init__(  # the class's __init__, as self.__init__ would be
+            self,
             state["model_path"],
             n_ctx=state["n_ctx"],
             n_threads=state["n_threads"],
