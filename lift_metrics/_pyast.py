@@ -11,12 +11,16 @@ from __future__ import annotations
 import ast
 import threading
 from types import CodeType
-from typing import Any
+from typing import Literal, overload
 
 _LOCK = threading.RLock()
 
 
-def parse(source: str, filename: str = "<unknown>", mode: str = "exec") -> Any:
+@overload
+def parse(source: str, filename: str = ..., mode: Literal["exec"] = ...) -> ast.Module: ...
+@overload
+def parse(source: str, filename: str = ..., *, mode: Literal["eval"]) -> ast.Expression: ...
+def parse(source: str, filename: str = "<unknown>", mode: str = "exec") -> ast.AST:
     """:func:`ast.parse`, one thread at a time.
 
     Examples

@@ -69,7 +69,8 @@ def _name_the_option(parser: argparse.ArgumentParser, command: str, message: str
     head = message.split(" ", 1)[0]
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction) and command in action.choices:
-            for option in action.choices[command]._actions:
+            subparser: argparse.ArgumentParser = action.choices[command]
+            for option in subparser._actions:
                 longs = [name for name in option.option_strings if name.startswith("--")]
                 if option.dest == head and longs:
                     return longs[0] + message[len(head) :]

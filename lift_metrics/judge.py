@@ -361,7 +361,7 @@ def _build() -> dict[str, Any]:
             code_fields[name] = (int, output(_CODE_DESCRIPTIONS[name]))
         code_signature = dspy.Signature(code_fields, code_doc)
 
-        class _Judge(dspy.Module):
+        class _Judge(dspy.Module):  # type: ignore[misc]  # dspy is untyped: mypy sees its classes as Any
             criteria: tuple[str, ...] = ()
             inputs: tuple[str, ...] = ()
 

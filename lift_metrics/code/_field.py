@@ -10,28 +10,32 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from lift_metrics.code._features import check_code
+
+if TYPE_CHECKING:
+    from sacrebleu.metrics.base import Metric
 
 _LOCK = threading.Lock()
 
 
 @functools.cache
-def _chrf() -> Any:
-    from sacrebleu.metrics import CHRF
+def _chrf() -> Metric:
+    from sacrebleu.metrics.chrf import CHRF
 
     return CHRF()  # character 6-grams, beta 2, no word n-grams: chrF as in sacrebleu
 
 
 @functools.cache
-def _bleu() -> Any:
-    from sacrebleu.metrics import BLEU
+def _bleu() -> Metric:
+    from sacrebleu.metrics.bleu import BLEU
 
     return BLEU(effective_order=True)  # sentence BLEU: orders with no n-gram are skipped
 
 
-def _sentence_score(metric: Any, predicted: str, expected: str) -> float:
+def _sentence_score(metric: Callable[[], Metric], predicted: str, expected: str) -> float:
     """A sacrebleu metric's sentence score (0-100) of one pair, in [0, 1]."""
     check_code("predicted", predicted)
     check_code("expected", expected)

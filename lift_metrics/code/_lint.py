@@ -9,8 +9,12 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lift_metrics.code._features import MAX_CODE_CHARS, check_code
+
+if TYPE_CHECKING:
+    from pyflakes.messages import Message
 
 _RUFF_ARGS = (
     "check",
@@ -103,7 +107,7 @@ def _pyflakes(code: str, filename: str) -> list[LintFinding]:
     from pyflakes.api import check
     from pyflakes.reporter import Reporter
 
-    class _Collect(Reporter):
+    class _Collect(Reporter):  # type: ignore[misc]  # pyflakes is untyped (types-pyflakes not installed)
         def __init__(self) -> None:
             self.findings: list[LintFinding] = []
 
@@ -115,8 +119,8 @@ def _pyflakes(code: str, filename: str) -> list[LintFinding]:
         ) -> None:
             self.findings.append(LintFinding("invalid-syntax", msg, lineno or 0, offset or 0))
 
-        def flake(self, message: object) -> None:
-            text = message.message % message.message_args  # type: ignore[attr-defined]
+        def flake(self, message: Message) -> None:
+            text = message.message % message.message_args
             name = type(message).__name__
             line = int(getattr(message, "lineno", 0))
             column = int(getattr(message, "col", 0)) + 1

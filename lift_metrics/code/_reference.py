@@ -45,7 +45,7 @@ def reference_model_path() -> Path:
 
 @functools.cache
 def _model() -> dict[str, Any]:
-    data = json.loads(reference_model_path().read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads(reference_model_path().read_text(encoding="utf-8"))
     missing = [name for name in data["features"] if name not in REFERENCE_FEATURES]
     if missing:  # pragma: no cover - the shipped file is written by fit_reference_model
         raise ValueError(f"{reference_model_path()}: unknown features {missing}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import keyword
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from lift_metrics._checks import check_positive
 from lift_metrics.code._extract import complete_with_prompt, extract_code
@@ -150,7 +150,7 @@ def resolve_sandbox(sandbox: Any) -> SandboxLike:
             f"sandbox must have a run_tests(code, tests, ...) method (lift_metrics.sandbox."
             f"Sandbox), got {type(sandbox).__name__}"
         )
-    return sandbox
+    return cast(SandboxLike, sandbox)  # it has a callable run_tests method: the protocol
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import json
 import logging
 import threading
 import types
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from lift_metrics._checks import (
     check_choice,
@@ -120,8 +120,9 @@ class _Metric:
     ) -> None:
         # None: the class's default, set by the subclass once its weights are known
         self.threshold = 0.5 if threshold is None else check_unit_interval("threshold", threshold)
-        self.trace_returns: TraceReturns = check_choice(  # type: ignore[assignment]
-            "trace_returns", trace_returns, ("bool", "float")
+        # one of "bool" and "float" once checked: a TraceReturns
+        self.trace_returns = cast(
+            TraceReturns, check_choice("trace_returns", trace_returns, ("bool", "float"))
         )
         size = check_int("history_size", history_size, minimum=0)
         self._lock = threading.Lock()

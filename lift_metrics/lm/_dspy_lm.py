@@ -13,7 +13,7 @@ from dspy.clients.lm import LM
 LOCAL_COST_DETAILS = {"kind": "local", "reason": "runs in-process; no per-token price"}
 
 
-class LocalLM(LM):
+class LocalLM(LM):  # type: ignore[misc]  # dspy is untyped: mypy sees its classes as Any
     """A ``dspy.LM`` over :class:`~lift_metrics.lm.LocalEngine` whose calls cost 0.0.
 
     DSPy prices custom engines as "unknown" (``cost=None``); a local model has no bill, so

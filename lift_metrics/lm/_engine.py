@@ -144,7 +144,8 @@ class LocalEngine:
         return self.dump_state()
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(  # type: ignore[misc]
+        type(self).__init__(  # the class's __init__, as self.__init__ would be
+            self,
             state["model_path"],
             n_ctx=state["n_ctx"],
             n_threads=state["n_threads"],
@@ -202,7 +203,8 @@ class LocalEngine:
         """Stream events for one completion (the whole answer arrives as one chunk)."""
         from dspy.lm15 import response_to_events
 
-        return response_to_events(self.complete(request))
+        events: Iterator[Any] = response_to_events(self.complete(request))  # dspy is untyped
+        return events
 
     def close(self) -> None:
         """Nothing to release: the server is shared and lives until interpreter exit."""

@@ -33,7 +33,10 @@ _FINISH_REASONS = {"stop": "stop", "length": "length", "tool_calls": "tool_call"
 def _unsupported(feature: str) -> Exception:
     from dspy.lm15 import UnsupportedFeatureError
 
-    return UnsupportedFeatureError(f"the local llama.cpp engine does not support {feature}")
+    error: Exception = UnsupportedFeatureError(  # an Exception subclass; dspy is untyped
+        f"the local llama.cpp engine does not support {feature}"
+    )
+    return error
 
 
 def _text_of(parts: Any, where: str) -> str:

@@ -12,7 +12,7 @@ from dspy.adapters.utils import format_field_value, serialize_for_json
 __all__ = ["CompactJSONAdapter", "FencedCodeAdapter"]
 
 
-class FencedCodeAdapter(ChatAdapter):
+class FencedCodeAdapter(ChatAdapter):  # type: ignore[misc]  # dspy is untyped: mypy sees its classes as Any
     """A DSPy adapter for small models writing code: plain chat turns, code in a fence.
 
     For a signature with one output field the system message is the instructions alone,
@@ -99,7 +99,7 @@ class FencedCodeAdapter(ChatAdapter):
         return {name: completion}
 
 
-class CompactJSONAdapter(JSONAdapter):
+class CompactJSONAdapter(JSONAdapter):  # type: ignore[misc]  # dspy is untyped: mypy sees its classes as Any
     """``dspy.JSONAdapter`` whose JSON (the output format and the demonstrations' answers)
     is written on one line, without ``null`` fields.
 

@@ -420,7 +420,7 @@ def budget_callback(meter: UsageMeter) -> Any:
     """
     from dspy.utils.callback import BaseCallback
 
-    class _BudgetCallback(BaseCallback):
+    class _BudgetCallback(BaseCallback):  # type: ignore[misc]  # dspy is untyped: mypy sees its classes as Any
         def on_lm_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
             meter.check()
 

@@ -36,7 +36,7 @@ def _error_line(exc: BaseException) -> str:
     return line if len(line) <= _MAX_ERROR_CHARS else line[: _MAX_ERROR_CHARS - 1] + "…"
 
 
-class LiftPipeline(Module):
+class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees its classes as Any
     """Prompt -> IR (constrained to the IR JSON schema) -> Python function.
 
     Two predictors, both optimizable (instructions and demonstrations):

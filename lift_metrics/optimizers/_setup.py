@@ -90,7 +90,7 @@ def _candidate_instructions_mipro() -> type:
 
     from lift_metrics.optimizers._signatures import CANDIDATE_INSTRUCTIONS
 
-    class CandidateInstructionsMIPROv2(MIPROv2):
+    class CandidateInstructionsMIPROv2(MIPROv2):  # type: ignore[misc]  # dspy is untyped: mypy sees its classes as Any
         def _propose_instructions(
             self, program: Any, *args: Any, num_instruct_candidates: int = 1, **kwargs: Any
         ) -> dict[int, list[str]]:

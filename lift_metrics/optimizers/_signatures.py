@@ -82,7 +82,7 @@ class PromptIR(IR):
         return result
 
 
-class PromptToIR(Signature):
+class PromptToIR(Signature):  # type: ignore[misc]  # dspy is untyped: mypy sees its classes as Any
     """Read a request for one Python function and describe that function as an IR: a one- or
     two-sentence intent, the signature (function name, parameters with type hints, return
     type), the ordered effects (reads, writes, calls, raises, returns, io, network, mutation)
@@ -92,7 +92,7 @@ class PromptToIR(Signature):
     ir: PromptIR = OutputField(desc="the function's intermediate representation")
 
 
-class WriteBody(Signature):
+class WriteBody(Signature):  # type: ignore[misc]  # dspy is untyped: mypy sees its classes as Any
     """Write the Python function that the request asks for. Keep the given header line
     exactly and write the statements of its body; use only the standard library. Answer
     with the code only."""

@@ -35,6 +35,7 @@ import math
 import os
 import struct
 import sys
+from collections.abc import Callable
 from typing import Any
 
 _HEADER = struct.Struct(">I")
@@ -317,7 +318,7 @@ def tree_repr(tree: Any, limit: int = 300) -> str:
 # ----------------------------------------------------------------------------------------------
 
 
-def _make_encoder() -> Any:
+def _make_encoder() -> Callable[[Any], str]:
     """Return a function giving the compact ASCII JSON of a tree (no NaN, no circular check).
 
     Built once: ``json.dumps`` with options builds an encoder object per call, which costs
@@ -712,13 +713,15 @@ def _seccomp_program(machine: str, my_pid: int) -> list[tuple[int, int, int, int
 _PID_PLACEHOLDER = 0x7FFFFFF0
 
 
-def _prepare_seccomp(ctypes: Any, libc: Any) -> Any:
+def _prepare_seccomp(libc: Any) -> Any:
     """Build the filter once in the server; the child only patches its own pid in.
 
     The program lives in a plain byte buffer (``struct sock_filter`` is 8 bytes: u16 code,
     u8 jt, u8 jf, u32 k) that the child patches with ``struct.pack_into``: fewer objects
     touched after the fork than with ctypes structures.
     """
+    import ctypes  # already loaded by serve(); imported here so SockFprog's base is typed
+
     program = _seccomp_program(os.uname().machine, _PID_PLACEHOLDER)
     if program is None or libc is None:
         return None
@@ -727,7 +730,7 @@ def _prepare_seccomp(ctypes: Any, libc: Any) -> Any:
         struct.pack_into("=HBBI", buffer, 8 * index, *instruction)
 
     class SockFprog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]  # noqa: RUF012
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
     fprog = SockFprog(len(program), ctypes.addressof(buffer))
     negative = (-_PID_PLACEHOLDER) & 0xFFFFFFFF
@@ -1475,7 +1478,7 @@ def serve(cfg: dict[str, Any]) -> None:
         _drop_server_capabilities(ctypes, libc)
     _PRCTL[0] = libc.prctl
     _SYSCALL[0] = libc.syscall
-    _SECCOMP[0] = _prepare_seccomp(ctypes, libc) if cfg.get("seccomp") else None
+    _SECCOMP[0] = _prepare_seccomp(libc) if cfg.get("seccomp") else None
     _LANDLOCK[0] = _prepare_landlock(ctypes, libc, cfg.get("landlock"))
     libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the parent
     subreaper = libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER

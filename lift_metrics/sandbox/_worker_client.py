@@ -169,7 +169,8 @@ class _Worker:
     def close(self, *, graceful: bool = True) -> None:
         """Stop the server and everything under it; remove its temp dir."""
         with contextlib.suppress(OSError):
-            self.proc.stdin.close()  # type: ignore[union-attr]
+            if self.proc.stdin is not None:  # always a pipe (asserted in __init__)
+                self.proc.stdin.close()
         if self.proc.returncode is None:
             if graceful:
                 _wait_unreaped(self.proc.pid, 1.0)
@@ -180,7 +181,8 @@ class _Worker:
                 os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
         with contextlib.suppress(OSError):
-            self.proc.stdout.close()  # type: ignore[union-attr]
+            if self.proc.stdout is not None:  # always a pipe (asserted in __init__)
+                self.proc.stdout.close()
         if self.tmp_root is not None:
             remove_tree(self.tmp_root)  # iterative: any depth; never raises
             self.tmp_root = None

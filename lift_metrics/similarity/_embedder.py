@@ -11,7 +11,7 @@ import warnings
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -419,4 +419,4 @@ def resolve_embedder(embedder: Any) -> Embedder:
             f"embedder must have an embed(texts) method (the Embedder protocol), "
             f"got {type(embedder).__name__}"
         )
-    return embedder
+    return cast(Embedder, embedder)  # it has a callable embed method: the Embedder protocol

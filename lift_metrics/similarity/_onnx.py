@@ -66,8 +66,8 @@ class _OnnxBackend:
             feeds["token_type_ids"] = np.zeros_like(input_ids)
         hidden = np.asarray(self.session.run(None, feeds)[0], dtype=np.float32)
         weights = mask[:, :, None].astype(np.float32)
-        summed = np.einsum("bsh,bsk->bh", hidden, weights)
-        counts = np.maximum(weights.sum(axis=1), 1e-9)
+        summed: npt.NDArray[np.float32] = np.einsum("bsh,bsk->bh", hidden, weights)
+        counts: npt.NDArray[np.float32] = np.maximum(weights.sum(axis=1), 1e-9)
         return summed / counts  # sentence-transformers' mean pooling, in float32
 
     def encode(self, texts: list[str]) -> npt.NDArray[Any]:

@@ -45,4 +45,6 @@ def _normalize_rows(matrix: npt.NDArray[Any]) -> npt.NDArray[np.float32]:
     if array.ndim != 2:
         raise ValueError(f"embeddings must be a 2-D array, got shape {array.shape}")
     norms = np.linalg.norm(array, axis=1, keepdims=True)
-    return np.divide(array, norms, out=np.zeros_like(array), where=norms > 0)
+    out = np.zeros_like(array)
+    np.divide(array, norms, out=out, where=norms > 0)
+    return out

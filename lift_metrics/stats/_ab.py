@@ -7,7 +7,7 @@ Records follow the run-record schema of :class:`RunRecord`; runs of the two arms
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -133,7 +133,7 @@ class PairedComparison:
 
     def arm_rows(self) -> list[list[str]]:
         """Header + rows of the per-arm table."""
-        fields = [
+        fields: list[tuple[str, Callable[[ArmStatistics], str]]] = [
             ("runs", lambda s: str(s.runs)),
             ("successes", lambda s: str(s.successes)),
             ("success rate", lambda s: format_number(s.success_rate)),

@@ -534,7 +534,7 @@ def import_metric(spec: str) -> Callable[..., Any]:
             f"cannot import module {module_name!r} of metric {spec!r} "
             f"({type(exc).__name__}: {detail})"
         ) from exc
-    value: Any = module
+    value: object = module
     for part in attribute.split("."):
         try:
             value = getattr(value, part)

@@ -84,7 +84,7 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def _predict(w: np.ndarray, x: np.ndarray, bound: np.ndarray | None) -> np.ndarray:
-    pred = x @ w
+    pred: np.ndarray = x @ w
     return pred if bound is None else np.minimum(pred, bound)
 
 
@@ -108,7 +108,7 @@ def _fit(
     from scipy import optimize
 
     k = x.shape[1]
-    starts = [np.full(k, 1.0 / k), *np.eye(k)]
+    starts: list[np.ndarray] = [np.full(k, 1.0 / k), *np.eye(k)]
     if start is not None:
         starts.insert(0, start)
     best = starts[0]

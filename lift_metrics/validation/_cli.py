@@ -9,7 +9,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from lift_metrics.validation._adapters import (
     BUILTIN_METRICS,
@@ -235,9 +235,9 @@ def _weights_by_metric(
     return chosen
 
 
-def _floor_option(value: str | None) -> float | str | None:
+def _floor_option(value: str | None) -> float | Literal["auto"] | None:
     if value is None or value == "auto":
-        return value
+        return None if value is None else "auto"
     try:
         floor = float(value)
     except ValueError:
@@ -319,7 +319,7 @@ def _calibrate(
         fit_items,
         objective=args.objective,
         folds=args.folds,
-        similarity_floor=_floor_option(args.similarity_floor),  # type: ignore[arg-type]
+        similarity_floor=_floor_option(args.similarity_floor),
         **_code_options(args, spec),
     )
     fitted = calibration.scorer()

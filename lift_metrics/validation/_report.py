@@ -236,7 +236,7 @@ def json_report(
     """The plain-JSON document of a validation run (``validation.json``)."""
     from lift_metrics._io import to_jsonable
 
-    return to_jsonable(
+    document: dict[str, Any] = to_jsonable(  # a dict stays a dict with the same keys
         {
             "split": split,
             "results": [r.to_dict() for r in results],
@@ -255,3 +255,4 @@ def json_report(
             },
         }
     )
+    return document
