@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lift_metrics._checks import check_non_negative, check_positive, normalize_weights
+from lift_metrics.errors import InputValueError
 
 if TYPE_CHECKING:
     import os
@@ -143,7 +144,7 @@ def _combine(
     if "latency" not in components:
         rest = w["ir"] + w["code"]
         if rest <= 0:
-            raise ValueError(
+            raise InputValueError(
                 f"weights for 'ir' and 'code' must not both be 0 when latency_ms is None, got {w}"
             )
         w = {"ir": w["ir"] / rest, "code": w["code"] / rest}

@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from lift_metrics.errors import InputValueError
+
 __all__ = ["register"]
 
 
@@ -94,11 +96,11 @@ def _optimize(args: argparse.Namespace) -> int:
             try:
                 args.mlflow = check_tracking_uri(args.mlflow)
             except ValueError as exc:
-                raise ValueError(f"--mlflow: {exc}") from None
+                raise InputValueError(f"--mlflow: {exc}") from None
         try:
             require_mlflow()
         except ImportError as exc:
-            raise ValueError(str(exc)) from exc
+            raise InputValueError(str(exc)) from exc
     if args.check:
         preflight(config)
         print(f"{args.config}: OK ({config!r})")
@@ -129,13 +131,13 @@ def _evaluate(args: argparse.Namespace) -> int:
     lm_table = dict(config.lm)
     if args.lm is not None:
         if not args.lm.strip():
-            raise ValueError(
+            raise InputValueError(
                 "--lm must name a model ('local', a .gguf path or a DSPy model string), got ''"
             )
         lm_table = {"model": args.lm}
     if args.api_base is not None:
         if not args.api_base.strip():
-            raise ValueError("--api-base must be a server URL, got ''")
+            raise InputValueError("--api-base must be a server URL, got ''")
         lm_table["api_base"] = args.api_base
     dataset = config.dataset
     if args.dataset:
@@ -143,7 +145,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     split = args.split or dataset.test
     limit = args.limit if args.limit is not None else dataset.test_limit
     if limit is not None and limit < 1:
-        raise ValueError(f"--limit must be a positive integer, got {limit}")
+        raise InputValueError(f"--limit must be a positive integer, got {limit}")
     evaluation = config.evaluation
     changes = {
         key: value
@@ -164,7 +166,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             message = str(exc)
             for key in changes:
                 message = message.replace(f"[evaluation] {key}", "--" + key.replace("_", "-"))
-            raise ValueError(message) from None
+            raise InputValueError(message) from None
     metric_spec = config.metric
     if args.metric:
         metric_spec = dataclasses.replace(metric_spec, name=args.metric, options={})
@@ -252,7 +254,7 @@ def evaluate_split(
     existing_file(dataset_file, "dataset file")
     examples = load_tasks(split, path=dataset_path)
     if not examples:
-        raise ValueError(
+        raise InputValueError(
             f"{dataset_file}: no {split} tasks (no record has split {split!r}); an empty "
             "evaluation is not a result"
         )
