@@ -98,6 +98,8 @@ def as_float_array(
         array = np.asarray(list(values) if not isinstance(values, np.ndarray) else values)
     except TypeError as exc:
         raise InputTypeError(f"{name} must be a sequence of numbers, got {_show(values)}") from exc
+    except ValueError as exc:  # ragged nesting: numpy cannot make an array of it
+        raise InputValueError(f"{name} must be a sequence of numbers, got {_show(values)}") from exc
     if array.dtype.kind == "O" and array.ndim == 1:
         for index, value in enumerate(array):  # ints beyond 64 bits make an object array
             if isinstance(value, int) and not isinstance(value, bool):

@@ -218,7 +218,10 @@ def load_price_overrides(path: str | os.PathLike[str]) -> dict[str, ModelPrice]:
     """
     file = Path(path)
     with file.open("rb") as handle:
-        data = tomllib.load(handle)
+        try:
+            data = tomllib.load(handle)
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:  # the message as before
+            raise InputValueError(str(exc)) from exc
     models = data.get("models")
     if not isinstance(models, Mapping) or not models:
         raise InputValueError(f'{file}: expected [models."NAME"] tables with prices, found none')

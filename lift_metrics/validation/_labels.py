@@ -278,7 +278,10 @@ def load_labels(
         raise InputValueError(f"file_format must be 'jsonl' or 'csv', got {fmt!r}")
     if isinstance(fields, str):
         raise InputTypeError("fields must be a mapping or a sequence of field names, not a str")
-    records = _records(file, fmt, tuple(json_fields))
+    try:
+        records = _records(file, fmt, tuple(json_fields))
+    except csv.Error as exc:  # a field over csv's size limit
+        raise LabelFileError(f"{file}: not valid CSV: {exc}") from None
     if not records:
         raise LabelFileError(f"{file}: no items")
 
