@@ -2,7 +2,7 @@
 
 Handlers only parse arguments, call the library and print. Bad input (unknown optimizer,
 missing config or dataset file, a config key DSPy does not accept, an unreachable LM server,
-a file that is not a GGUF model) raises ``ValueError``/``FileNotFoundError``, which the
+a file that is not a GGUF model) raises ``InputValueError``/``FileNotFoundError``, which the
 dispatcher prints as one line with exit code 2.
 """
 
@@ -95,7 +95,7 @@ def _optimize(args: argparse.Namespace) -> int:
         if args.mlflow is not True:  # the URI first: importing MLflow takes seconds
             try:
                 args.mlflow = check_tracking_uri(args.mlflow)
-            except ValueError as exc:
+            except InputValueError as exc:
                 raise InputValueError(f"--mlflow: {exc}") from None
         try:
             require_mlflow()
@@ -162,7 +162,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             evaluation = RunConfig.from_mapping(
                 {"optimizer": {"name": "mipro"}, "lm": "local", "evaluation": merged}
             ).evaluation
-        except ValueError as exc:  # name the option, not the config key it overrides
+        except InputValueError as exc:  # name the option, not the config key it overrides
             message = str(exc)
             for key in changes:
                 message = message.replace(f"[evaluation] {key}", "--" + key.replace("_", "-"))

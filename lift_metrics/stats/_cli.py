@@ -150,7 +150,7 @@ def _ab(args: argparse.Namespace) -> int:
     records = load_run_records(args.runs)
     try:
         treatment, control = split_arms(records, treatment=args.treatment, control=args.control)
-    except ValueError as exc:  # the arms found in the file do not fit --treatment/--control
+    except InputValueError as exc:  # the arms found in the file do not fit --treatment/--control
         raise InputValueError(f"{args.runs}: {exc}") from None
     result = paired_comparison(
         treatment,
