@@ -139,7 +139,7 @@ def check_output_dir(path: str | os.PathLike[str], *, option: str) -> Path:
     ...     check_output_dir(Path(tmp, "report", "out"), option="--out")
     Traceback (most recent call last):
     ...
-    ValueError: --out .../report/out: not a directory (.../report is a file)
+    lift_metrics.errors.InputValueError: --out .../report/out: not a directory (... is a file)
     """
     target = Path(path)
     probe_dir = target

@@ -200,7 +200,7 @@ def resolve_lm(
     >>> resolve_lm("gpt4")
     Traceback (most recent call last):
     ...
-    ValueError: spec must be 'local', a path to a .gguf file or a DSPy model string ... 'gpt4'
+    lift_metrics.errors.InputValueError: spec must be 'local', a path to a .gguf file ... 'gpt4'
     """
     options: dict[str, Any] = {}
     if isinstance(spec, Mapping):

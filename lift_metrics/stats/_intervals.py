@@ -83,7 +83,7 @@ def check_confidence_level(confidence_level: Any) -> float:
     >>> check_confidence_level(1)
     Traceback (most recent call last):
     ...
-    ValueError: confidence_level must be in (0, 1), got 1
+    lift_metrics.errors.InputValueError: confidence_level must be in (0, 1), got 1
     """
     level = check_real("confidence_level", confidence_level)
     if not 0.0 < level < 1.0:

@@ -152,7 +152,7 @@ def paired_bootstrap(
     >>> paired_bootstrap([1.0, 2.0], [1.0])
     Traceback (most recent call last):
     ...
-    ValueError: a and b must have the same length (paired scores), got 2 and 1
+    lift_metrics.errors.InputValueError: a and b must have the same length (paired scores), ...
     """
     x = as_float_array("a", a)
     y = as_float_array("b", b)
