@@ -1,7 +1,8 @@
 """Argument validation shared by the whole package.
 
 Every public function validates its arguments at the door with these helpers, so that an
-error always names the parameter, what was allowed, and what arrived.
+error always names the parameter, what was allowed, and what arrived. They raise the input
+errors of :mod:`lift_metrics.errors` (``InputTypeError``, ``InputValueError``; docs/errors.md).
 """
 
 from __future__ import annotations
