@@ -268,7 +268,7 @@ def _type_problem(value: Any, param: inspect.Parameter) -> str | None:
     kinds, literals, none_ok = allowed
     if value is None:
         return None if none_ok else "must not be none"
-    if literals and value in literals:
+    if literals and any(value == literal for literal in literals):  # a TOML array: unhashable
         return None
     if isinstance(value, bool):
         ok = bool in kinds
