@@ -160,7 +160,10 @@ def check_tracking_uri(tracking_uri: str) -> str:
             f"the MLflow tracking URI must be a non-empty string, got {tracking_uri!r}"
         )
     uri = tracking_uri.strip()
-    parsed = urlparse(uri)
+    try:
+        parsed = urlparse(uri)
+    except ValueError as exc:  # "Invalid IPv6 URL"
+        raise InputValueError(f"MLflow tracking URI {uri!r} is not a URL ({exc})") from None
     scheme = parsed.scheme.lower()
     base = scheme.split("+", 1)[0]
     if base in _HOSTED_SCHEMES or uri.lower() in _HOSTED_SCHEMES:
@@ -217,6 +220,7 @@ def _check_server(uri: str) -> None:
     A TCP connection alone proves little (a proxy or another service may accept it), so the
     server must answer like MLflow: 200, or 401/403 when it asks for credentials.
     """
+    import http.client
     import urllib.error
     import urllib.request
 
@@ -227,7 +231,7 @@ def _check_server(uri: str) -> None:
     except urllib.error.HTTPError as exc:
         status = int(exc.code)
         exc.close()
-    except (OSError, ValueError) as exc:  # refused, timed out, unknown host, bad URL
+    except (OSError, ValueError, http.client.InvalidURL) as exc:  # refused, unknown host, bad URL
         reason = getattr(exc, "reason", None) or exc
         reason = getattr(reason, "strerror", None) or str(reason) or type(exc).__name__
         raise InputValueError(
