@@ -31,8 +31,11 @@ def _check_reachable(table: Mapping[str, Any], key: str) -> None:
     api_base = table.get("api_base")
     if not api_base:
         return
-    parsed = urlparse(str(api_base))
-    host = parsed.hostname
+    try:
+        parsed = urlparse(str(api_base))
+        host = parsed.hostname
+    except ValueError:  # "Invalid IPv6 URL"
+        host = None
     if not host:
         raise InputValueError(f"[{key}] api_base {api_base!r} is not a URL (http://host:port/v1)")
     try:
@@ -45,9 +48,10 @@ def _check_reachable(table: Mapping[str, Any], key: str) -> None:
     try:
         with socket.create_connection((host, port), timeout=3.0):
             pass
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a host name IDNA cannot encode
         raise InputValueError(
-            f"[{key}] cannot reach the LM server at {api_base} ({exc.strerror or exc}); "
+            f"[{key}] cannot reach the LM server at {api_base} "
+            f"({getattr(exc, 'strerror', None) or exc}); "
             "start it or fix api_base"
         ) from None
 
