@@ -222,3 +222,11 @@ def test_a_bug_shows_its_traceback_and_exits_1(tmp_path: Path) -> None:
     assert "Traceback (most recent call last)" in done.stderr
     assert "the_buggy_function" in done.stderr
     assert done.stderr.rstrip().endswith("TypeError: unsupported operand")
+
+
+def test_an_option_dspy_refuses_is_bad_input() -> None:
+    pytest.importorskip("dspy")
+    from lift_metrics.lm import resolve_lm
+
+    with pytest.raises(InputValueError, match="num_retries must be a nonnegative integer"):
+        resolve_lm({"model": "openai/gpt-4o-mini", "num_retries": -1})

@@ -265,4 +265,7 @@ def resolve_lm(
         extra["api_base"] = api_base
     if api_key is not None:
         extra["api_key"] = api_key
-    return LM(text, cache=cache, **options, **extra)
+    try:
+        return LM(text, cache=cache, **options, **extra)
+    except (TypeError, ValueError) as exc:  # DSPy refuses an option's value: the message as is
+        raise InputValueError(str(exc)) from exc
