@@ -269,10 +269,7 @@ def default_tracking_uri(output_dir: str | os.PathLike[str]) -> str:
 def _read_json(path: Path) -> Any:
     if not path.is_file():
         return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-        raise InputValueError(f"{path}: not valid JSON ({exc})") from exc
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
