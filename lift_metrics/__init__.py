@@ -20,6 +20,13 @@ Sign of a delta
     the name says the direction (``treatment - control``, ``current - baseline``).
 Unknown prices
     A model without a known price is never priced at 0: its cost is NaN and flagged.
+Errors
+    Bad input (a wrong argument, a malformed file or config, a missing optional piece) raises
+    a :class:`LiftMetricsError`: :class:`InputValueError` (also a ``ValueError``) or
+    :class:`InputTypeError` (also a ``TypeError``), or one of their subclasses such as
+    :class:`IRParseError`; the message is one line naming the parameter, file or key. Any
+    other exception is a bug and keeps its traceback: ``lift-metrics`` prints a
+    ``LiftMetricsError`` as one line with exit code 2 and nothing else. See docs/errors.md.
 Naming
     As scikit-learn: ``*_score``/``*_match``/``*_quality`` are higher-is-better in [0, 1];
     ``*_error``/``*_penalty`` say so in their docstrings. Units are in names
@@ -40,6 +47,7 @@ lift_metrics.scoring       scoring generation files (pass@k, resumable, pluggabl
 lift_metrics.validation    agreement of a metric with hand-labelled examples
 lift_metrics.optimizers    MIPROv2 / COPRO / GEPA runners, reference pipeline, evaluation
 lift_metrics.lm            the local LM (a GGUF model run in-process) and LM selection
+lift_metrics.errors        LiftMetricsError and the input errors every package raises
 """
 
 from __future__ import annotations
@@ -59,6 +67,9 @@ _EXPORTS: dict[str, str] = {
     "IR": "lift_metrics.ir",
     "IRParseError": "lift_metrics.ir",
     "IRQuality": "lift_metrics.dspy_metrics",
+    "InputTypeError": "lift_metrics.errors",
+    "InputValueError": "lift_metrics.errors",
+    "LiftMetricsError": "lift_metrics.errors",
     "ProviderRoute": "lift_metrics.composite",
     "TestPassRate": "lift_metrics.dspy_metrics",
     "aggregate_metric": "lift_metrics.composite",
@@ -100,6 +111,9 @@ __all__ = [
     "IR",
     "IRParseError",
     "IRQuality",
+    "InputTypeError",
+    "InputValueError",
+    "LiftMetricsError",
     "ProviderRoute",
     "TestPassRate",
     "aggregate_metric",
@@ -166,6 +180,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         IRQuality,
         TestPassRate,
     )
+    from lift_metrics.errors import InputTypeError, InputValueError, LiftMetricsError
     from lift_metrics.ir import (
         IR,
         IRParseError,

@@ -1,7 +1,8 @@
 """Argument validation shared by the whole package.
 
 Every public function validates its arguments at the door with these helpers, so that an
-error always names the parameter, what was allowed, and what arrived.
+error always names the parameter, what was allowed, and what arrived. They raise the input
+errors of :mod:`lift_metrics.errors` (``InputTypeError``, ``InputValueError``; docs/errors.md).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from lift_metrics.errors import InputTypeError, InputValueError
+
 
 def _show(value: Any) -> str:
     text = repr(value)
@@ -22,15 +25,19 @@ def _show(value: Any) -> str:
 def check_real(name: str, value: Any, *, allow_inf: bool = False) -> float:
     """Return ``value`` as a float; reject bools, non-numbers and NaN (and inf unless allowed)."""
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {_show(value)}")
+        raise InputTypeError(
+            f"{name} must be a real number, got {type(value).__name__} {_show(value)}"
+        )
     try:
         result = float(value)
     except OverflowError:  # an int beyond float's range (10**400)
-        raise ValueError(f"{name} must be finite, got an integer too large for a float") from None
+        raise InputValueError(
+            f"{name} must be finite, got an integer too large for a float"
+        ) from None
     if math.isnan(result):
-        raise ValueError(f"{name} must not be NaN")
+        raise InputValueError(f"{name} must not be NaN")
     if math.isinf(result) and not allow_inf:
-        raise ValueError(f"{name} must be finite, got {result}")
+        raise InputValueError(f"{name} must be finite, got {result}")
     return result
 
 
@@ -38,7 +45,7 @@ def check_non_negative(name: str, value: Any, *, allow_inf: bool = False) -> flo
     """Return ``value`` as a float, requiring ``value >= 0``."""
     result = check_real(name, value, allow_inf=allow_inf)
     if result < 0:
-        raise ValueError(f"{name} must be >= 0, got {_show(value)}")
+        raise InputValueError(f"{name} must be >= 0, got {_show(value)}")
     return result
 
 
@@ -46,7 +53,7 @@ def check_positive(name: str, value: Any, *, allow_inf: bool = False) -> float:
     """Return ``value`` as a float, requiring ``value > 0``."""
     result = check_real(name, value, allow_inf=allow_inf)
     if result <= 0:
-        raise ValueError(f"{name} must be > 0, got {_show(value)}")
+        raise InputValueError(f"{name} must be > 0, got {_show(value)}")
     return result
 
 
@@ -54,7 +61,7 @@ def check_unit_interval(name: str, value: Any) -> float:
     """Return ``value`` as a float, requiring ``0 <= value <= 1``."""
     result = check_real(name, value)
     if not 0.0 <= result <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1], got {_show(value)}")
+        raise InputValueError(f"{name} must be in [0, 1], got {_show(value)}")
     return result
 
 
@@ -63,12 +70,14 @@ def check_int(
 ) -> int:
     """Return ``value`` as an int (bools rejected), optionally within ``[minimum, maximum]``."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {_show(value)}")
+        raise InputTypeError(
+            f"{name} must be an integer, got {type(value).__name__} {_show(value)}"
+        )
     result = int(value)
     if minimum is not None and result < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {result}")
+        raise InputValueError(f"{name} must be >= {minimum}, got {result}")
     if maximum is not None and result > maximum:
-        raise ValueError(f"{name} must be <= {maximum:,}, got {result:,}")
+        raise InputValueError(f"{name} must be <= {maximum:,}, got {result:,}")
     return result
 
 
@@ -76,7 +85,7 @@ def check_choice(name: str, value: Any, allowed: Iterable[str]) -> str:
     """Return ``value`` if it is one of ``allowed``."""
     options = tuple(allowed)
     if value not in options:
-        raise ValueError(f"{name} must be one of {options}, got {_show(value)}")
+        raise InputValueError(f"{name} must be one of {options}, got {_show(value)}")
     return str(value)
 
 
@@ -85,32 +94,38 @@ def as_float_array(
 ) -> npt.NDArray[np.float64]:
     """Return ``values`` as a 1-D float64 array; reject empty input, NaN and (by default) inf."""
     if isinstance(values, str | bytes | Mapping):
-        raise TypeError(f"{name} must be a sequence of numbers, got {type(values).__name__}")
+        raise InputTypeError(f"{name} must be a sequence of numbers, got {type(values).__name__}")
     try:
         array = np.asarray(list(values) if not isinstance(values, np.ndarray) else values)
     except TypeError as exc:
-        raise TypeError(f"{name} must be a sequence of numbers, got {_show(values)}") from exc
+        raise InputTypeError(f"{name} must be a sequence of numbers, got {_show(values)}") from exc
+    except ValueError as exc:  # ragged nesting: numpy cannot make an array of it
+        raise InputValueError(f"{name} must be a sequence of numbers, got {_show(values)}") from exc
     if array.dtype.kind == "O" and array.ndim == 1:
         for index, value in enumerate(array):  # ints beyond 64 bits make an object array
             if isinstance(value, int) and not isinstance(value, bool):
                 try:
                     float(value)
                 except OverflowError:
-                    raise ValueError(
+                    raise InputValueError(
                         f"{name} must be finite, got an integer too large for a float at "
                         f"index {index}"
                     ) from None
     if array.dtype == bool or array.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must contain only real numbers, got dtype {array.dtype}")
+        raise InputTypeError(f"{name} must contain only real numbers, got dtype {array.dtype}")
     array = array.astype(np.float64, copy=False)
     if array.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {array.shape}")
+        raise InputValueError(f"{name} must be one-dimensional, got shape {array.shape}")
     if array.size == 0 and not allow_empty:
-        raise ValueError(f"{name} must not be empty")
+        raise InputValueError(f"{name} must not be empty")
     if np.isnan(array).any():
-        raise ValueError(f"{name} must not contain NaN (at index {int(np.isnan(array).argmax())})")
+        raise InputValueError(
+            f"{name} must not contain NaN (at index {int(np.isnan(array).argmax())})"
+        )
     if not allow_inf and np.isinf(array).any():
-        raise ValueError(f"{name} must be finite (inf at index {int(np.isinf(array).argmax())})")
+        raise InputValueError(
+            f"{name} must be finite (inf at index {int(np.isinf(array).argmax())})"
+        )
     return array
 
 
@@ -125,16 +140,18 @@ def normalize_weights(
     if weights is None:
         weights = defaults
     if not isinstance(weights, Mapping):
-        raise TypeError(f"{name} must be a mapping of component -> weight, got {_show(weights)}")
+        raise InputTypeError(
+            f"{name} must be a mapping of component -> weight, got {_show(weights)}"
+        )
     expected = set(defaults)
     unknown = set(weights) - expected
     missing = expected - set(weights)
     if unknown or missing:
-        raise ValueError(
+        raise InputValueError(
             f"{name} must have exactly the keys {sorted(expected)}, got {sorted(map(str, weights))}"
         )
     values = {key: check_non_negative(f"{name}[{key!r}]", weights[key]) for key in defaults}
     total = sum(values.values())
     if total <= 0:
-        raise ValueError(f"{name} must sum to a positive number, got {dict(weights)}")
+        raise InputValueError(f"{name} must sum to a positive number, got {dict(weights)}")
     return {key: value / total for key, value in values.items()}

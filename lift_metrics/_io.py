@@ -20,6 +20,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from lift_metrics.errors import InputValueError
+
 
 def existing_file(path: str | os.PathLike[str], what: str) -> Path:
     """Return ``path`` as a Path when it names a file.
@@ -55,7 +57,7 @@ def read_text_file(path: str | os.PathLike[str], what: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise ValueError(
+        raise InputValueError(
             f"{file}: line {line} is not UTF-8 text (byte {exc.start}: {exc.reason})"
         ) from None
 
@@ -137,7 +139,7 @@ def check_output_dir(path: str | os.PathLike[str], *, option: str) -> Path:
     ...     check_output_dir(Path(tmp, "report", "out"), option="--out")
     Traceback (most recent call last):
     ...
-    ValueError: --out .../report/out: not a directory (.../report is a file)
+    lift_metrics.errors.InputValueError: --out .../report/out: not a directory (... is a file)
     """
     target = Path(path)
     probe_dir = target
@@ -147,14 +149,16 @@ def check_output_dir(path: str | os.PathLike[str], *, option: str) -> Path:
         probe_dir = probe_dir.parent
     if probe_dir.exists() and not probe_dir.is_dir():
         where = "" if probe_dir == target else f" ({probe_dir} is a file)"
-        raise ValueError(f"{option} {target}: not a directory{where}")
+        raise InputValueError(f"{option} {target}: not a directory{where}")
     try:
         fd, probe = tempfile.mkstemp(prefix=".lift-metrics-probe.", dir=probe_dir)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        raise ValueError(f"{option} {target}: cannot write in {probe_dir} ({reason})") from None
+        raise InputValueError(
+            f"{option} {target}: cannot write in {probe_dir} ({reason})"
+        ) from None
     return target
 
 

@@ -2,7 +2,9 @@
 
 Each subcommand lives next to the library code it drives and registers itself here through a
 ``register(subparsers)`` function; handlers only parse arguments, call the library and print.
-Exit codes: 0 success, 1 a gate failed (a regression, a metric below its target), 2 bad input.
+Exit codes: 0 success, 1 a gate failed (a regression, a metric below its target), 2 bad input
+(a :class:`~lift_metrics.errors.LiftMetricsError`, printed as one line). Any other exception is
+a bug and keeps Python's traceback and exit code 1 (docs/errors.md).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import signal
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
+
+from lift_metrics.errors import LiftMetricsError
 
 # modules with a ``register(subparsers)`` function, in the order their commands are listed
 _COMMAND_MODULES: tuple[str, ...] = (
@@ -40,8 +44,12 @@ exit codes: 0 success, 1 a gate failed (regression, metric below target), 2 bad 
 """
 
 
-class CommandError(Exception):
-    """A problem with the command's input; printed as one line, exit code 2."""
+class CommandError(LiftMetricsError):
+    """A problem with the command's input; printed as one line, exit code 2.
+
+    Any :class:`~lift_metrics.errors.LiftMetricsError` is printed the same way; this one is
+    for problems only the command line has (an option that conflicts with another).
+    """
 
 
 class _Parser(argparse.ArgumentParser):
@@ -115,7 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
         return 128 + signal.SIGPIPE
-    except (CommandError, ValueError, TypeError, FileNotFoundError) as exc:
+    except (LiftMetricsError, FileNotFoundError) as exc:
+        # bad input (see docs/errors.md); a plain ValueError or TypeError is a bug and keeps
+        # its traceback
         print(f"{prefix} {_name_the_option(parser, args.command, str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:  # unreadable, too long, not a directory, read-only, disk full

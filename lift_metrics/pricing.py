@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lift_metrics._checks import check_int, check_non_negative
+from lift_metrics.errors import InputTypeError, InputValueError
 
 __all__ = [
     "CostEstimate",
@@ -110,7 +111,7 @@ class CostEstimate:
 
 def _check_model(model: Any) -> str:
     if not isinstance(model, str) or not model.strip():
-        raise TypeError(f"model must be a non-empty str, got {model!r}")
+        raise InputTypeError(f"model must be a non-empty str, got {model!r}")
     return model.strip()
 
 
@@ -217,16 +218,19 @@ def load_price_overrides(path: str | os.PathLike[str]) -> dict[str, ModelPrice]:
     """
     file = Path(path)
     with file.open("rb") as handle:
-        data = tomllib.load(handle)
+        try:
+            data = tomllib.load(handle)
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:  # the message as before
+            raise InputValueError(str(exc)) from exc
     models = data.get("models")
     if not isinstance(models, Mapping) or not models:
-        raise ValueError(f'{file}: expected [models."NAME"] tables with prices, found none')
+        raise InputValueError(f'{file}: expected [models."NAME"] tables with prices, found none')
     result: dict[str, ModelPrice] = {}
     for name, entry in models.items():
         if not isinstance(entry, Mapping) or {"input_price_per_m", "output_price_per_m"} - set(
             entry
         ):
-            raise ValueError(
+            raise InputValueError(
                 f"{file}: models.{name!r} must set input_price_per_m and output_price_per_m, "
                 f"got {entry!r}"
             )
@@ -248,7 +252,7 @@ def _check_overrides(overrides: Any) -> Mapping[str, ModelPrice]:
     if not isinstance(overrides, Mapping) or not all(
         isinstance(v, ModelPrice) for v in overrides.values()
     ):
-        raise TypeError(
+        raise InputTypeError(
             "overrides must be a TOML path or a mapping of name -> ModelPrice "
             f"(from load_price_overrides), got {type(overrides).__name__}"
         )

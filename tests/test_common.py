@@ -173,7 +173,6 @@ SCORERS: list[Scorer] = [
         identity=_end_to_end(FIB, CODE, 0.0),
         wrong_type=(_end_to_end(42, CODE), "predicted_ir"),
         known_issues={
-            "wrong_type": "the error names 'predicted', the parameter is 'predicted_ir'",
             "numpydoc": "no Parameters section: it points to end_to_end_breakdown",
         },
     ),
@@ -263,6 +262,9 @@ NOT_SCORERS = {
     "CodeQualityOptions": "options",
     "IR": "data model",
     "IRParseError": "exception",
+    "InputTypeError": "exception",
+    "InputValueError": "exception",
+    "LiftMetricsError": "exception",
     "ProviderRoute": "enum",
     "code_quality_breakdown": "breakdown of code_quality (its .score is code_quality)",
     "constraint_satisfied": "bool",

@@ -9,6 +9,7 @@ from typing import Any
 
 from lift_metrics.code._lint import lint_paths
 from lift_metrics.code._static import StaticAnalysis, analyze_code, python_files
+from lift_metrics.errors import InputValueError
 
 _ROWS: tuple[tuple[str, str], ...] = (
     ("sloc", "SLOC"),
@@ -77,7 +78,7 @@ def _run(args: argparse.Namespace) -> int:
         try:
             source = file.read_text(encoding="utf-8")
             results.append(analyze_code(source, framework_prefixes=prefixes, path=str(file)))
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (InputValueError, UnicodeDecodeError) as exc:  # a bug keeps its traceback
             errors.append(f"{file}: {exc}")
     lint = {} if args.no_lint else lint_paths(result.path or "" for result in results)
     records = []

@@ -11,6 +11,7 @@ from lift_metrics.code._extract import complete_with_prompt, extract_code, is_pr
 from lift_metrics.code._features import check_code
 from lift_metrics.code._stub import placeholder_kind
 from lift_metrics.code._tests import check_entry_point
+from lift_metrics.errors import InputTypeError
 
 _PLACEHOLDERS = (
     # {code}, {...}, {your code}; not a dict or set literal ({'a': 1}, {1, 2}, {k: v ...})
@@ -166,7 +167,7 @@ def degenerate_kind(
         check_code("prompt", prompt)
     entry = check_entry_point(entry_point)
     if function is not None and not isinstance(function, bool):
-        raise TypeError(f"function must be True, False or None, got {function!r}")
+        raise InputTypeError(f"function must be True, False or None, got {function!r}")
     wants_function = (entry is not None or bool(prompt)) if function is None else function
     stripped = text.strip()
     if not stripped:

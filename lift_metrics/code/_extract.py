@@ -9,6 +9,7 @@ import re
 
 from lift_metrics import _pyast as pyast
 from lift_metrics.code._features import MAX_CODE_CHARS, check_code
+from lift_metrics.errors import InputTypeError
 
 _FENCE = re.compile(
     r"^[ \t]*(?P<mark>```+|~~~+)[ \t]*(?P<lang>[\w+.-]*)[^\n]*\n(?P<body>.*?)"
@@ -186,7 +187,7 @@ def extract_code(text: str, *, entry_point: str | None = None) -> str:
     """
     check_code("text", text)
     if entry_point is not None and not isinstance(entry_point, str):
-        raise TypeError(f"entry_point must be a str or None, got {type(entry_point).__name__}")
+        raise InputTypeError(f"entry_point must be a str or None, got {type(entry_point).__name__}")
     blocks = _fenced_blocks(text) if ("```" in text or "~~~" in text) else []
     if blocks:
         return _pick_block(blocks, entry_point)

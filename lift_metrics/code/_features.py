@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lift_metrics import _pyast as pyast
+from lift_metrics.errors import InputTypeError
 
 MAX_CODE_CHARS = 1_000_000
 """Code longer than this is not parsed (it scores 0 on syntax): it bounds parser time and memory."""
@@ -46,7 +47,9 @@ class CodeFeatures:
 def check_code(name: str, value: Any) -> str:
     """Reject non-str code with a TypeError naming the parameter."""
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be a str of Python source code, got {type(value).__name__}")
+        raise InputTypeError(
+            f"{name} must be a str of Python source code, got {type(value).__name__}"
+        )
     return value
 
 

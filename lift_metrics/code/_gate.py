@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from lift_metrics.errors import InputTypeError
+
 if TYPE_CHECKING:  # pragma: no cover
     pass
 
@@ -35,7 +37,7 @@ def check_wrong_answer_gate(value: Any) -> bool:
     True
     """
     if not isinstance(value, bool):
-        raise TypeError(f"wrong_answer_gate must be True or False, got {value!r}")
+        raise InputTypeError(f"wrong_answer_gate must be True or False, got {value!r}")
     return value
 
 

@@ -13,6 +13,7 @@ from lift_metrics.code._stub import check_stub_cap
 from lift_metrics.code._tests import (
     check_timeout,
 )
+from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.similarity import check_similarity_floor
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -177,7 +178,7 @@ def code_quality_options(
     }
     if isinstance(profile, CodeQualityOptions):
         if weighted:
-            raise ValueError(
+            raise InputValueError(
                 f"give {name} as CodeQualityOptions or the options {sorted(weighted)}, not both"
             )
         if timeout is None:
@@ -187,7 +188,7 @@ def code_quality_options(
         profile = "custom" if weighted else "validated"
     if profile == "validated":
         if weighted:
-            raise ValueError(
+            raise InputValueError(
                 f"{name}='validated' is not a weighted sum; it takes none of {sorted(weighted)} "
                 "(use profile='seed' with them, or leave them out)"
             )
@@ -206,16 +207,16 @@ def code_quality_options(
     from lift_metrics.validation import CalibrationProfile
 
     if not isinstance(profile, str | os.PathLike | CalibrationProfile):
-        raise TypeError(
+        raise InputTypeError(
             f"{name} must be one of {PROFILES}, a profile file, a CalibrationProfile or "
             f"CodeQualityOptions, got {type(profile).__name__}"
         )
     if isinstance(profile, str) and profile not in PROFILES and not os.path.exists(profile):
-        raise ValueError(
+        raise InputValueError(
             f"{name} must be one of {PROFILES} or the path of a profile file, got {profile!r}"
         )
     if weighted:
-        raise ValueError(
+        raise InputValueError(
             f"give {name} or the weighted-sum options {sorted(weighted)}, not both: the "
             f"profile sets them; got {name}={profile!r}"
         )

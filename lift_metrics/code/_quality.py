@@ -21,6 +21,7 @@ from lift_metrics.code._tests import (
     normalize_tests,
     resolve_sandbox,
 )
+from lift_metrics.errors import InputTypeError
 from lift_metrics.similarity import (
     Embedder,
 )
@@ -93,7 +94,9 @@ def code_quality_breakdown(
         timeout_s=timeout_s,
     )
     if embedder is not None and not callable(getattr(embedder, "embed", None)):
-        raise TypeError(f"embedder must have an embed(texts) method, got {type(embedder).__name__}")
+        raise InputTypeError(
+            f"embedder must have an embed(texts) method, got {type(embedder).__name__}"
+        )
     if sandbox is not None:
         sandbox = resolve_sandbox(sandbox)
     return score_code(

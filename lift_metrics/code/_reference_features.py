@@ -18,6 +18,7 @@ import numpy as np
 
 from lift_metrics import _pyast as pyast
 from lift_metrics.code._features import MAX_CODE_CHARS, check_code
+from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.similarity import Embedder, resolve_embedder, sequence_similarity
 
 REFERENCE_FEATURES: tuple[str, ...] = (
@@ -313,7 +314,7 @@ def _cosines(
     texts = list(dict.fromkeys(t for i in pending for t in (predicted[i], expected[i])))
     rows = np.asarray(resolve_embedder(embedder).embed(texts), dtype=np.float64)
     if rows.ndim != 2 or rows.shape[0] != len(texts):
-        raise ValueError(f"embedder returned shape {rows.shape} for {len(texts)} texts")
+        raise InputValueError(f"embedder returned shape {rows.shape} for {len(texts)} texts")
     index = {text: k for k, text in enumerate(texts)}
     for i in pending:
         a = rows[index[predicted[i]]]
@@ -325,11 +326,11 @@ def _cosines(
 
 def _check_pairs(predicted: Any, expected: Any) -> tuple[list[str], list[str]]:
     if isinstance(predicted, str) or not isinstance(predicted, Sequence):
-        raise TypeError(f"predicted must be a sequence of str, got {type(predicted).__name__}")
+        raise InputTypeError(f"predicted must be a sequence of str, got {type(predicted).__name__}")
     if isinstance(expected, str) or not isinstance(expected, Sequence):
-        raise TypeError(f"expected must be a sequence of str, got {type(expected).__name__}")
+        raise InputTypeError(f"expected must be a sequence of str, got {type(expected).__name__}")
     if len(predicted) != len(expected):
-        raise ValueError(
+        raise InputValueError(
             f"predicted and expected must have the same length, got {len(predicted)} "
             f"and {len(expected)}"
         )

@@ -13,6 +13,7 @@ from lift_metrics.code._reference import (
 from lift_metrics.code._reference_features import (
     REFERENCE_FEATURES,
 )
+from lift_metrics.errors import InputValueError
 
 
 def fit_reference_model(
@@ -76,18 +77,18 @@ def fit_reference_model(
     names = list(features)
     unknown = [name for name in names if name not in REFERENCE_FEATURES]
     if unknown or not names:
-        raise ValueError(
+        raise InputValueError(
             f"features must be a non-empty subset of {REFERENCE_FEATURES}, got {names}"
         )
     x_all = np.asarray(matrix, dtype=np.float64)
     y = np.asarray(grades, dtype=np.float64) / float(grade_max)
     if x_all.ndim != 2 or x_all.shape[1] != len(REFERENCE_FEATURES) or len(y) != len(x_all):
-        raise ValueError(
+        raise InputValueError(
             f"matrix must have shape (n, {len(REFERENCE_FEATURES)}) with one grade per row, "
             f"got {x_all.shape} and {len(y)} grades"
         )
     if knots < 2:
-        raise ValueError(f"knots must be >= 2, got {knots}")
+        raise InputValueError(f"knots must be >= 2, got {knots}")
     x = x_all[:, [REFERENCE_FEATURES.index(name) for name in names]]
     mean = x.mean(axis=0)
     std = x.std(axis=0)
@@ -193,7 +194,9 @@ def grouped_bootstrap_interval(
     from scipy import stats
 
     if statistic not in ("pearson", "spearman", "kendall"):
-        raise ValueError(f"statistic must be 'pearson', 'spearman' or 'kendall', got {statistic!r}")
+        raise InputValueError(
+            f"statistic must be 'pearson', 'spearman' or 'kendall', got {statistic!r}"
+        )
     x = np.asarray(scores, dtype=np.float64)
     y = np.asarray(grades, dtype=np.float64)
     labels = np.asarray(list(groups))

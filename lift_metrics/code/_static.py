@@ -12,6 +12,7 @@ from typing import Any
 
 from lift_metrics import _pyast as pyast
 from lift_metrics.code._features import MAX_CODE_CHARS
+from lift_metrics.errors import InputTypeError, InputValueError
 
 _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist"})
 
@@ -101,14 +102,14 @@ def _check_prefixes(framework_prefixes: Any) -> tuple[str, ...]:
     if isinstance(framework_prefixes, str):
         return (framework_prefixes,)
     if not isinstance(framework_prefixes, Iterable):
-        raise TypeError(
+        raise InputTypeError(
             "framework_prefixes must be a str or a sequence of module names, "
             f"got {type(framework_prefixes).__name__}"
         )
     prefixes = tuple(framework_prefixes)
     for prefix in prefixes:
         if not isinstance(prefix, str) or not prefix:
-            raise TypeError(f"framework_prefixes must hold non-empty str, got {prefix!r}")
+            raise InputTypeError(f"framework_prefixes must hold non-empty str, got {prefix!r}")
     return prefixes
 
 
@@ -164,15 +165,15 @@ def analyze_code(
     ('A', 'A')
     """
     if not isinstance(source, str):
-        raise TypeError(f"source must be a str, got {type(source).__name__}")
+        raise InputTypeError(f"source must be a str, got {type(source).__name__}")
     prefixes = _check_prefixes(framework_prefixes)
     where = "" if path is None else f" ({path})"
     if len(source) > MAX_CODE_CHARS:
-        raise ValueError(f"source{where} is over the {MAX_CODE_CHARS:,}-character limit")
+        raise InputValueError(f"source{where} is over the {MAX_CODE_CHARS:,}-character limit")
     try:
         tree = pyast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        raise ValueError(f"source{where} does not parse: {exc}") from exc
+        raise InputValueError(f"source{where} does not parse: {exc}") from exc
 
     from radon.complexity import cc_rank, cc_visit
     from radon.metrics import h_visit, mi_visit
@@ -281,6 +282,6 @@ def analyze_path(
         try:
             source = file.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
-            raise ValueError(f"{file} is not UTF-8 text: {exc}") from exc
+            raise InputValueError(f"{file} is not UTF-8 text: {exc}") from exc
         results.append(analyze_code(source, framework_prefixes=framework_prefixes, path=str(file)))
     return results

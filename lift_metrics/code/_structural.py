@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from lift_metrics.code._features import check_code, code_features
+from lift_metrics.errors import InputValueError
 from lift_metrics.similarity import sequence_similarity
 
 
@@ -57,7 +58,9 @@ def structural_similarity(predicted: str, expected: str) -> float:
     check_code("expected", expected)
     reference = code_features(expected)
     if not reference.parses:
-        raise ValueError(f"expected must be valid Python, but it does not parse: {reference.error}")
+        raise InputValueError(
+            f"expected must be valid Python, but it does not parse: {reference.error}"
+        )
     candidate = code_features(predicted)
     if not candidate.parses:
         return 0.0

@@ -10,6 +10,7 @@ from lift_metrics import _pyast as pyast
 from lift_metrics._checks import check_real
 from lift_metrics.code._features import MAX_CODE_CHARS, check_code
 from lift_metrics.code._tests import check_entry_point
+from lift_metrics.errors import InputValueError
 
 _CACHED_CODE_CHARS = 100_000  # as in _features: longer code is analysed but not cached
 
@@ -40,7 +41,7 @@ def check_stub_cap(value: Any) -> float | None:
         return None
     cap = check_real("stub_cap", value)
     if not 0.0 <= cap <= 1.0:
-        raise ValueError(f"stub_cap must be None or a number in [0, 1], got {value!r}")
+        raise InputValueError(f"stub_cap must be None or a number in [0, 1], got {value!r}")
     return cap
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from lift_metrics.code._features import CodeFeatures, check_code, code_features
+from lift_metrics.errors import InputValueError
 
 
 def _jaccard(left: frozenset[str], right: frozenset[str]) -> float:
@@ -16,7 +17,9 @@ def style_parts(predicted: str, expected: str) -> tuple[float, float, float, Cod
     """(import score, naming score, docstring score, predicted features); inputs validated."""
     reference = code_features(expected)
     if not reference.parses:
-        raise ValueError(f"expected must be valid Python, but it does not parse: {reference.error}")
+        raise InputValueError(
+            f"expected must be valid Python, but it does not parse: {reference.error}"
+        )
     candidate = code_features(predicted)
     if not candidate.parses:
         return 0.0, 0.0, 0.0, candidate

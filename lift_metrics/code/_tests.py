@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from lift_metrics._checks import check_positive
 from lift_metrics.code._extract import complete_with_prompt, extract_code
 from lift_metrics.code._features import check_code, code_features
+from lift_metrics.errors import InputTypeError, InputValueError
 
 if TYPE_CHECKING:  # pragma: no cover
     from lift_metrics.sandbox import ExecutionResult
@@ -76,25 +77,25 @@ def normalize_tests(tests: Any) -> NormalizedTests:
     if isinstance(tests, str):
         return NormalizedTests(script=tests) if tests.strip() else NormalizedTests()
     if isinstance(tests, bytes | Mapping) or not isinstance(tests, Sequence):
-        raise TypeError(
+        raise InputTypeError(
             "tests must be a list of (inputs_dict, expected_output) pairs or an assertion "
             f"script (str), got {type(tests).__name__}"
         )
     cases: list[tuple[dict[str, Any], Any]] = []
     for index, case in enumerate(tests):
         if isinstance(case, str | bytes) or not isinstance(case, Sequence) or len(case) != 2:
-            raise TypeError(
+            raise InputTypeError(
                 f"tests[{index}] must be an (inputs_dict, expected_output) pair, got {case!r:.80}"
             )
         inputs, expected = case
         if not isinstance(inputs, Mapping):
-            raise TypeError(
+            raise InputTypeError(
                 f"tests[{index}][0] must be a dict of keyword arguments, "
                 f"got {type(inputs).__name__}"
             )
         for key in inputs:
             if not isinstance(key, str) or not key.isidentifier():
-                raise ValueError(
+                raise InputValueError(
                     f"tests[{index}][0] keys must be argument names (identifiers), got {key!r}"
                 )
         cases.append((dict(inputs), expected))
@@ -128,9 +129,9 @@ def check_entry_point(entry_point: Any) -> str | None:
     if entry_point is None:
         return None
     if not isinstance(entry_point, str):
-        raise TypeError(f"entry_point must be a str or None, got {type(entry_point).__name__}")
+        raise InputTypeError(f"entry_point must be a str or None, got {type(entry_point).__name__}")
     if not entry_point.isidentifier() or keyword.iskeyword(entry_point):
-        raise ValueError(f"entry_point must be a Python identifier, got {entry_point!r}")
+        raise InputValueError(f"entry_point must be a Python identifier, got {entry_point!r}")
     return entry_point
 
 
@@ -146,7 +147,7 @@ def resolve_sandbox(sandbox: Any) -> SandboxLike:
 
         return get_default_sandbox()
     if not callable(getattr(sandbox, "run_tests", None)):
-        raise TypeError(
+        raise InputTypeError(
             f"sandbox must have a run_tests(code, tests, ...) method (lift_metrics.sandbox."
             f"Sandbox), got {type(sandbox).__name__}"
         )
@@ -288,7 +289,7 @@ def test_pass_rate(
         check_code("prompt", prompt)
     normalized = normalize_tests(tests)
     if normalized.count == 0:
-        raise ValueError(
+        raise InputValueError(
             "tests is empty: a pass rate needs at least one test (no tests is absent "
             f"evidence, never a pass), got {tests!r:.40}"
         )

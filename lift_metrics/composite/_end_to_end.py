@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lift_metrics._checks import check_non_negative, check_positive, normalize_weights
+from lift_metrics.errors import InputTypeError, InputValueError
 
 if TYPE_CHECKING:
     import os
@@ -143,7 +144,7 @@ def _combine(
     if "latency" not in components:
         rest = w["ir"] + w["code"]
         if rest <= 0:
-            raise ValueError(
+            raise InputValueError(
                 f"weights for 'ir' and 'code' must not both be 0 when latency_ms is None, got {w}"
             )
         w = {"ir": w["ir"] / rest, "code": w["code"] / rest}
@@ -306,7 +307,7 @@ def end_to_end_breakdown(
     >>> round(result.score, 4) == round(0.4 + 0.5 * result.components["code"] + 0.1, 4)
     True
     """
-    from lift_metrics.ir import ir_quality_breakdown
+    from lift_metrics.ir import IR, ir_quality_breakdown
 
     latency = (
         None if latency_ms is None else check_non_negative("latency_ms", latency_ms, allow_inf=True)
@@ -322,6 +323,11 @@ def end_to_end_breakdown(
         name="code_profile",
         weights_name="code_weights",
     )
+    for name, value in (("predicted_ir", predicted_ir), ("expected_ir", expected_ir)):
+        if not isinstance(value, IR | Mapping | str | bytes):  # named here, not as ir_quality's
+            raise InputTypeError(
+                f"{name} must be an IR, a mapping or a JSON string, got {type(value).__name__}"
+            )
     ir = ir_quality_breakdown(predicted_ir, expected_ir, weights=ir_weights, embedder=embedder)
     code = code_quality_breakdown(
         predicted_code,

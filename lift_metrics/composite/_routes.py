@@ -23,6 +23,7 @@ from lift_metrics._checks import (
     check_unit_interval,
     normalize_weights,
 )
+from lift_metrics.errors import InputTypeError, InputValueError
 
 __all__ = [
     "DEFAULT_GPU_PRICES_PER_SECOND",
@@ -69,7 +70,7 @@ def _check_route(name: str, route: Any) -> ProviderRoute:
         return ProviderRoute(route)
     except ValueError:
         allowed = tuple(r.value for r in ProviderRoute)
-        raise ValueError(f"{name} must be one of {allowed}, got {route!r}") from None
+        raise InputValueError(f"{name} must be one of {allowed}, got {route!r}") from None
 
 
 def route_cost(
@@ -138,7 +139,7 @@ def route_cost(
         DEFAULT_GPU_PRICES_PER_SECOND if gpu_prices_per_second is None else gpu_prices_per_second
     )
     if gpu_type not in prices:
-        raise ValueError(f"gpu_type must be one of {sorted(prices)}, got {gpu_type!r}")
+        raise InputValueError(f"gpu_type must be one of {sorted(prices)}, got {gpu_type!r}")
     per_second = check_non_negative(f"gpu_prices_per_second[{gpu_type!r}]", prices[gpu_type])
     return duration / 1000.0 * per_second
 
@@ -195,11 +196,11 @@ def route_quality(
     """
     _check_route("route", route)
     if not isinstance(task_type, str):
-        raise TypeError(f"task_type must be a str, got {type(task_type).__name__}")
+        raise InputTypeError(f"task_type must be a str, got {type(task_type).__name__}")
     if not isinstance(metrics, Mapping):
-        raise TypeError(f"metrics must be a mapping, got {type(metrics).__name__}")
+        raise InputTypeError(f"metrics must be a mapping, got {type(metrics).__name__}")
     if set(metrics) != set(_METRIC_KEYS):
-        raise ValueError(
+        raise InputValueError(
             f"metrics must have exactly the keys {list(_METRIC_KEYS)}, "
             f"got {sorted(map(str, metrics))}"
         )
@@ -292,11 +293,11 @@ def suggest_route_migration(
     """
     current = _check_route("current_route", current_route)
     if not isinstance(task_metrics, Mapping):
-        raise TypeError(f"task_metrics must be a mapping, got {type(task_metrics).__name__}")
+        raise InputTypeError(f"task_metrics must be a mapping, got {type(task_metrics).__name__}")
     unknown = set(task_metrics) - set(_TASK_METRIC_KEYS)
     missing = {"quality", "cost_usd", "latency_ms"} - set(task_metrics)
     if unknown or missing:
-        raise ValueError(
+        raise InputValueError(
             "task_metrics must have the keys ['cost_usd', 'latency_ms', 'quality'] "
             f"and optionally 'requires_schema', got {sorted(map(str, task_metrics))}"
         )
@@ -307,7 +308,9 @@ def suggest_route_migration(
     )
     requires_schema = task_metrics.get("requires_schema", False)
     if not isinstance(requires_schema, bool):
-        raise TypeError(f"task_metrics['requires_schema'] must be a bool, got {requires_schema!r}")
+        raise InputTypeError(
+            f"task_metrics['requires_schema'] must be a bool, got {requires_schema!r}"
+        )
     floor = check_unit_interval("quality_floor", quality_floor)
     cost_ceiling = check_non_negative("cost_ceiling_usd", cost_ceiling_usd)
     latency_ceiling = check_non_negative("latency_ceiling_ms", latency_ceiling_ms)

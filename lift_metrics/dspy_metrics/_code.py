@@ -12,6 +12,7 @@ from lift_metrics._checks import (
     check_positive,
 )
 from lift_metrics.code import DEFAULT_CODE_QUALITY_WEIGHTS, score_code
+from lift_metrics.errors import InputTypeError
 
 if TYPE_CHECKING:
     from lift_metrics.code import CodeQualityOptions
@@ -102,7 +103,9 @@ class _CodePart:
         self._code_options = types.MappingProxyType(options.metric_options())
         self.embedder = _check_embedder(embedder)
         if sandbox is not None and not callable(getattr(sandbox, "run_tests", None)):
-            raise TypeError(f"sandbox must have a run_tests method, got {type(sandbox).__name__}")
+            raise InputTypeError(
+                f"sandbox must have a run_tests method, got {type(sandbox).__name__}"
+            )
         self.sandbox = sandbox
 
     def _failing_code_ceiling(self) -> float:

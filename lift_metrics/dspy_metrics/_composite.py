@@ -21,6 +21,7 @@ from lift_metrics.composite import (
     aggregate_breakdown,
     end_to_end_from_parts,
 )
+from lift_metrics.errors import InputValueError
 from lift_metrics.ir import (
     IRQualityBreakdown,
 )
@@ -148,7 +149,7 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         self.target_ms = check_positive("target_ms", target_ms)
         self.weights = normalize_weights("weights", weights, DEFAULT_E2E_WEIGHTS)
         if self.latency_field is None and self.weights["ir"] + self.weights["code"] <= 0:
-            raise ValueError(
+            raise InputValueError(
                 f"weights for 'ir' and 'code' must not both be 0 without latency, got {weights}"
             )
         #: an IR weight of 0: a program without an IR (no IR read from example or prediction)
@@ -290,7 +291,9 @@ class Aggregate(EndToEnd):
         trace_returns: TraceReturns = "bool",
     ) -> None:
         if latency_field is None:
-            raise ValueError("latency_field must name a prediction field for Aggregate, got None")
+            raise InputValueError(
+                "latency_field must name a prediction field for Aggregate, got None"
+            )
         super().__init__(
             expected_ir_field=expected_ir_field,
             ir_field=ir_field,

@@ -6,10 +6,12 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from lift_metrics.errors import InputTypeError, InputValueError
+
 _MISSING = object()
 
 
-class _ExampleError(ValueError):
+class _ExampleError(InputValueError):
     """The example (the reference side) cannot be used: a caller's mistake, raised."""
 
 
@@ -31,13 +33,15 @@ def _check_field(name: str, value: Any, *, optional: bool = False) -> str | None
         return None
     if not isinstance(value, str) or not value.isidentifier():
         allowed = "a Python identifier" + (" or None" if optional else "")
-        raise ValueError(f"{name} must be {allowed} naming a field, got {value!r}")
+        raise InputValueError(f"{name} must be {allowed} naming a field, got {value!r}")
     return value
 
 
 def _check_embedder(embedder: Any) -> Any:
     if embedder is not None and not callable(getattr(embedder, "embed", None)):
-        raise TypeError(f"embedder must have an embed(texts) method, got {type(embedder).__name__}")
+        raise InputTypeError(
+            f"embedder must have an embed(texts) method, got {type(embedder).__name__}"
+        )
     return embedder
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from lift_metrics._checks import (
     normalize_weights,
 )
+from lift_metrics.errors import InputValueError
 
 if TYPE_CHECKING:
     from lift_metrics.validation import CalibrationProfile
@@ -51,7 +52,7 @@ def _weights_and_options(
         attribute = "ir_weights" if metric == "ir_quality" else "code_weights"
         return normalize_weights(attribute, weights, defaults), types.MappingProxyType({}), None
     if weights is not None:
-        raise ValueError(
+        raise InputValueError(
             f"give {weights_name} or {profile_name}, not both: the profile's weights replace "
             f"{weights_name}; got {weights_name}={weights!r} and {profile_name}={profile!r}"
         )
@@ -60,7 +61,7 @@ def _weights_and_options(
     fitted = options.pop("weights")
     unknown = sorted(set(options) - set(_PROFILE_OPTIONS[metric]))
     if unknown:
-        raise ValueError(
+        raise InputValueError(
             f"{profile_name} must be a profile for {metric!r}, got one that sets {unknown}, "
             f"which {metric} does not take"
         )

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from lift_metrics._checks import (
     check_positive,
 )
+from lift_metrics.errors import InputTypeError
 
 if TYPE_CHECKING:
     from lift_metrics.sandbox import Sandbox
@@ -105,7 +106,9 @@ class TestPassRate(_CodePart, _Metric):
         self.code_field = _check_field("code_field", code_field)
         self.timeout_s = None if timeout_s is None else check_positive("timeout_s", timeout_s)
         if sandbox is not None and not callable(getattr(sandbox, "run_tests", None)):
-            raise TypeError(f"sandbox must have a run_tests method, got {type(sandbox).__name__}")
+            raise InputTypeError(
+                f"sandbox must have a run_tests method, got {type(sandbox).__name__}"
+            )
         self.sandbox = sandbox
         self._part_fields = {"tests": str(self.code_field)}
 

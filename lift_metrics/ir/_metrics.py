@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import TypeAdapter
 
 from lift_metrics._checks import normalize_weights
+from lift_metrics.errors import InputTypeError
 from lift_metrics.ir._model import (
     IMPURE_EFFECTS,
     IR,
@@ -62,7 +63,9 @@ def _as_ir(name: str, value: Any) -> IR:
         return value
     if isinstance(value, Mapping | str | bytes):
         return parse_ir(value)
-    raise TypeError(f"{name} must be an IR, a mapping or a JSON string, got {type(value).__name__}")
+    raise InputTypeError(
+        f"{name} must be an IR, a mapping or a JSON string, got {type(value).__name__}"
+    )
 
 
 @functools.cache
@@ -142,7 +145,7 @@ def constraint_satisfied(predicted: IR, constraint: Constraint | Mapping[str, An
         return len(kinds) <= constraint.limit
     if isinstance(constraint, PureConstraint):
         return not any(kind in IMPURE_EFFECTS for kind in kinds)
-    raise TypeError(f"constraint must be an IR constraint, got {type(constraint).__name__}")
+    raise InputTypeError(f"constraint must be an IR constraint, got {type(constraint).__name__}")
 
 
 def intent_match(

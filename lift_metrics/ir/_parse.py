@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.ir._model import IR
 
 __all__ = ["IRParseError", "parse_ir"]
@@ -30,7 +31,7 @@ _EFFECT_ALIASES = {
 }
 
 
-class IRParseError(ValueError):
+class IRParseError(InputValueError):
     """Raised by :func:`parse_ir` when text or data cannot be turned into an IR.
 
     The message says what was wrong (no JSON found, or which fields failed validation) and
@@ -189,7 +190,7 @@ def parse_ir(source: IR | Mapping[str, Any] | str | bytes) -> IR:
     elif isinstance(source, Mapping):
         candidates = [source]
     else:
-        raise TypeError(
+        raise InputTypeError(
             f"parse_ir expects an IR, a mapping or a string, got {type(source).__name__}"
         )
     errors: list[ValidationError] = []

@@ -15,6 +15,8 @@ import contextvars
 import threading
 from collections.abc import Callable, Iterator
 
+from lift_metrics.errors import InputTypeError
+
 __all__ = [
     "GenerationCancelledError",
     "cancel_checker",
@@ -55,7 +57,7 @@ def cancel_scope(event: threading.Event) -> Iterator[threading.Event]:
     (False, True, False)
     """
     if not isinstance(event, threading.Event):
-        raise TypeError(f"event must be a threading.Event, got {type(event).__name__}")
+        raise InputTypeError(f"event must be a threading.Event, got {type(event).__name__}")
     token = _SCOPE.set(event)
     try:
         yield event

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 from lift_metrics._checks import check_int
+from lift_metrics.errors import InputTypeError
 from lift_metrics.lm import _generation  # called as _generation._generate: wrappable there
 from lift_metrics.lm._generation import _request_body, _response
 from lift_metrics.lm._model import _fingerprint, check_gguf
@@ -220,7 +221,7 @@ class AsyncLocalEngine:
 
     def __init__(self, sync: LocalEngine) -> None:
         if not isinstance(sync, LocalEngine):
-            raise TypeError(f"sync must be a LocalEngine, got {type(sync).__name__}")
+            raise InputTypeError(f"sync must be a LocalEngine, got {type(sync).__name__}")
         self.sync = sync
 
     def __repr__(self) -> str:

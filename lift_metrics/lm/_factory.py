@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from lift_metrics._checks import check_int, check_non_negative
+from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.lm._engine import DEFAULT_N_CTX, AsyncLocalEngine, LocalEngine
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
@@ -94,13 +95,13 @@ def local_lm(
     engine = LocalEngine(model_path, n_ctx=n_ctx, n_threads=n_threads, n_parallel=n_parallel)
     temperature = check_non_negative("temperature", temperature)
     if temperature > 2.0:
-        raise ValueError(f"temperature must be in [0, 2], got {temperature}")
+        raise InputValueError(f"temperature must be in [0, 2], got {temperature}")
     max_tokens = check_int("max_tokens", max_tokens, minimum=1)
     if max_tokens > engine.n_ctx:
-        raise ValueError(f"max_tokens must be <= n_ctx ({engine.n_ctx}), got {max_tokens}")
+        raise InputValueError(f"max_tokens must be <= n_ctx ({engine.n_ctx}), got {max_tokens}")
     seed = check_int("seed", seed, minimum=0)
     if not isinstance(cache, bool):
-        raise TypeError(f"cache must be True or False, got {type(cache).__name__} {cache!r}")
+        raise InputTypeError(f"cache must be True or False, got {type(cache).__name__} {cache!r}")
     from lift_metrics.lm._dspy_lm import LocalLM
 
     return LocalLM(
@@ -199,7 +200,7 @@ def resolve_lm(
     >>> resolve_lm("gpt4")
     Traceback (most recent call last):
     ...
-    ValueError: spec must be 'local', a path to a .gguf file or a DSPy model string ... 'gpt4'
+    lift_metrics.errors.InputValueError: spec must be 'local', a path to a .gguf file ... 'gpt4'
     """
     options: dict[str, Any] = {}
     if isinstance(spec, Mapping):
@@ -210,16 +211,16 @@ def resolve_lm(
 
         if isinstance(spec, BaseLM):
             if options or api_base is not None or api_key is not None:
-                raise ValueError("api_base/api_key/options cannot be applied to an LM object")
+                raise InputValueError("api_base/api_key/options cannot be applied to an LM object")
             return spec
-        raise TypeError(
+        raise InputTypeError(
             f"spec must be None, 'local', a .gguf path, a model string, a mapping or a "
             f"dspy.LM, got {type(spec).__name__}"
         )
     text = None if spec is None else os.fspath(spec)
     is_local = text is None or text == "local" or text.lower().endswith(".gguf")
     if not is_local and isinstance(spec, os.PathLike):
-        raise ValueError(f"a model path must end in .gguf, got {text!r}")
+        raise InputValueError(f"a model path must end in .gguf, got {text!r}")
     api_base = options.pop("api_base", api_base)
     api_key = options.pop("api_key", api_key)
     cache = options.pop("cache", cache)
@@ -227,10 +228,12 @@ def resolve_lm(
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         kind = "the local LM" if is_local else f"{text!r}"
-        raise ValueError(f"unknown LM option(s) {unknown} for {kind}; allowed: {sorted(allowed)}")
+        raise InputValueError(
+            f"unknown LM option(s) {unknown} for {kind}; allowed: {sorted(allowed)}"
+        )
     if is_local or text is None:
         if api_base is not None or api_key is not None:
-            raise ValueError(
+            raise InputValueError(
                 "api_base/api_key apply to a remote model string, not to the local LM "
                 f"({text or 'local'!r})"
             )
@@ -238,23 +241,23 @@ def resolve_lm(
         return local_lm(path, cache=cache, **options)
     match = _MODEL_STRING.match(text)
     if match is None:
-        raise ValueError(
+        raise InputValueError(
             "spec must be 'local', a path to a .gguf file or a DSPy model string "
             f"'provider/model' (e.g. 'openai/gpt-4o-mini'), got {text!r}"
         )
     provider = match["provider"]
     if not _known_provider(provider):
-        raise ValueError(
+        raise InputValueError(
             f"unknown LM provider {provider!r} in {text!r}; use a DSPy/LiteLLM provider such as "
             "'openai', 'anthropic', 'ollama_chat' (for any OpenAI-compatible server: "
             "'openai/NAME' with api_base)"
         )
     if not isinstance(cache, bool):
-        raise TypeError(f"cache must be True or False, got {type(cache).__name__} {cache!r}")
+        raise InputTypeError(f"cache must be True or False, got {type(cache).__name__} {cache!r}")
     for name in ("api_base", "api_key"):
         value = api_base if name == "api_base" else api_key
         if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise ValueError(f"{name} must be a non-empty string, got {value!r}")
+            raise InputValueError(f"{name} must be a non-empty string, got {value!r}")
     from dspy.clients.lm import LM
 
     extra: dict[str, Any] = {}
@@ -262,4 +265,7 @@ def resolve_lm(
         extra["api_base"] = api_base
     if api_key is not None:
         extra["api_key"] = api_key
-    return LM(text, cache=cache, **options, **extra)
+    try:
+        return LM(text, cache=cache, **options, **extra)
+    except (TypeError, ValueError) as exc:  # DSPy refuses an option's value: the message as is
+        raise InputValueError(str(exc)) from exc

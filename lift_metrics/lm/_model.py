@@ -10,6 +10,8 @@ import importlib.util
 import os
 from pathlib import Path
 
+from lift_metrics.errors import InputTypeError, InputValueError
+
 __all__ = ["check_gguf", "default_model_path"]
 
 GGUF_MAGIC = b"GGUF"
@@ -86,7 +88,7 @@ def check_gguf(model_path: str | os.PathLike[str] | None) -> Path:
     if model_path is None:
         model_path = default_model_path()
     if not isinstance(model_path, str | os.PathLike):
-        raise TypeError(
+        raise InputTypeError(
             f"model_path must be a path to a .gguf file or None, got "
             f"{type(model_path).__name__} {model_path!r}"
         )
@@ -94,11 +96,11 @@ def check_gguf(model_path: str | os.PathLike[str] | None) -> Path:
     if not path.exists():
         raise FileNotFoundError(f"model_path {str(path)!r} does not exist")
     if not path.is_file():
-        raise ValueError(f"model_path must be a GGUF file, got a directory: {str(path)!r}")
+        raise InputValueError(f"model_path must be a GGUF file, got a directory: {str(path)!r}")
     with path.open("rb") as handle:
         head = handle.read(8)
     if head[: len(GGUF_MAGIC)] != GGUF_MAGIC:
-        raise ValueError(
+        raise InputValueError(
             f"model_path {str(path)!r} is not a GGUF model file: {_describe_start(head)}, "
             f"not GGUF (a GGUF file starts with the bytes 47 47 55 46, 'GGUF')"
         )

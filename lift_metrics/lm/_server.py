@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from lift_metrics.errors import InputValueError
 from lift_metrics.lm._cancel import GenerationCancelledError, request_shutdown, shutdown_requested
 
 __all__ = ["default_n_threads", "stop_local_servers"]
@@ -166,7 +167,7 @@ def _start_server(path: Path, n_ctx: int, n_threads: int, n_parallel: int) -> An
     try:
         return xllamacpp.Server(params)
     except RuntimeError as exc:
-        raise ValueError(
+        raise InputValueError(
             f"model_path {str(path)!r} starts like a GGUF file but llama.cpp could not load it "
             f"as a model (truncated, corrupt or an unsupported architecture): {exc}"
         ) from exc

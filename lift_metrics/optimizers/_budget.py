@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lift_metrics._checks import check_int, check_positive
+from lift_metrics.errors import InputValueError
 
 __all__ = [
     "Budget",
@@ -290,13 +291,13 @@ def check_budget_prices(budget: Budget, models: Iterable[str]) -> None:
     >>> check_budget_prices(Budget(max_cost_usd=1.0), ["acme/unlisted-model"])
     Traceback (most recent call last):
     ...
-    ValueError: max_cost_usd is set but model 'acme/unlisted-model' has no known price ...
+    lift_metrics.errors.InputValueError: max_cost_usd is set but model 'acme/unlisted-model' ...
     """
     if budget.max_cost_usd is None:
         return
     for model in models:
         if not is_priced(model):
-            raise ValueError(
+            raise InputValueError(
                 f"max_cost_usd is set but model {model!r} has no known price (litellm's price "
                 "table does not list it); cap the run with max_tokens or max_lm_calls instead"
             )

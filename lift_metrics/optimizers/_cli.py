@@ -2,7 +2,7 @@
 
 Handlers only parse arguments, call the library and print. Bad input (unknown optimizer,
 missing config or dataset file, a config key DSPy does not accept, an unreachable LM server,
-a file that is not a GGUF model) raises ``ValueError``/``FileNotFoundError``, which the
+a file that is not a GGUF model) raises ``InputValueError``/``FileNotFoundError``, which the
 dispatcher prints as one line with exit code 2.
 """
 
@@ -12,6 +12,8 @@ import argparse
 import os
 from pathlib import Path
 from typing import Any
+
+from lift_metrics.errors import InputValueError
 
 __all__ = ["register"]
 
@@ -93,12 +95,12 @@ def _optimize(args: argparse.Namespace) -> int:
         if args.mlflow is not True:  # the URI first: importing MLflow takes seconds
             try:
                 args.mlflow = check_tracking_uri(args.mlflow)
-            except ValueError as exc:
-                raise ValueError(f"--mlflow: {exc}") from None
+            except InputValueError as exc:
+                raise InputValueError(f"--mlflow: {exc}") from None
         try:
             require_mlflow()
         except ImportError as exc:
-            raise ValueError(str(exc)) from exc
+            raise InputValueError(str(exc)) from exc
     if args.check:
         preflight(config)
         print(f"{args.config}: OK ({config!r})")
@@ -129,13 +131,13 @@ def _evaluate(args: argparse.Namespace) -> int:
     lm_table = dict(config.lm)
     if args.lm is not None:
         if not args.lm.strip():
-            raise ValueError(
+            raise InputValueError(
                 "--lm must name a model ('local', a .gguf path or a DSPy model string), got ''"
             )
         lm_table = {"model": args.lm}
     if args.api_base is not None:
         if not args.api_base.strip():
-            raise ValueError("--api-base must be a server URL, got ''")
+            raise InputValueError("--api-base must be a server URL, got ''")
         lm_table["api_base"] = args.api_base
     dataset = config.dataset
     if args.dataset:
@@ -143,7 +145,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     split = args.split or dataset.test
     limit = args.limit if args.limit is not None else dataset.test_limit
     if limit is not None and limit < 1:
-        raise ValueError(f"--limit must be a positive integer, got {limit}")
+        raise InputValueError(f"--limit must be a positive integer, got {limit}")
     evaluation = config.evaluation
     changes = {
         key: value
@@ -160,11 +162,11 @@ def _evaluate(args: argparse.Namespace) -> int:
             evaluation = RunConfig.from_mapping(
                 {"optimizer": {"name": "mipro"}, "lm": "local", "evaluation": merged}
             ).evaluation
-        except ValueError as exc:  # name the option, not the config key it overrides
+        except InputValueError as exc:  # name the option, not the config key it overrides
             message = str(exc)
             for key in changes:
                 message = message.replace(f"[evaluation] {key}", "--" + key.replace("_", "-"))
-            raise ValueError(message) from None
+            raise InputValueError(message) from None
     metric_spec = config.metric
     if args.metric:
         metric_spec = dataclasses.replace(metric_spec, name=args.metric, options={})
@@ -252,7 +254,7 @@ def evaluate_split(
     existing_file(dataset_file, "dataset file")
     examples = load_tasks(split, path=dataset_path)
     if not examples:
-        raise ValueError(
+        raise InputValueError(
             f"{dataset_file}: no {split} tasks (no record has split {split!r}); an empty "
             "evaluation is not a result"
         )

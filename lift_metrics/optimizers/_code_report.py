@@ -26,6 +26,7 @@ from typing import Any
 
 from lift_metrics import _pyast as pyast
 from lift_metrics._io import atomic_write_text
+from lift_metrics.errors import InputTypeError
 
 __all__ = [
     "DEGENERATE_KINDS",
@@ -72,7 +73,7 @@ class PassRateMetric:
 
     def __init__(self, *, all_or_nothing: bool = False) -> None:
         if not isinstance(all_or_nothing, bool):
-            raise TypeError(
+            raise InputTypeError(
                 f"all_or_nothing must be True or False, got {type(all_or_nothing).__name__}"
             )
         self.all_or_nothing = all_or_nothing

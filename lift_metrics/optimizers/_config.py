@@ -36,6 +36,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
+from lift_metrics.errors import InputValueError
 from lift_metrics.optimizers._budget import Budget
 from lift_metrics.optimizers._config_checks import (
     _ALIASES,
@@ -293,10 +294,12 @@ class _OptimizerTable(_Table):
     @classmethod
     def _known(cls, value: str | None) -> str:
         if value is None:
-            raise ValueError(f"[optimizer] name is required: one of {', '.join(OPTIMIZERS)}")
+            raise InputValueError(f"[optimizer] name is required: one of {', '.join(OPTIMIZERS)}")
         name = _ALIASES.get(value.lower(), value.lower())
         if name not in OPTIMIZERS:
-            raise ValueError(f"unknown optimizer {value!r}; choose one of {', '.join(OPTIMIZERS)}")
+            raise InputValueError(
+                f"unknown optimizer {value!r}; choose one of {', '.join(OPTIMIZERS)}"
+            )
         return name
 
     @field_validator("init", "compile")
@@ -309,7 +312,7 @@ class _OptimizerTable(_Table):
         assert self.name is not None  # the field validator refused None
         check_optimizer_arguments(self.name, self.init, self.compile)
         if self.instructions == "candidates" and self.name != "mipro":
-            raise ValueError(
+            raise InputValueError(
                 '[optimizer] instructions = "candidates" works with MIPROv2 only; '
                 f"{OPTIMIZERS[self.name]} writes its instructions with the prompt model "
                 "([prompt_lm])"
@@ -330,7 +333,9 @@ class _MetricTable(_Table):
     @model_validator(mode="after")
     def _constructor_arguments(self) -> _MetricTable:
         if self.name not in METRICS:
-            raise ValueError(f"unknown metric {self.name!r}; choose one of {', '.join(METRICS)}")
+            raise InputValueError(
+                f"unknown metric {self.name!r}; choose one of {', '.join(METRICS)}"
+            )
         import lift_metrics.dspy_metrics as dm
 
         cls = getattr(dm, METRICS[self.name])
@@ -341,7 +346,7 @@ class _MetricTable(_Table):
         }
         for key, value in (self.model_extra or {}).items():
             if key not in params:
-                raise ValueError(
+                raise InputValueError(
                     f"[metric] {METRICS[self.name]} does not accept {key!r}; allowed keys: name, "
                     + ", ".join(sorted(params))
                 )
@@ -349,11 +354,11 @@ class _MetricTable(_Table):
                 continue  # weights tables and "none": the constructor validates them below
             problem = _type_problem(_none(value), params[key])
             if problem:
-                raise ValueError(f"[metric] {key} {problem}")
+                raise InputValueError(f"[metric] {key} {problem}")
         try:
             cls(**self.options)  # validates weights and threshold; models load on first use
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"[metric] {exc}") from None
+            raise InputValueError(f"[metric] {exc}") from None
         return self
 
 
@@ -369,7 +374,7 @@ class _DatasetTable(_Table):
     @model_validator(mode="after")
     def _test_split_unseen(self) -> _DatasetTable:
         if self.test in (self.train, self.val):
-            raise ValueError(
+            raise InputValueError(
                 f"[dataset] test split {self.test!r} is also used for optimizing; "
                 "evaluate on a split the optimizer does not see"
             )
@@ -393,7 +398,7 @@ class _EvaluationTable(_Table):
         try:
             return check_confidence_level(value)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"[evaluation] {exc}") from None
+            raise InputValueError(f"[evaluation] {exc}") from None
 
 
 class _BudgetTable(_Table):
@@ -411,7 +416,7 @@ class _BudgetTable(_Table):
         try:
             return Budget(**self.model_dump())
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"[budget]: {exc}") from None
+            raise InputValueError(f"[budget]: {exc}") from None
 
 
 class _ConfigFile(_Table):
@@ -436,23 +441,23 @@ class _ConfigFile(_Table):
         if value is None:
             if key == "prompt_lm":
                 return None
-            raise ValueError(
+            raise InputValueError(
                 '[lm] is missing; add [lm] with model = "local" (or a DSPy model string)'
             )
         if isinstance(value, str):
             value = {"model": value}
         if not isinstance(value, Mapping):
-            raise ValueError(
+            raise InputValueError(
                 f"[{key}] must be a table with a 'model' key, got {type(value).__name__}"
             )
         table = dict(value)
         model = table.setdefault("model", "local")
         if not isinstance(model, str) or not model:
-            raise ValueError(
+            raise InputValueError(
                 f"[{key}] model must be a string ('local', a .gguf path or 'provider/name')"
             )
         if "api_key" in table:
-            raise ValueError(
+            raise InputValueError(
                 f"[{key}] api_key: keep secrets out of config files; set the provider's "
                 "environment variable (OPENAI_API_KEY, ...) instead"
             )
@@ -521,13 +526,15 @@ def _message(error: ErrorDetails) -> str:
 
 def _validate(data: Mapping[str, Any], source: Path | None) -> _ConfigFile:
     if not isinstance(data, Mapping):
-        raise ValueError(f"{_where(source)}a config must be a table, got {type(data).__name__}")
+        raise InputValueError(
+            f"{_where(source)}a config must be a table, got {type(data).__name__}"
+        )
     try:
         return _ConfigFile.model_validate(dict(data))
     except ValidationError as exc:
         # an unknown key is reported first: it is often the cause of a missing value
         errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
-        raise ValueError(_where(source) + _message(errors[0])) from None
+        raise InputValueError(_where(source) + _message(errors[0])) from None
 
 
 def build_metric(spec: MetricSpec) -> Any:
@@ -576,5 +583,5 @@ def load_config(path: str | os.PathLike[str]) -> RunConfig:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{file}: not valid TOML: {exc}") from None
+        raise InputValueError(f"{file}: not valid TOML: {exc}") from None
     return RunConfig.from_mapping(data, source=file)

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lift_metrics._checks import check_int, check_positive, check_real, check_unit_interval
+from lift_metrics.errors import InputTypeError, InputValueError
 
 #: config name -> dspy.teleprompt class name
 OPTIMIZERS: dict[str, str] = {"mipro": "MIPROv2", "copro": "COPRO", "gepa": "GEPA"}
@@ -81,12 +82,12 @@ def _check_lm_options(key: str, table: Mapping[str, Any]) -> None:
     kind = "the local LM" if local else repr(model)
     for name in sorted(table):
         if name == "api_base" and local:
-            raise ValueError(
+            raise InputValueError(
                 f"[{key}] api_base applies to a remote model string ('openai/NAME'), not to "
                 f"the local LM ({model!r})"
             )
         if name not in allowed:
-            raise ValueError(
+            raise InputValueError(
                 f"[{key}] unknown LM option {name!r} for {kind}; allowed: "
                 + ", ".join(sorted(allowed))
             )
@@ -106,20 +107,22 @@ def _check_lm_options(key: str, table: Mapping[str, Any]) -> None:
             if name in table:
                 check(table[name])
         if "cache" in table and not isinstance(table["cache"], bool):
-            raise TypeError(f"cache must be true or false, got {table['cache']!r}")
+            raise InputTypeError(f"cache must be true or false, got {table['cache']!r}")
         model_type = table.get("model_type", "chat")
         if model_type not in ("chat", "text", "responses"):
-            raise ValueError(f"model_type must be chat, text or responses, got {model_type!r}")
+            raise InputValueError(f"model_type must be chat, text or responses, got {model_type!r}")
         n_ctx = table.get("n_ctx", DEFAULT_N_CTX)
         if local and table.get("max_tokens", 1) > n_ctx:
-            raise ValueError(f"max_tokens must be <= n_ctx ({n_ctx}), got {table['max_tokens']}")
+            raise InputValueError(
+                f"max_tokens must be <= n_ctx ({n_ctx}), got {table['max_tokens']}"
+            )
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"[{key}] {exc}") from None
+        raise InputValueError(f"[{key}] {exc}") from None
 
 
 def _in_range(value: float, name: str, low: float, high: float) -> float:
     if not low <= value <= high:
-        raise ValueError(f"{name} must be in [{low}, {high}], got {value}")
+        raise InputValueError(f"{name} must be in [{low}, {high}], got {value}")
     return value
 
 
@@ -167,9 +170,13 @@ def _check_ranges(name: str, where: str, args: Mapping[str, Any]) -> None:
         if isinstance(value, bool):
             continue
         if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"[optimizer.{where}] {key} must be a finite number, got {value!r}")
+            raise InputValueError(
+                f"[optimizer.{where}] {key} must be a finite number, got {value!r}"
+            )
         if key in minimums and isinstance(value, int) and value < minimums[key]:
-            raise ValueError(f"[optimizer.{where}] {key} must be >= {minimums[key]}, got {value!r}")
+            raise InputValueError(
+                f"[optimizer.{where}] {key} must be >= {minimums[key]}, got {value!r}"
+            )
 
 
 def _optimizer_class(name: str) -> Any:
@@ -205,7 +212,9 @@ def _check_arguments(
     runner_set = _RUNNER_SET[name]
     for key, value in args.items():
         if key in runner_set and not (key in _STRING_OK and isinstance(value, str)):
-            raise ValueError(f"{table} {key}: the runner sets it from {runner_set[key]}; remove it")
+            raise InputValueError(
+                f"{table} {key}: the runner sets it from {runner_set[key]}; remove it"
+            )
         if key not in params:
             other = "compile" if where == "init" else "init"
             cls = _optimizer_class(name)
@@ -214,13 +223,13 @@ def _check_arguments(
             )
             hint = f"; it belongs in [optimizer.{other}]" if key in other_params else ""
             settable = sorted(k for k in params if k not in runner_set or k in _STRING_OK)
-            raise ValueError(
+            raise InputValueError(
                 f"{OPTIMIZERS[name]}.{'__init__' if where == 'init' else 'compile'} does not "
                 f"accept {key!r}{hint}; {table} accepts: {', '.join(settable)}"
             )
         problem = _type_problem(value, params[key])
         if problem:
-            raise ValueError(f"{table} {key} {problem}")
+            raise InputValueError(f"{table} {key} {problem}")
 
 
 def _allowed(annotation: Any) -> tuple[set[type], set[Any], bool] | None:
@@ -259,7 +268,7 @@ def _type_problem(value: Any, param: inspect.Parameter) -> str | None:
     kinds, literals, none_ok = allowed
     if value is None:
         return None if none_ok else "must not be none"
-    if literals and value in literals:
+    if literals and any(value == literal for literal in literals):  # a TOML array: unhashable
         return None
     if isinstance(value, bool):
         ok = bool in kinds
@@ -282,28 +291,28 @@ def _check_traps(name: str, init: Mapping[str, Any], comp: Mapping[str, Any]) ->
         tuned = [k for k in ("num_candidates",) if init.get(k) is not None]
         tuned += [k for k in ("num_trials",) if comp.get(k) is not None]
         if auto is not None and tuned:
-            raise ValueError(
+            raise InputValueError(
                 f"MIPROv2 with auto={auto!r} chooses {' and '.join(tuned)} itself; remove "
                 f'{" and ".join(tuned)}, or set auto = "none" in [optimizer.init] and give both '
                 "num_candidates ([optimizer.init]) and num_trials ([optimizer.compile])"
             )
         if auto is None and (init.get("num_candidates") is None or comp.get("num_trials") is None):
-            raise ValueError(
+            raise InputValueError(
                 'MIPROv2 with auto = "none" needs num_candidates in [optimizer.init] and '
                 "num_trials in [optimizer.compile] (or set auto to light, medium or heavy)"
             )
     elif name == "copro":
         breadth = init.get("breadth", 10)
         if isinstance(breadth, int) and breadth <= 1:
-            raise ValueError(f"COPRO breadth must be greater than 1, got {breadth}")
+            raise InputValueError(f"COPRO breadth must be greater than 1, got {breadth}")
         eval_kwargs = comp.get("eval_kwargs")
         if eval_kwargs is not None:
             if not isinstance(eval_kwargs, Mapping):
-                raise ValueError("[optimizer.compile] eval_kwargs must be a table")
+                raise InputValueError("[optimizer.compile] eval_kwargs must be a table")
             allowed = _copro_eval_keys()
             bad = sorted(set(eval_kwargs) - allowed)
             if bad:
-                raise ValueError(
+                raise InputValueError(
                     f"COPRO eval_kwargs key {bad[0]!r} is not accepted by both dspy.Evaluate() "
                     f"and Evaluate.__call__; allowed keys: {', '.join(sorted(allowed))}"
                 )
@@ -311,12 +320,12 @@ def _check_traps(name: str, init: Mapping[str, Any], comp: Mapping[str, Any]) ->
         budgets = [k for k in ("auto", "max_full_evals", "max_metric_calls") if init.get(k)]
         if len(budgets) != 1:
             got = ", ".join(budgets) if budgets else "none of them"
-            raise ValueError(
+            raise InputValueError(
                 "GEPA needs exactly one of auto, max_full_evals, max_metric_calls in "
                 f"[optimizer.init]; got {got}"
             )
         if init.get("track_best_outputs") and not init.get("track_stats", False):
-            raise ValueError("GEPA track_best_outputs = true needs track_stats = true")
+            raise InputValueError("GEPA track_best_outputs = true needs track_stats = true")
 
 
 def _copro_eval_keys() -> set[str]:
@@ -335,12 +344,12 @@ def _check_seed_trap(
         return
     for where, args in (("init", init), ("compile", comp)):
         if args.get("seed") == 0:
-            raise ValueError(
+            raise InputValueError(
                 f"[optimizer.{where}] seed = 0 is ignored by MIPROv2 (it uses "
                 "'seed or self.seed'); use a non-zero seed"
             )
     if seed == 0 and "seed" not in init and "seed" not in comp:
-        raise ValueError(
+        raise InputValueError(
             "seed = 0 would be ignored by MIPROv2 (it uses 'seed or self.seed'); "
             "use a non-zero seed"
         )

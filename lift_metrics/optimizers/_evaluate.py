@@ -19,6 +19,7 @@ from typing import Any
 
 from lift_metrics._checks import check_int, check_positive
 from lift_metrics._io import atomic_write_json, atomic_write_text
+from lift_metrics.errors import InputValueError
 from lift_metrics.lm import cancel_scope
 from lift_metrics.optimizers._budget import BudgetExceeded, UsageRecorder
 from lift_metrics.optimizers._eval_results import Evaluation, ExampleResult, ExampleSummary
@@ -163,9 +164,11 @@ def evaluate_program(
     ([1.0, 0.0], 0.5)
     """
     if not metrics:
-        raise ValueError("metrics must name at least one metric, got an empty mapping")
+        raise InputValueError("metrics must name at least one metric, got an empty mapping")
     if len(examples) == 0:
-        raise ValueError("examples must not be empty: an evaluation of no examples is no result")
+        raise InputValueError(
+            "examples must not be empty: an evaluation of no examples is no result"
+        )
     runs = check_int("runs", runs, minimum=1, maximum=MAX_RUNS)
     timeout_s = check_positive("timeout_s", timeout_s)
     num_threads = check_int("num_threads", num_threads, minimum=1)

@@ -12,6 +12,7 @@ import textwrap
 from typing import Any
 
 from lift_metrics import _pyast as pyast
+from lift_metrics.errors import InputValueError
 from lift_metrics.ir import parse_ir
 
 __all__ = ["assemble_function", "function_body", "function_header", "is_placeholder"]
@@ -94,7 +95,7 @@ def function_header(ir: Any, *, return_type: bool = False) -> str:
     match = _NAME.match(signature.name)  # "add(a, b)" and "add()" name the function add
     name = match.group(1) if match else signature.name.strip()
     if not name.isidentifier() or keyword.iskeyword(name):
-        raise ValueError(f"the IR's function name must be a Python identifier, got {name!r}")
+        raise InputValueError(f"the IR's function name must be a Python identifier, got {name!r}")
     seen: set[str] = set()
     params = []
     for param in signature.parameters:
@@ -133,7 +134,7 @@ def function_body(code: str, entry_point: str) -> str:
         (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == entry_point), None
     )
     if function is None:
-        raise ValueError(f"code defines no top-level function {entry_point!r}")
+        raise InputValueError(f"code defines no top-level function {entry_point!r}")
     statements = function.body
     first = statements[0]
     if (

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
+from lift_metrics.errors import InputValueError
 from lift_metrics.optimizers._config_checks import _is_local
 
 if TYPE_CHECKING:
@@ -30,23 +31,27 @@ def _check_reachable(table: Mapping[str, Any], key: str) -> None:
     api_base = table.get("api_base")
     if not api_base:
         return
-    parsed = urlparse(str(api_base))
-    host = parsed.hostname
+    try:
+        parsed = urlparse(str(api_base))
+        host = parsed.hostname
+    except ValueError:  # "Invalid IPv6 URL"
+        host = None
     if not host:
-        raise ValueError(f"[{key}] api_base {api_base!r} is not a URL (http://host:port/v1)")
+        raise InputValueError(f"[{key}] api_base {api_base!r} is not a URL (http://host:port/v1)")
     try:
         port = parsed.port or (443 if parsed.scheme == "https" else 80)
     except ValueError as exc:  # "Port out of range 0-65535", named after nothing
-        raise ValueError(
+        raise InputValueError(
             f"[{key}] api_base {api_base!r} has an invalid port ({exc}); "
             "expected http://host:port/v1 with a port from 1 to 65535"
         ) from None
     try:
         with socket.create_connection((host, port), timeout=3.0):
             pass
-    except OSError as exc:
-        raise ValueError(
-            f"[{key}] cannot reach the LM server at {api_base} ({exc.strerror or exc}); "
+    except (OSError, ValueError) as exc:  # ValueError: a host name IDNA cannot encode
+        raise InputValueError(
+            f"[{key}] cannot reach the LM server at {api_base} "
+            f"({getattr(exc, 'strerror', None) or exc}); "
             "start it or fix api_base"
         ) from None
 
@@ -84,14 +89,14 @@ def preflight(config: RunConfig) -> None:
         n = n if limit is None else min(n, limit)
         if n == 0:
             where = "the bundled tasks" if spec.path is None else str(spec.path)
-            raise ValueError(f"[dataset] the {role} split {split!r} of {where} holds no tasks")
+            raise InputValueError(f"[dataset] the {role} split {split!r} of {where} holds no tasks")
         sizes[role] = n
     opt = config.optimizer
     if opt.name == "mipro" and opt.init_args.get("auto", "light") is None:
         minibatch = opt.compile_args.get("minibatch", True)
         size = opt.compile_args.get("minibatch_size", 35)
         if minibatch and size > sizes["val"]:
-            raise ValueError(
+            raise InputValueError(
                 f"MIPROv2 minibatch_size {size} exceeds the {sizes['val']} validation examples; "
                 "set minibatch = false in [optimizer.compile], lower minibatch_size, or use "
                 f"more validation examples (>= {size})"
@@ -117,5 +122,5 @@ def _check_lm(table: Mapping[str, Any], key: str, source: Path | None) -> None:
     except FileNotFoundError as exc:
         raise FileNotFoundError(f"{_where(source)}[{key}] {exc}") from None
     except (TypeError, ValueError, OSError) as exc:
-        raise ValueError(f"{_where(source)}[{key}] {exc}") from None
+        raise InputValueError(f"{_where(source)}[{key}] {exc}") from None
     _check_reachable(table, key)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lift_metrics._io import to_jsonable
+from lift_metrics.errors import InputValueError
 
 __all__ = ["load_program", "save_program", "to_jsonable_safe"]
 
@@ -127,14 +128,16 @@ def load_program(path: str | Path) -> Any:
     try:
         state = json.loads(file.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
-        raise ValueError(f"{file}: not UTF-8 text (a program saved by DSPy is JSON)") from None
+        raise InputValueError(f"{file}: not UTF-8 text (a program saved by DSPy is JSON)") from None
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{file}: not valid JSON ({exc})") from None
+        raise InputValueError(f"{file}: not valid JSON ({exc})") from None
     if not isinstance(state, dict):
-        raise ValueError(f"{file}: a saved program is a JSON object, got {type(state).__name__}")
+        raise InputValueError(
+            f"{file}: a saved program is a JSON object, got {type(state).__name__}"
+        )
     metadata = state.get("metadata")
     if not isinstance(metadata, dict) or not isinstance(metadata.get("dependency_versions"), dict):
-        raise ValueError(
+        raise InputValueError(
             f"{file}: field 'metadata' (with 'dependency_versions') is missing; it is not a "
             "program saved by 'lift-metrics optimize' (program.json)"
         )
@@ -143,7 +146,7 @@ def load_program(path: str | Path) -> Any:
         program.load(str(file))
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         detail = " ".join(str(exc).split())[:200]
-        raise ValueError(
+        raise InputValueError(
             f"{file}: its state does not fit the pipeline ({type(exc).__name__}: {detail})"
         ) from None
     return program
@@ -162,7 +165,7 @@ def _lm_cache(directory: Path) -> Iterator[None]:
         configure_cache(disk_cache_dir=str(directory))
     except Exception as exc:  # diskcache's SQLite: "database or disk is full", read-only
         detail = " ".join(str(exc).split())[:200] or type(exc).__name__
-        raise ValueError(f"the LM cache in {directory} cannot be opened ({detail})") from exc
+        raise InputValueError(f"the LM cache in {directory} cannot be opened ({detail})") from exc
     try:
         yield
     finally:

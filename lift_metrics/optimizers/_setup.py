@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from lift_metrics.errors import InputValueError
 from lift_metrics.optimizers._config import (
     RunConfig,
 )
@@ -74,7 +75,7 @@ def _build_optimizer(config: RunConfig, metric: Any, task_lm: Any, prompt_lm: An
     try:
         return cls(metric=metric, **kwargs)
     except (AssertionError, TypeError, ValueError) as exc:
-        raise ValueError(f"{spec.class_name}: {exc}") from None
+        raise InputValueError(f"{spec.class_name}: {exc}") from None
 
 
 def _candidate_instructions_mipro() -> type:

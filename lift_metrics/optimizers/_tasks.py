@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from lift_metrics import _pyast as pyast
 from lift_metrics._checks import check_choice
 from lift_metrics._paths import datasets_dir
+from lift_metrics.errors import InputValueError
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from dspy.primitives.example import Example
@@ -52,7 +53,7 @@ _REQUIRED: dict[str, type] = {
 _OPTIONAL: dict[str, type] = {"difficulty": str, "tags": list}
 
 
-class _RecordError(ValueError):
+class _RecordError(InputValueError):
     """A problem with one field of one record (the caller adds file and line)."""
 
 
@@ -91,12 +92,12 @@ def io_tests_from_json(cases: Any) -> list[tuple[dict[str, Any], Any]]:
     [({'a': 1, 'b': 2}, 3)]
     """
     if not isinstance(cases, list):
-        raise ValueError(f"tests must be a list of test objects, got {type(cases).__name__}")
+        raise InputValueError(f"tests must be a list of test objects, got {type(cases).__name__}")
     converted: list[tuple[dict[str, Any], Any]] = []
     for index, case in enumerate(cases):
         where = f"tests[{index}]"
         if not isinstance(case, Mapping):
-            raise ValueError(
+            raise InputValueError(
                 f'{where} must be an object {{"inputs": ..., "expected": ...}}, '
                 f"got {type(case).__name__}"
             )
@@ -104,19 +105,19 @@ def io_tests_from_json(cases: Any) -> list[tuple[dict[str, Any], Any]]:
         if keys != {"inputs", "expected"}:
             problems = [f"missing {key!r}" for key in ("inputs", "expected") if key not in keys]
             problems += [f"unknown {key!r}" for key in sorted(keys - {"inputs", "expected"})]
-            raise ValueError(
+            raise InputValueError(
                 f'{where} must have exactly the keys "inputs" and "expected" '
                 f"({', '.join(problems)})"
             )
         inputs = case["inputs"]
         if not isinstance(inputs, Mapping) or not all(isinstance(key, str) for key in inputs):
-            raise ValueError(
+            raise InputValueError(
                 f"{where}.inputs must be an object of keyword arguments, "
                 f"got {type(inputs).__name__}"
             )
         for name in inputs:
             if not name.isidentifier():
-                raise ValueError(f"{where}.inputs has a key that is not a name: {name!r}")
+                raise InputValueError(f"{where}.inputs has a key that is not a name: {name!r}")
         converted.append((dict(inputs), case["expected"]))
     return converted
 
@@ -251,21 +252,21 @@ def task_records(
         try:
             raw = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{where}: not valid JSON: {exc.msg}") from None
+            raise InputValueError(f"{where}: not valid JSON: {exc.msg}") from None
         try:
             record = _check_record(raw)
         except _RecordError as exc:
             task = f" (task {raw['id']!r})" if isinstance(raw, dict) and "id" in raw else ""
-            raise ValueError(f"{where}{task}: {exc}") from None
+            raise InputValueError(f"{where}{task}: {exc}") from None
         task_id = record["id"]
         if task_id in first_line:
-            raise ValueError(
+            raise InputValueError(
                 f"{where}: field 'id' repeats {task_id!r} from line {first_line[task_id]}"
             )
         first_line[task_id] = line_number
         records.append(record)
     if not records:
-        raise ValueError(f"task file holds no tasks: {file}")
+        raise InputValueError(f"task file holds no tasks: {file}")
     if split is None:
         return records
     return [record for record in records if record["split"] == split]

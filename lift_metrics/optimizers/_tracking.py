@@ -42,6 +42,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from lift_metrics.errors import InputTypeError, InputValueError, LiftMetricsError
+
 __all__ = [
     "DEFAULT_EXPERIMENT",
     "TrackedRun",
@@ -110,7 +112,7 @@ def require_mlflow() -> None:
     _import_mlflow()
 
 
-class TrackingError(RuntimeError):
+class TrackingError(LiftMetricsError, RuntimeError):
     """Logging a finished run to MLflow failed; the run's own files are complete on disk."""
 
 
@@ -151,14 +153,17 @@ def check_tracking_uri(tracking_uri: str) -> str:
     >>> check_tracking_uri("htp://localhost:5000")
     Traceback (most recent call last):
     ...
-    ValueError: MLflow tracking URI 'htp://localhost:5000' has an unsupported scheme 'htp'; use ...
+    lift_metrics.errors.InputValueError: MLflow tracking URI 'htp://localhost:5000' has ... 'htp'...
     """
     if not isinstance(tracking_uri, str) or not tracking_uri.strip():
-        raise ValueError(
+        raise InputValueError(
             f"the MLflow tracking URI must be a non-empty string, got {tracking_uri!r}"
         )
     uri = tracking_uri.strip()
-    parsed = urlparse(uri)
+    try:
+        parsed = urlparse(uri)
+    except ValueError as exc:  # "Invalid IPv6 URL"
+        raise InputValueError(f"MLflow tracking URI {uri!r} is not a URL ({exc})") from None
     scheme = parsed.scheme.lower()
     base = scheme.split("+", 1)[0]
     if base in _HOSTED_SCHEMES or uri.lower() in _HOSTED_SCHEMES:
@@ -170,12 +175,12 @@ def check_tracking_uri(tracking_uri: str) -> str:
         return uri
     if base == "sqlite":
         if not uri.lower().startswith("sqlite:///") or len(uri) == len("sqlite:///"):
-            raise ValueError(
+            raise InputValueError(
                 f"MLflow tracking URI {uri!r} names no database file; write sqlite:///PATH"
             )
         return uri
     if base not in _SERVER_SCHEMES + _DATABASE_SCHEMES:
-        raise ValueError(
+        raise InputValueError(
             f"MLflow tracking URI {uri!r} has an unsupported scheme {parsed.scheme!r}; use "
             "http(s)://host:port, sqlite:///PATH, postgresql://..., mysql://..., mssql://... "
             "or databricks (MLflow 3 refuses its file store)"
@@ -183,9 +188,11 @@ def check_tracking_uri(tracking_uri: str) -> str:
     try:
         port = parsed.port
     except ValueError:
-        raise ValueError(f"MLflow tracking URI {uri!r} has a bad port") from None
+        raise InputValueError(f"MLflow tracking URI {uri!r} has a bad port") from None
     if not parsed.hostname:
-        raise ValueError(f"MLflow tracking URI {uri!r} names no host; write {scheme}://host:port")
+        raise InputValueError(
+            f"MLflow tracking URI {uri!r} names no host; write {scheme}://host:port"
+        )
     if base in _SERVER_SCHEMES:
         _check_server(uri)
         return uri
@@ -196,7 +203,7 @@ def check_tracking_uri(tracking_uri: str) -> str:
             pass
     except OSError as exc:
         reason = exc.strerror or str(exc) or type(exc).__name__
-        raise ValueError(
+        raise InputValueError(
             f"cannot reach the MLflow tracking database at {uri} ({reason}); start it or fix "
             "the URI"
         ) from None
@@ -213,6 +220,7 @@ def _check_server(uri: str) -> None:
     A TCP connection alone proves little (a proxy or another service may accept it), so the
     server must answer like MLflow: 200, or 401/403 when it asks for credentials.
     """
+    import http.client
     import urllib.error
     import urllib.request
 
@@ -223,14 +231,14 @@ def _check_server(uri: str) -> None:
     except urllib.error.HTTPError as exc:
         status = int(exc.code)
         exc.close()
-    except (OSError, ValueError) as exc:  # refused, timed out, unknown host, bad URL
+    except (OSError, ValueError, http.client.InvalidURL) as exc:  # refused, unknown host, bad URL
         reason = getattr(exc, "reason", None) or exc
         reason = getattr(reason, "strerror", None) or str(reason) or type(exc).__name__
-        raise ValueError(
+        raise InputValueError(
             f"cannot reach the MLflow tracking server at {uri} ({reason}); start it or fix the URI"
         ) from None
     if status not in (200, 401, 403):
-        raise ValueError(
+        raise InputValueError(
             f"the server at {uri} does not answer as an MLflow tracking server (HTTP {status} "
             f"for GET {_PROBE_PATH}); fix the URI"
         )
@@ -467,9 +475,9 @@ def log_run_to_mlflow(
     FileNotFoundError: /nonexistent/run/config.json not found: log_run_to_mlflow needs ...
     """
     if not isinstance(experiment, str) or not experiment.strip():
-        raise TypeError(f"experiment must be a non-empty string, got {experiment!r}")
+        raise InputTypeError(f"experiment must be a non-empty string, got {experiment!r}")
     if run_name is not None and (not isinstance(run_name, str) or not run_name.strip()):
-        raise TypeError(f"run_name must be a non-empty string or None, got {run_name!r}")
+        raise InputTypeError(f"run_name must be a non-empty string or None, got {run_name!r}")
     folder = Path(getattr(run, "output_dir", run))
     config_doc = _read_json(folder / "config.json")
     if config_doc is None:

@@ -8,6 +8,7 @@ import threading
 from typing import Any
 
 from lift_metrics._checks import check_int
+from lift_metrics.errors import InputTypeError
 from lift_metrics.sandbox._pool import Sandbox
 from lift_metrics.sandbox._prepare import _check_cases
 from lift_metrics.sandbox._results import ExecutionOutput
@@ -129,7 +130,9 @@ def execute_code(
     'ZeroDivisionError: division by zero'
     """
     if not isinstance(inputs, dict):
-        raise TypeError(f"inputs must be a dict of keyword arguments, got {type(inputs).__name__}")
+        raise InputTypeError(
+            f"inputs must be a dict of keyword arguments, got {type(inputs).__name__}"
+        )
     try:
         _check_cases([(inputs, None)])
     except (TypeError, ValueError) as exc:

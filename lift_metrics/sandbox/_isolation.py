@@ -12,6 +12,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from lift_metrics.errors import LiftMetricsError
 from lift_metrics.sandbox._native_build import (
     NATIVE_SOURCE_PATH,
     compile_library,
@@ -39,7 +40,7 @@ class SandboxIsolationWarning(RuntimeWarning):
     """bwrap could not start, so the sandbox fell back to the weaker process isolation."""
 
 
-class SandboxUnavailableError(RuntimeError):
+class SandboxUnavailableError(LiftMetricsError, RuntimeError):
     """The requested isolation cannot be provided on this machine."""
 
 

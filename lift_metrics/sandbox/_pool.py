@@ -14,6 +14,7 @@ from types import TracebackType
 from typing import Any, Literal
 
 from lift_metrics._checks import check_choice, check_int, check_positive
+from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.sandbox import _isolation
 from lift_metrics.sandbox._judge import error_result, judge, short
 from lift_metrics.sandbox._prepare import (
@@ -406,11 +407,11 @@ class Sandbox:
     ) -> tuple[ExecutionResult, list[Any]]:
         """run_tests, also returning the raw value tree of each I/O case (None if none)."""
         if not isinstance(code, str):
-            raise TypeError(f"code must be a str, got {type(code).__name__}")
+            raise InputTypeError(f"code must be a str, got {type(code).__name__}")
         if entry_point is not None and (
             not isinstance(entry_point, str) or not entry_point.isidentifier()
         ):
-            raise ValueError(
+            raise InputValueError(
                 f"entry_point must be a Python identifier or None, got {entry_point!r}"
             )
         limit_s = self.timeout_s if timeout_s is None else check_positive("timeout_s", timeout_s)
@@ -419,9 +420,9 @@ class Sandbox:
             try:
                 defines_check, script_code, asserts = _compile_script(tests)
             except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-                raise ValueError(f"tests is a script that does not parse: {exc}") from exc
+                raise InputValueError(f"tests is a script that does not parse: {exc}") from exc
             if not defines_check:
-                raise ValueError("tests is a script but defines no top-level check(candidate)")
+                raise InputValueError("tests is a script but defines no top-level check(candidate)")
             cases: list[tuple[dict[str, Any], Any]] = []
             expected: list[Any] = []
             n_cases = 1

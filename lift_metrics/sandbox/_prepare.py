@@ -16,6 +16,7 @@ from types import CodeType
 from typing import Any
 
 from lift_metrics import _pyast as pyast
+from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.sandbox._judge import short
 from lift_metrics.sandbox._worker import (
     _VALUE_CHARS,
@@ -131,7 +132,7 @@ def _check_cases(tests: Any) -> tuple[list[tuple[dict[str, Any], Any]], list[Any
     """Validate I/O cases (plain data, bounded size); return them and the canonical forms
     of the expected values."""
     if isinstance(tests, str | bytes) or not isinstance(tests, Sequence):
-        raise TypeError(
+        raise InputTypeError(
             "tests must be a sequence of (kwargs_dict, expected) pairs or an assertion script "
             f"(str), got {type(tests).__name__}"
         )
@@ -140,14 +141,14 @@ def _check_cases(tests: Any) -> tuple[list[tuple[dict[str, Any], Any]], list[Any
     budget = MAX_INPUT_BYTES
     for i, case in enumerate(tests):
         if not isinstance(case, tuple | list) or len(case) != 2:
-            raise TypeError(
+            raise InputTypeError(
                 f"tests[{i}] must be a (kwargs_dict, expected) pair, got {short(repr(case), 80)}"
             )
         kwargs, want = case
         if not isinstance(kwargs, dict) or not all(
             isinstance(key, str) and key.isidentifier() for key in kwargs
         ):
-            raise TypeError(
+            raise InputTypeError(
                 f"tests[{i}][0] must be a dict of keyword arguments with identifier keys, "
                 f"got {short(repr(kwargs), 80)}"
             )
@@ -155,14 +156,14 @@ def _check_cases(tests: Any) -> tuple[list[tuple[dict[str, Any], Any]], list[Any
             tree = encode_value(dict(kwargs), max_bytes=budget)
             want_tree = encode_value(want, max_bytes=MAX_VALUE_BYTES)
         except EncodeError as exc:
-            raise ValueError(f"tests[{i}] is too large or too deep to send: {exc}") from exc
+            raise InputValueError(f"tests[{i}] is too large or too deep to send: {exc}") from exc
         budget -= len(json.dumps(tree))
         for label, value_tree in (
             ("[0] (the inputs)", tree),
             ("[1] (the expected value)", want_tree),
         ):
             if _has_unsupported(value_tree):
-                raise TypeError(
+                raise InputTypeError(
                     f"tests[{i}]{label} must be plain data (None, bool, int, float, str, bytes, "
                     f"list, tuple, dict, set, frozenset), got {short(repr(case), 80)}"
                 )

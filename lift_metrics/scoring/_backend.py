@@ -16,6 +16,7 @@ from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
 from lift_metrics._checks import check_int
+from lift_metrics.errors import InputTypeError
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,7 @@ class LocalBackend:
             concurrency = 2 * max(1, os.cpu_count() or 1)
         self.concurrency = check_int("concurrency", concurrency, minimum=1, maximum=1024)
         if sandbox is not None and not callable(getattr(sandbox, "run_tests", None)):
-            raise TypeError(
+            raise InputTypeError(
                 f"sandbox must be a lift_metrics.sandbox.Sandbox, got {type(sandbox).__name__}"
             )
         self._sandbox = sandbox

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lift_metrics._checks import check_int, check_positive
+from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.scoring._score import score_samples
 from lift_metrics.scoring._summary import ScoreSummary
 from lift_metrics.scoring._tasks import (
@@ -87,14 +88,14 @@ def mbpp_examples(path: str | os.PathLike[str]) -> list[Any]:
     examples = []
     for _, where, record in _jsonl_records(source, _read_lines(source)):
         if not isinstance(record, dict) or "test_list" not in record:
-            raise ValueError(f"{where}: an MBPP problem needs 'test_list' (assert lines)")
+            raise InputValueError(f"{where}: an MBPP problem needs 'test_list' (assert lines)")
         prompt = record.get("text", record.get("prompt"))
         if not isinstance(prompt, str):
-            raise ValueError(f"{where}: missing field 'text' (the request in words)")
+            raise InputValueError(f"{where}: missing field 'text' (the request in words)")
         task = _task_from({k: v for k, v in record.items() if k != "prompt"}, where)
         examples.append(_from_task(task, prompt))
     if not examples:
-        raise ValueError(f"{source}: holds no problems")
+        raise InputValueError(f"{source}: holds no problems")
     return examples
 
 
@@ -156,12 +157,12 @@ def sample_program(
     heat = check_positive("temperature", temperature)
     base = lm if lm is not None else dspy.settings.lm
     if base is None:
-        raise ValueError("sample_program needs an LM: pass lm= or call dspy.configure(lm=...)")
+        raise InputValueError("sample_program needs an LM: pass lm= or call dspy.configure(lm=...)")
     samples: list[dict[str, Any]] = []
     for position, example in enumerate(examples):
         task_id = _field(example, "task_id")
         if task_id is None:
-            raise ValueError(f"examples[{position}] has no task_id")
+            raise InputValueError(f"examples[{position}] has no task_id")
         prompt = _field(example, "prompt")
         entry_point = _field(example, "entry_point")
         for rollout in range(count):
@@ -171,7 +172,7 @@ def sample_program(
                     prediction = program(**example.inputs())
                 raw = _field(prediction, code_field)
                 if not isinstance(raw, str):
-                    raise TypeError(f"the prediction's {code_field!r} is not a str: {raw!r}")
+                    raise InputTypeError(f"the prediction's {code_field!r} is not a str: {raw!r}")
                 code = extract_code(raw, entry_point=entry_point)
                 sample["solution"] = complete_with_prompt(code, prompt, entry_point)
             except Exception as exc:  # a bad prediction scores 0, with the reason kept
@@ -189,7 +190,7 @@ def tasks_from_examples(examples: Iterable[Any]) -> dict[str, ScoringTask]:
         task_id = _field(example, "task_id")
         tests = _field(example, "tests")
         if task_id is None or tests is None:
-            raise ValueError(f"examples[{position}] needs task_id and tests")
+            raise InputValueError(f"examples[{position}] needs task_id and tests")
         if not isinstance(tests, str):
             tests = [(dict(kwargs), expected) for kwargs, expected in tests]
         tasks[str(task_id)] = ScoringTask(

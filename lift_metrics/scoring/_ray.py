@@ -16,6 +16,7 @@ from types import TracebackType
 from typing import Any
 
 from lift_metrics._checks import check_int
+from lift_metrics.errors import InputValueError, LiftMetricsError
 from lift_metrics.scoring._backend import JobResult, ScoringJob, execute_job
 
 RAY_INSTALL_HINT = "pip install 'lift-metrics[ray]'"
@@ -23,7 +24,7 @@ _IN_FLIGHT_PER_ACTOR = 2  # one batch running, one waiting: an actor never idles
 _ACTOR_RETRIES = 3
 
 
-class RayUnavailableError(ImportError):
+class RayUnavailableError(LiftMetricsError, ImportError):
     """Ray is not installed; the message says which extra to install."""
 
 
@@ -102,7 +103,7 @@ def _host_port(address: str) -> tuple[str, int] | None:
         return None
     host, sep, port = bare.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(
+        raise InputValueError(
             "address must be 'auto', 'HOST:PORT' or 'ray://HOST:PORT' (a port from 1 to "
             f"65535), got {address!r}"
         )
@@ -186,7 +187,7 @@ class RayBackend:
         batch_size: int = 16,
     ) -> None:
         if address is not None and (not isinstance(address, str) or not address.strip()):
-            raise ValueError(
+            raise InputValueError(
                 "address must be None (a local Ray runtime) or a Ray address ('auto', "
                 f"'HOST:PORT', 'ray://HOST:PORT'), got {address!r}"
             )
@@ -285,7 +286,7 @@ class RayBackend:
             self.workers = max(1, total)
         elif self.workers > total:  # the extra actors would wait for a CPU forever
             self.close()
-            raise ValueError(
+            raise InputValueError(
                 f"workers={self.workers} is more than the {total} CPUs of the Ray cluster "
                 f"(one actor per CPU); ask for at most {total}"
             )

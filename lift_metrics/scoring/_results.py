@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lift_metrics.errors import InputValueError
 from lift_metrics.scoring._samples import Sample
 from lift_metrics.scoring._tasks import ScoringTask
 
@@ -131,10 +132,12 @@ def _check_settings(path: Path, settings: Mapping[str, Any], results: Path) -> N
     except (OSError, ValueError):
         earlier = None
     if not isinstance(earlier, dict):
-        raise ValueError(f"{path}: unreadable; score into a new output folder or turn resume off")
+        raise InputValueError(
+            f"{path}: unreadable; score into a new output folder or turn resume off"
+        )
     for key, label in (("tasks_digest", "other tasks"), ("timeout_s", "another time limit")):
         if earlier.get(key) != settings[key]:
-            raise ValueError(
+            raise InputValueError(
                 f"{results.parent}: its results were scored against {label} "
                 f"({key} {earlier.get(key)!r}, now {settings[key]!r}); score into a new output "
                 "folder or turn resume off"
@@ -167,18 +170,18 @@ def read_results(
         try:
             result = SampleResult.from_dict(json.loads(raw))
         except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(
+            raise InputValueError(
                 f"{where}: not a result written by this command ({type(exc).__name__}: {exc}); "
                 "score into a new output folder"
             ) from None
         sample = samples.get(result.line)
         if sample is None or sample.digest != result.digest:
-            raise ValueError(
+            raise InputValueError(
                 f"{where}: the sample on line {result.line} of {samples_label} changed since it "
                 "was scored; score into a new output folder or turn resume off"
             )
         if result.line in seen:
-            raise ValueError(f"{where}: line {result.line} of {samples_label} is scored twice")
+            raise InputValueError(f"{where}: line {result.line} of {samples_label} is scored twice")
         seen.add(result.line)
         results.append(result)
     return results

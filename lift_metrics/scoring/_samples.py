@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from lift_metrics.errors import InputValueError
 
-class SampleError(ValueError):
+
+class SampleError(InputValueError):
     """A sample file (or list of samples) that cannot be scored; the message names the line."""
 
 

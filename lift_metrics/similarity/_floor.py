@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from lift_metrics._checks import check_real
+from lift_metrics.errors import InputValueError
 
 
 def check_similarity_floor(value: object) -> float:
@@ -32,7 +33,7 @@ def check_similarity_floor(value: object) -> float:
     """
     floor = check_real("similarity_floor", value)
     if not 0.0 <= floor < 1.0:
-        raise ValueError(f"similarity_floor must be in [0, 1), got {floor!r}")
+        raise InputValueError(f"similarity_floor must be in [0, 1), got {floor!r}")
     return floor
 
 

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from lift_metrics.errors import InputTypeError, InputValueError
+
 if TYPE_CHECKING:  # pragma: no cover
     pass
 
@@ -32,18 +34,18 @@ class Embedder(Protocol):
 
 def _check_texts(name: str, texts: Any) -> list[str]:
     if isinstance(texts, str | bytes) or not isinstance(texts, Sequence):
-        raise TypeError(f"{name} must be a sequence of strings, got {type(texts).__name__}")
+        raise InputTypeError(f"{name} must be a sequence of strings, got {type(texts).__name__}")
     out = list(texts)
     for index, text in enumerate(out):
         if not isinstance(text, str):
-            raise TypeError(f"{name}[{index}] must be a str, got {type(text).__name__}")
+            raise InputTypeError(f"{name}[{index}] must be a str, got {type(text).__name__}")
     return out
 
 
 def _normalize_rows(matrix: npt.NDArray[Any]) -> npt.NDArray[np.float32]:
     array = np.asarray(matrix, dtype=np.float32)
     if array.ndim != 2:
-        raise ValueError(f"embeddings must be a 2-D array, got shape {array.shape}")
+        raise InputValueError(f"embeddings must be a 2-D array, got shape {array.shape}")
     norms = np.linalg.norm(array, axis=1, keepdims=True)
     out = np.zeros_like(array)
     np.divide(array, norms, out=out, where=norms > 0)

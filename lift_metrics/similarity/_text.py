@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from lift_metrics.errors import InputTypeError, InputValueError
+
 if TYPE_CHECKING:  # pragma: no cover
     pass
 
@@ -50,11 +52,11 @@ def cosine_similarity(u: npt.ArrayLike, v: npt.ArrayLike) -> float:
     a = np.asarray(u, dtype=np.float64)
     b = np.asarray(v, dtype=np.float64)
     if a.ndim != 1 or b.ndim != 1 or a.shape != b.shape:
-        raise ValueError(
+        raise InputValueError(
             f"u and v must be 1-D vectors of the same length, got shapes {a.shape} and {b.shape}"
         )
     if not (np.isfinite(a).all() and np.isfinite(b).all()):
-        raise ValueError("u and v must be finite (no NaN or inf)")
+        raise InputValueError("u and v must be finite (no NaN or inf)")
     norm_a = float(np.linalg.norm(a))
     norm_b = float(np.linalg.norm(b))
     if norm_a == 0.0 or norm_b == 0.0:
@@ -86,11 +88,11 @@ def pairwise_cosine_similarity(
     a = np.asarray(left, dtype=np.float64)
     b = np.asarray(right, dtype=np.float64)
     if a.ndim != 2 or a.shape != b.shape:
-        raise ValueError(
+        raise InputValueError(
             f"left and right must be 2-D with the same shape, got {a.shape} and {b.shape}"
         )
     if not (np.isfinite(a).all() and np.isfinite(b).all()):
-        raise ValueError("left and right must be finite (no NaN or inf)")
+        raise InputValueError("left and right must be finite (no NaN or inf)")
     norm_a = np.linalg.norm(a, axis=1)
     norm_b = np.linalg.norm(b, axis=1)
     denom = norm_a * norm_b
@@ -132,15 +134,17 @@ def text_similarity(a: str, b: str, *, embedder: Embedder | None = None) -> floa
     1.0
     """
     if not isinstance(a, str):
-        raise TypeError(f"a must be a str, got {type(a).__name__}")
+        raise InputTypeError(f"a must be a str, got {type(a).__name__}")
     if not isinstance(b, str):
-        raise TypeError(f"b must be a str, got {type(b).__name__}")
+        raise InputTypeError(f"b must be a str, got {type(b).__name__}")
     if a == b:
         return 1.0
     model = resolve_embedder(embedder)
     rows = np.asarray(model.embed([a, b]))
     if rows.ndim != 2 or rows.shape[0] != 2:
-        raise ValueError(f"embedder returned shape {rows.shape} for 2 texts, expected (2, dim)")
+        raise InputValueError(
+            f"embedder returned shape {rows.shape} for 2 texts, expected (2, dim)"
+        )
     return cosine_similarity(rows[0], rows[1])
 
 
@@ -176,7 +180,7 @@ def sequence_similarity(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
     """
     for name, value in (("a", a), ("b", b)):
         if not isinstance(value, Sequence):
-            raise TypeError(f"{name} must be a sequence, got {type(value).__name__}")
+            raise InputTypeError(f"{name} must be a sequence, got {type(value).__name__}")
     longest = max(len(a), len(b))
     if longest == 0:
         return 1.0

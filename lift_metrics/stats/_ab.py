@@ -15,6 +15,7 @@ import numpy as np
 
 from lift_metrics._checks import check_int
 from lift_metrics._io import format_number
+from lift_metrics.errors import InputValueError
 from lift_metrics.stats._arm_statistics import (
     DELTA_NAMES,
     ArmStatistics,
@@ -222,7 +223,7 @@ class PairedComparison:
 def _arm_name(runs: Sequence[RunRecord], side: str) -> str:
     arms = sorted({r.arm for r in runs})
     if len(arms) != 1:
-        raise ValueError(f"{side} records must all belong to one arm, got arms {arms}")
+        raise InputValueError(f"{side} records must all belong to one arm, got arms {arms}")
     return arms[0]
 
 
@@ -304,7 +305,7 @@ def paired_comparison(
     c_runs = validate_run_records(b)
     t_name, c_name = _arm_name(t_runs, "a (treatment)"), _arm_name(c_runs, "b (control)")
     if sorted(t_runs, key=_pair_key) == sorted(c_runs, key=_pair_key):
-        raise ValueError(
+        raise InputValueError(
             f"a and b hold the same {len(t_runs)} runs (arm {t_name!r}): comparing an arm "
             "with itself gives zero deltas with zero-width intervals; pass the treatment "
             "runs as a and the control runs as b"

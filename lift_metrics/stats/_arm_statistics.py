@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from lift_metrics.errors import InputValueError
 from lift_metrics.stats._intervals import (
     ConfidenceInterval,
     check_confidence_level,
@@ -103,7 +104,7 @@ def arm_statistics(
     runs = validate_run_records(records)
     arms = sorted({r.arm for r in runs})
     if len(arms) != 1:
-        raise ValueError(f"records must all belong to one arm, got arms {arms}")
+        raise InputValueError(f"records must all belong to one arm, got arms {arms}")
     level = check_confidence_level(confidence_level)
     successes = sum(r.success for r in runs)
     costs = np.array([r.total_cost_usd for r in runs])
@@ -166,7 +167,9 @@ def _by_key(runs: Sequence[RunRecord], side: str) -> dict[tuple[str, int], RunRe
     for run in runs:
         key = (run.task_id, run.repeat)
         if key in out:
-            raise ValueError(f"{side} has two runs for task_id={run.task_id!r} repeat={run.repeat}")
+            raise InputValueError(
+                f"{side} has two runs for task_id={run.task_id!r} repeat={run.repeat}"
+            )
         out[key] = run
     return out
 
@@ -213,7 +216,7 @@ def paired_deltas(
     only_t = sorted(t_runs.keys() - c_runs.keys())
     only_c = sorted(c_runs.keys() - t_runs.keys())
     if only_t or only_c:
-        raise ValueError(
+        raise InputValueError(
             f"unpaired records: {len(only_t)} (task_id, repeat) only in treatment "
             f"{only_t[:5]}, {len(only_c)} only in control {only_c[:5]}"
         )

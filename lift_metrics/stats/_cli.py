@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from lift_metrics._io import dumps_json
+from lift_metrics.errors import InputValueError
 
 FORMATS = ("text", "json", "markdown")
 EXAMPLE_TIER_RUNS = "examples/tier_runs.jsonl"
@@ -149,8 +150,8 @@ def _ab(args: argparse.Namespace) -> int:
     records = load_run_records(args.runs)
     try:
         treatment, control = split_arms(records, treatment=args.treatment, control=args.control)
-    except ValueError as exc:  # the arms found in the file do not fit --treatment/--control
-        raise ValueError(f"{args.runs}: {exc}") from None
+    except InputValueError as exc:  # the arms found in the file do not fit --treatment/--control
+        raise InputValueError(f"{args.runs}: {exc}") from None
     result = paired_comparison(
         treatment,
         control,

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from lift_metrics._checks import check_int, check_real
+from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.stats._passk import pass_at_k
 from lift_metrics.stats._records import (
     RecordError,
@@ -63,7 +64,7 @@ def forge_score(compiled: bool, passed: int, failed: int, lint_warnings: int) ->
     0.0
     """
     if not isinstance(compiled, bool | np.bool_):
-        raise TypeError(f"compiled must be a bool, got {type(compiled).__name__} {compiled!r}")
+        raise InputTypeError(f"compiled must be a bool, got {type(compiled).__name__} {compiled!r}")
     n_pass = check_int("passed", passed, minimum=0)
     n_fail = check_int("failed", failed, minimum=0)
     warnings_count = check_int("lint_warnings", lint_warnings, minimum=0)
@@ -166,7 +167,7 @@ def _check_ks(ks: Iterable[int]) -> tuple[int, ...]:
         ks = (ks,)
     values = tuple(sorted({check_int("ks[]", k, minimum=1) for k in ks}))
     if not values:
-        raise ValueError("ks must name at least one k")
+        raise InputValueError("ks must name at least one k")
     return values
 
 
@@ -222,7 +223,7 @@ class EvalReport:
         for (model, case), samples in self._groups().items():
             key = case_key(model, case)
             if key in scores:
-                raise ValueError(f"two (model, case) pairs map to the same key {key!r}")
+                raise InputValueError(f"two (model, case) pairs map to the same key {key!r}")
             scores[key] = float(np.mean([s.score for s in samples]))
         return scores
 
@@ -237,7 +238,7 @@ class EvalReport:
             n = len(samples)
             c = sum(s.passed for s in samples)
             if k_values[-1] > n:
-                raise ValueError(
+                raise InputValueError(
                     f"pass@{k_values[-1]} needs at least {k_values[-1]} samples, "
                     f"but model {model!r} case {case!r} has {n}"
                 )
@@ -306,7 +307,7 @@ def as_case_scores(
         return {str(k): check_real(f"{name}[{k!r}]", v) for k, v in report.items()}
     if isinstance(report, Sequence) and all(isinstance(r, EvalResult) for r in report):
         return EvalReport(results=tuple(report)).case_scores()
-    raise TypeError(
+    raise InputTypeError(
         f"{name} must be an EvalReport, a mapping of case -> score or a list of EvalResult, "
         f"got {type(report).__name__}"
     )

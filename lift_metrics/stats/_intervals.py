@@ -13,6 +13,7 @@ import numpy as np
 
 from lift_metrics._checks import as_float_array, check_int, check_real
 from lift_metrics._io import format_number
+from lift_metrics.errors import InputValueError
 
 
 @dataclass(frozen=True, repr=False)
@@ -82,11 +83,11 @@ def check_confidence_level(confidence_level: Any) -> float:
     >>> check_confidence_level(1)
     Traceback (most recent call last):
     ...
-    ValueError: confidence_level must be in (0, 1), got 1
+    lift_metrics.errors.InputValueError: confidence_level must be in (0, 1), got 1
     """
     level = check_real("confidence_level", confidence_level)
     if not 0.0 < level < 1.0:
-        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}")
+        raise InputValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}")
     return level
 
 
@@ -144,7 +145,7 @@ def wilson_interval(
     trials = check_int("trials", trials, minimum=1)
     successes = check_int("successes", successes, minimum=0)
     if successes > trials:
-        raise ValueError(f"successes must be <= trials ({trials}), got {successes}")
+        raise InputValueError(f"successes must be <= trials ({trials}), got {successes}")
     level = check_confidence_level(confidence_level)
     z = _z(level)
     p = successes / trials

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from lift_metrics._checks import as_float_array, check_int
+from lift_metrics.errors import InputValueError
 from lift_metrics.stats._intervals import (
     ConfidenceInterval,
     check_confidence_level,
@@ -151,12 +152,12 @@ def paired_bootstrap(
     >>> paired_bootstrap([1.0, 2.0], [1.0])
     Traceback (most recent call last):
     ...
-    ValueError: a and b must have the same length (paired scores), got 2 and 1
+    lift_metrics.errors.InputValueError: a and b must have the same length (paired scores), ...
     """
     x = as_float_array("a", a)
     y = as_float_array("b", b)
     if x.shape != y.shape:
-        raise ValueError(
+        raise InputValueError(
             f"a and b must have the same length (paired scores), got {x.size} and {y.size}"
         )
     resamples = check_int("n_resamples", n_resamples, minimum=100, maximum=MAX_RESAMPLES)

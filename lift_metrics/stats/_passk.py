@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from lift_metrics.errors import InputTypeError, InputValueError
+
 _IntArray = npt.NDArray[np.int64]
 _FloatArray = npt.NDArray[np.float64]
 
@@ -16,13 +18,13 @@ _FACTOR_CHUNK = 4_000_000
 
 def _as_int_array(name: str, value: Any) -> _IntArray:
     if isinstance(value, bool | np.bool_):
-        raise TypeError(f"{name} must be an integer or an array of integers, got {value!r}")
+        raise InputTypeError(f"{name} must be an integer or an array of integers, got {value!r}")
     try:
         array = np.asarray(value)
     except OverflowError:
-        raise ValueError(f"{name} holds an integer too large for 64 bits") from None
+        raise InputValueError(f"{name} holds an integer too large for 64 bits") from None
     if array.size == 0:
-        raise ValueError(f"{name} must not be empty")
+        raise InputValueError(f"{name} must not be empty")
     if array.dtype == bool or array.dtype.kind not in "iu":
         if array.dtype.kind == "O" and all(
             isinstance(v, int) and not isinstance(v, bool) for v in array.ravel()
@@ -30,12 +32,14 @@ def _as_int_array(name: str, value: Any) -> _IntArray:
             try:
                 array = array.astype(np.int64)
             except OverflowError:
-                raise ValueError(f"{name} holds an integer too large for 64 bits") from None
+                raise InputValueError(f"{name} holds an integer too large for 64 bits") from None
         else:
             shown = repr(value) if array.ndim == 0 else f"an array of dtype {array.dtype}"
-            raise TypeError(f"{name} must be an integer or an array of integers, got {shown:.80}")
+            raise InputTypeError(
+                f"{name} must be an integer or an array of integers, got {shown:.80}"
+            )
     if array.dtype.kind == "u" and int(array.max()) > np.iinfo(np.int64).max:
-        raise ValueError(f"{name} holds an integer too large for 64 bits")
+        raise InputValueError(f"{name} holds an integer too large for 64 bits")
     return array.astype(np.int64, copy=False)
 
 
@@ -52,7 +56,7 @@ def _validated(n: Any, c: Any, k: Any) -> tuple[_IntArray, _IntArray, _IntArray,
     try:
         n_b, c_b, k_b = np.broadcast_arrays(n_arr, c_arr, k_arr)
     except ValueError as exc:
-        raise ValueError(
+        raise InputValueError(
             f"n, c and k must broadcast together, got shapes {n_arr.shape}, {c_arr.shape}, "
             f"{k_arr.shape}"
         ) from exc
@@ -67,7 +71,7 @@ def _validated(n: Any, c: Any, k: Any) -> tuple[_IntArray, _IntArray, _IntArray,
         if bad.any():
             where = _first_bad(bad)
             idx = np.unravel_index(int(np.argmax(bad)), bad.shape) if bad.ndim else ()
-            raise ValueError(
+            raise InputValueError(
                 f"{message}, got n={int(n_b[idx])}, c={int(c_b[idx])}, k={int(k_b[idx])}{where}"
                 if arr is not None
                 else message

@@ -11,8 +11,10 @@ from typing import Any
 
 import numpy as np
 
+from lift_metrics.errors import InputValueError
 
-class RecordError(ValueError):
+
+class RecordError(InputValueError):
     """A record is missing a field or a field has the wrong type or value."""
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lift_metrics._checks import check_real
+from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.stats._summary import check_ddof, variance_of
 
 #: Metrics that :func:`aggregate_runs` sums across runs instead of averaging.
@@ -21,14 +22,14 @@ DEFAULT_SUMMED_METRICS: tuple[str, ...] = (
 
 def _as_id_set(name: str, items: Iterable[Hashable]) -> set[Hashable]:
     if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
-        raise TypeError(
+        raise InputTypeError(
             f"{name} must be a collection of document ids (a list or set), "
             f"got {type(items).__name__} {items!r:.60}"
         )
     try:
         return set(items)
     except TypeError as exc:
-        raise TypeError(f"{name} must contain hashable document ids: {exc}") from exc
+        raise InputTypeError(f"{name} must contain hashable document ids: {exc}") from exc
 
 
 def retrieval_precision(retrieved: Iterable[Hashable], relevant: Iterable[Hashable]) -> float:
@@ -180,23 +181,27 @@ def aggregate_runs(
     ({'correctness': 3.0}, {'correctness': 1.0}, 0.03)
     """
     if isinstance(runs, Mapping) or not isinstance(runs, Sequence) or not runs:
-        raise ValueError(f"runs must be a non-empty list of per-run mappings, got {runs!r:.80}")
+        raise InputValueError(
+            f"runs must be a non-empty list of per-run mappings, got {runs!r:.80}"
+        )
     summed_set = set(summed) if not isinstance(summed, str) else {summed}
     ddof = check_ddof(ddof)
     first = runs[0]
     if not isinstance(first, Mapping) or not first:
-        raise ValueError("runs[0] must be a non-empty mapping of question -> metrics")
+        raise InputValueError("runs[0] must be a non-empty mapping of question -> metrics")
     questions = list(first)
     layout = {q: sorted(first[q]) for q in questions}
     values: dict[str, dict[str, list[float]]] = {q: {m: [] for m in layout[q]} for q in questions}
     for r, run in enumerate(runs):
         if not isinstance(run, Mapping) or set(run) != set(questions):
             got = sorted(run) if isinstance(run, Mapping) else run
-            raise ValueError(f"runs[{r}] must have the questions {sorted(questions)}, got {got!r}")
+            raise InputValueError(
+                f"runs[{r}] must have the questions {sorted(questions)}, got {got!r}"
+            )
         for q in questions:
             metrics = run[q]
             if not isinstance(metrics, Mapping) or sorted(metrics) != layout[q]:
-                raise ValueError(
+                raise InputValueError(
                     f"runs[{r}][{q!r}] must have the metrics {layout[q]}, got {metrics!r:.80}"
                 )
             for m in layout[q]:

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.stats._records import (
     RecordError,
     get_bool,
@@ -112,13 +113,15 @@ def validate_run_records(records: Iterable[RunRecord | Mapping[str, Any]]) -> tu
     lift_metrics.stats.RecordError: record 1: field 'input_tokens' must be >= 0, got -1
     """
     if isinstance(records, Mapping | str | bytes):
-        raise TypeError(f"records must be an iterable of records, got {type(records).__name__}")
+        raise InputTypeError(
+            f"records must be an iterable of records, got {type(records).__name__}"
+        )
     out = tuple(
         r if isinstance(r, RunRecord) else RunRecord.from_dict(r, index=i)
         for i, r in enumerate(records)
     )
     if not out:
-        raise ValueError("records must not be empty")
+        raise InputValueError("records must not be empty")
     return out
 
 
@@ -156,7 +159,7 @@ def load_run_records(path: str | os.PathLike[str]) -> tuple[RunRecord, ...]:
     except RecordError as exc:
         raise in_file(path, exc) from exc
     if not records:
-        raise ValueError(f"{os.fspath(path)}: no run records in the file")
+        raise InputValueError(f"{os.fspath(path)}: no run records in the file")
     return tuple(records)
 
 
@@ -206,11 +209,11 @@ def split_arms(
         elif len(arms) == 2:
             control, treatment = arms
         else:
-            raise ValueError(f"records must hold exactly two arms, got {arms}")
+            raise InputValueError(f"records must hold exactly two arms, got {arms}")
     elif treatment is None or control is None:
         others = [arm for arm in arms if arm not in (treatment, control)]
         if len(others) != 1:
-            raise ValueError(
+            raise InputValueError(
                 f"cannot infer the other arm: arms are {arms}, treatment={treatment!r}, "
                 f"control={control!r}"
             )
@@ -218,12 +221,12 @@ def split_arms(
         control = control if control is not None else others[0]
     for name, value in (("treatment", treatment), ("control", control)):
         if value not in arms:
-            raise ValueError(f"{name} arm {value!r} not found; arms are {arms}")
+            raise InputValueError(f"{name} arm {value!r} not found; arms are {arms}")
     if treatment == control:
-        raise ValueError(f"treatment and control must differ, got {treatment!r} twice")
+        raise InputValueError(f"treatment and control must differ, got {treatment!r} twice")
     extra = [arm for arm in arms if arm not in (treatment, control)]
     if extra:
-        raise ValueError(f"records must hold exactly two arms, got {arms}")
+        raise InputValueError(f"records must hold exactly two arms, got {arms}")
     return (
         tuple(r for r in runs if r.arm == treatment),
         tuple(r for r in runs if r.arm == control),

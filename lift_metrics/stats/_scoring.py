@@ -16,6 +16,7 @@ from lift_metrics._checks import (
     check_real,
     check_unit_interval,
 )
+from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.stats._summary import check_ddof, variance_of
 
 #: The default letter-grade scale: grade -> inclusive lower bound of the score.
@@ -24,7 +25,7 @@ DEFAULT_GRADE_SCALE: Mapping[str, float] = {"A": 0.95, "B": 0.85, "C": 0.75, "D"
 
 def _check_bool(name: str, value: Any) -> bool:
     if not isinstance(value, bool | np.bool_):
-        raise TypeError(f"{name} must be a bool, got {type(value).__name__} {value!r}")
+        raise InputTypeError(f"{name} must be a bool, got {type(value).__name__} {value!r}")
     return bool(value)
 
 
@@ -62,10 +63,10 @@ def pass_rate(passed: bool | Sequence[bool]) -> float:
     if isinstance(passed, bool | np.bool_):
         return 1.0 if passed else 0.0
     if isinstance(passed, str | bytes | Mapping) or not isinstance(passed, Sequence | np.ndarray):
-        raise TypeError(f"passed must be a bool or a sequence of bools, got {passed!r}")
+        raise InputTypeError(f"passed must be a bool or a sequence of bools, got {passed!r}")
     flags = [_check_bool(f"passed[{i}]", flag) for i, flag in enumerate(passed)]
     if not flags:
-        raise ValueError("passed must not be empty")
+        raise InputValueError("passed must not be empty")
     return sum(flags) / len(flags)
 
 
@@ -191,7 +192,7 @@ def composite_score(
     wp = check_non_negative("pass_weight", pass_weight)
     wi = check_non_negative("impl_weight", impl_weight)
     if wp + wi <= 0:
-        raise ValueError(
+        raise InputValueError(
             f"pass_weight + impl_weight must be positive, got {pass_weight!r} + {impl_weight!r}"
         )
     return (p * wp + r * wi) / (wp + wi)
@@ -201,11 +202,13 @@ def _check_scale(scale: Mapping[str, float] | None) -> list[tuple[str, float]]:
     if scale is None:
         scale = DEFAULT_GRADE_SCALE
     if not isinstance(scale, Mapping) or not scale:
-        raise TypeError(f"scale must be a non-empty mapping of grade -> lower bound, got {scale!r}")
+        raise InputTypeError(
+            f"scale must be a non-empty mapping of grade -> lower bound, got {scale!r}"
+        )
     items = []
     for grade, bound in scale.items():
         if not isinstance(grade, str):
-            raise TypeError(f"scale keys must be grade names (str), got {grade!r}")
+            raise InputTypeError(f"scale keys must be grade names (str), got {grade!r}")
         items.append((grade, check_real(f"scale[{grade!r}]", bound, allow_inf=True)))
     return sorted(items, key=lambda item: item[1], reverse=True)
 
@@ -250,7 +253,7 @@ def letter_grade(score: float, *, scale: Mapping[str, float] | None = None) -> s
         if value >= bound:
             return grade
     lowest_grade, lowest_bound = items[-1]
-    raise ValueError(
+    raise InputValueError(
         f"score {value!r} is below the lowest bound of scale ({lowest_grade!r}: {lowest_bound!r})"
     )
 
@@ -328,7 +331,7 @@ def pass_rate_variance(pass_rates: Sequence[float] | np.ndarray, *, ddof: int = 
     """
     array = as_float_array("pass_rates", pass_rates)
     if ((array < 0) | (array > 1)).any():
-        raise ValueError(f"pass_rates must be in [0, 1], got {array.tolist()!r}")
+        raise InputValueError(f"pass_rates must be in [0, 1], got {array.tolist()!r}")
     return variance_of(array, check_ddof(ddof))
 
 
@@ -395,5 +398,5 @@ def cost_delta(costs_usd: Sequence[float] | np.ndarray) -> float:
 def _non_negative_costs(costs_usd: Any) -> np.ndarray:
     array = as_float_array("costs_usd", costs_usd)
     if (array < 0).any():
-        raise ValueError(f"costs_usd must be >= 0, got {array.tolist()!r}")
+        raise InputValueError(f"costs_usd must be >= 0, got {array.tolist()!r}")
     return array

@@ -13,6 +13,7 @@ import numpy.typing as npt
 
 from lift_metrics._checks import as_float_array, check_int
 from lift_metrics._io import format_number
+from lift_metrics.errors import InputValueError
 
 
 @dataclass(frozen=True, repr=False)
@@ -184,7 +185,7 @@ def latency_percentiles(latencies: Sequence[float] | np.ndarray) -> LatencyPerce
     """
     array = as_float_array("latencies", latencies)
     if (array < 0).any():
-        raise ValueError(
+        raise InputValueError(
             f"latencies must be >= 0, got {array[array < 0][0]!r} "
             f"at index {int(np.argmax(array < 0))}"
         )

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lift_metrics._io import format_number
+from lift_metrics.errors import InputValueError
 from lift_metrics.stats._intervals import (
     ConfidenceInterval,
     check_confidence_level,
@@ -106,7 +107,7 @@ def load_tier_runs(path: str | os.PathLike[str]) -> tuple[TierRun, ...]:
     except RecordError as exc:
         raise in_file(path, exc) from exc
     if not runs:
-        raise ValueError(f"{os.fspath(path)}: no tier runs in the file")
+        raise InputValueError(f"{os.fspath(path)}: no tier runs in the file")
     return tuple(runs)
 
 
@@ -318,7 +319,7 @@ def summarize_tiers(
         record = run if isinstance(run, TierRun) else TierRun.from_dict(run, index=index)
         by_tier.setdefault(record.tier, []).append(record)
     if not by_tier:
-        raise ValueError("runs must not be empty")
+        raise InputValueError("runs must not be empty")
     composite_of = {
         name: [
             composite_score(

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lift_metrics._checks import normalize_weights
+from lift_metrics.errors import InputTypeError, InputValueError
 
 BUILTIN_METRICS: tuple[str, ...] = ("ir_quality", "code_quality", "end_to_end", "reference_score")
 
@@ -22,7 +23,7 @@ def _tests_of(value: Any) -> list[tuple[dict[str, Any], Any]] | str:
     if isinstance(value, str):
         return value
     if not isinstance(value, Sequence):
-        raise TypeError(f"tests must be a list of cases or a check script, got {type(value)}")
+        raise InputTypeError(f"tests must be a list of cases or a check script, got {type(value)}")
     cases: list[tuple[dict[str, Any], Any]] = []
     for index, case in enumerate(value):
         if isinstance(case, Mapping) and "inputs" in case and "expected" in case:
@@ -30,7 +31,7 @@ def _tests_of(value: Any) -> list[tuple[dict[str, Any], Any]] | str:
         elif isinstance(case, Sequence) and not isinstance(case, str) and len(case) == 2:
             cases.append((dict(case[0]), case[1]))
         else:
-            raise ValueError(
+            raise InputValueError(
                 f"tests[{index}] must be {{'inputs': ..., 'expected': ...}} or an "
                 f"(inputs, expected) pair, got {case!r:.80}"
             )
@@ -39,9 +40,9 @@ def _tests_of(value: Any) -> list[tuple[dict[str, Any], Any]] | str:
 
 def _field(item: Any, key: str, scorer: str) -> Any:
     if not isinstance(item, Mapping):
-        raise TypeError(f"{scorer} scores mapping items, got {type(item).__name__}")
+        raise InputTypeError(f"{scorer} scores mapping items, got {type(item).__name__}")
     if key not in item:
-        raise ValueError(f"{scorer}: the item has no field {key!r} (it has {sorted(item)})")
+        raise InputValueError(f"{scorer}: the item has no field {key!r} (it has {sorted(item)})")
     return item[key]
 
 
@@ -437,7 +438,7 @@ class FieldMetricScorer:
             "exact_match": exact_match,
         }
         if metric not in functions:
-            raise ValueError(f"metric must be one of {FIELD_METRICS}, got {metric!r}")
+            raise InputValueError(f"metric must be one of {FIELD_METRICS}, got {metric!r}")
         self.name = self.__name__ = metric
         self.function = functions[metric]
 
@@ -485,13 +486,13 @@ def builtin_scorer(
     0.1
     """
     if name not in BUILTIN_METRICS:
-        raise ValueError(f"metric must be one of {BUILTIN_METRICS}, got {name!r}")
+        raise InputValueError(f"metric must be one of {BUILTIN_METRICS}, got {name!r}")
     if name != "code_quality" and (wrong_answer_gate is not False or stub_cap is not None):
         given = "wrong_answer_gate" if wrong_answer_gate is not False else "stub_cap"
-        raise ValueError(f"{given} applies to code_quality only, not to {name!r}")
+        raise InputValueError(f"{given} applies to code_quality only, not to {name!r}")
     if name == "reference_score":
         if weights is not None or similarity_floor:
-            raise ValueError("reference_score takes no weights or similarity_floor")
+            raise InputValueError("reference_score takes no weights or similarity_floor")
         return ReferenceScorer()
     if name == "ir_quality":
         return IRPairScorer(weights=weights, similarity_floor=similarity_floor)
@@ -503,7 +504,7 @@ def builtin_scorer(
             stub_cap=stub_cap,
         )
     if similarity_floor:
-        raise ValueError("similarity_floor applies to ir_quality and code_quality only")
+        raise InputValueError("similarity_floor applies to ir_quality and code_quality only")
     return EndToEndScorer(weights=weights)
 
 
@@ -523,14 +524,14 @@ def import_metric(spec: str) -> Callable[..., Any]:
     """
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
-        raise ValueError(
+        raise InputValueError(
             f"a metric import path must look like 'package.module:attribute', got {spec!r}"
         )
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # not found, or the module itself fails on import
         detail = " ".join(str(exc).split())[:200] or type(exc).__name__
-        raise ValueError(
+        raise InputValueError(
             f"cannot import module {module_name!r} of metric {spec!r} "
             f"({type(exc).__name__}: {detail})"
         ) from exc
@@ -539,7 +540,7 @@ def import_metric(spec: str) -> Callable[..., Any]:
         try:
             value = getattr(value, part)
         except AttributeError:
-            raise ValueError(f"{module_name!r} has no attribute {attribute!r}") from None
+            raise InputValueError(f"{module_name!r} has no attribute {attribute!r}") from None
     if not callable(value):
-        raise ValueError(f"{spec!r} is not callable (got {type(value).__name__})")
+        raise InputValueError(f"{spec!r} is not callable (got {type(value).__name__})")
     return value

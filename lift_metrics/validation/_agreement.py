@@ -10,6 +10,7 @@ from typing import Any, Literal
 import numpy as np
 
 from lift_metrics._checks import check_choice
+from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.validation._validate import ConstantInputWarning
 
 _LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -89,13 +90,15 @@ def krippendorff_alpha(
 def _as_matrix(ratings: Any) -> np.ndarray:
     rows = [list(row) for row in ratings]
     if len(rows) < 2:
-        raise ValueError(f"ratings must have at least 2 raters (rows), got {len(rows)}")
+        raise InputValueError(f"ratings must have at least 2 raters (rows), got {len(rows)}")
     width = len(rows[0])
     if any(len(row) != width for row in rows) or width == 0:
-        raise ValueError("ratings must be a non-empty 2-D array: every rater rates the same items")
+        raise InputValueError(
+            "ratings must be a non-empty 2-D array: every rater rates the same items"
+        )
     try:
         return np.array(
             [[math.nan if v is None else float(v) for v in row] for row in rows], dtype=float
         )
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"ratings must hold numbers or None: {exc}") from None
+        raise InputTypeError(f"ratings must hold numbers or None: {exc}") from None

@@ -10,6 +10,7 @@ from typing import Any, Literal
 import numpy as np
 
 from lift_metrics._checks import as_float_array, check_choice, check_int, check_non_negative
+from lift_metrics.errors import InputTypeError, InputValueError
 
 Objective = Literal["pearson", "squared_error"]
 _OBJECTIVES = ("pearson", "squared_error")
@@ -143,7 +144,7 @@ def _fold_ids(n: int, folds: int, groups: Sequence[Any] | None, seed: int) -> np
     keys = np.arange(n) if groups is None else np.array([str(g) for g in groups])
     n_groups = len(np.unique(keys))
     if n_groups < folds:
-        raise ValueError(f"folds ({folds}) must not exceed the number of groups ({n_groups})")
+        raise InputValueError(f"folds ({folds}) must not exceed the number of groups ({n_groups})")
     ids = np.empty(n, dtype=int)
     splitter = GroupKFold(n_splits=folds, shuffle=True, random_state=seed)
     for fold, (_, test) in enumerate(splitter.split(np.zeros(n), groups=keys)):
@@ -226,27 +227,27 @@ def calibrate_weights(
     1.0
     """
     if not isinstance(components, Mapping) or not components:
-        raise TypeError("components must be a non-empty mapping of name -> values")
+        raise InputTypeError("components must be a non-empty mapping of name -> values")
     names = [str(k) for k in components]
     columns = [as_float_array(f"components[{k!r}]", v) for k, v in components.items()]
     y = as_float_array("labels", labels)
     for name, column in zip(names, columns, strict=True):
         if column.size != y.size:
-            raise ValueError(
+            raise InputValueError(
                 f"components[{name!r}] has {column.size} values but labels has {y.size}"
             )
     x = np.column_stack(columns)
     kind = check_choice("objective", objective, _OBJECTIVES)
     k = check_int("folds", folds, minimum=2)
     if y.size < 2 * k:
-        raise ValueError(f"need at least 2 * folds = {2 * k} items to calibrate, got {y.size}")
+        raise InputValueError(f"need at least 2 * folds = {2 * k} items to calibrate, got {y.size}")
     if groups is not None and len(groups) != y.size:
-        raise ValueError(f"groups must have one entry per label ({y.size}), got {len(groups)}")
+        raise InputValueError(f"groups must have one entry per label ({y.size}), got {len(groups)}")
     bound: np.ndarray | None = None
     if upper_bounds is not None:
         bound = np.asarray(upper_bounds, dtype=float)
         if bound.ndim != 1 or bound.size != y.size or np.isnan(bound).any():
-            raise ValueError(
+            raise InputValueError(
                 f"upper_bounds must hold one number (inf for none) per label ({y.size}), "
                 f"got {bound.size} values"
                 + (" with a nan" if bound.size and np.isnan(bound).any() else "")
@@ -255,7 +256,7 @@ def calibrate_weights(
     defaults: dict[str, float] | None = None
     if default_weights is not None:
         if set(default_weights) != set(names):
-            raise ValueError(
+            raise InputValueError(
                 f"default_weights must have the keys {sorted(names)}, got {sorted(default_weights)}"
             )
         raw = np.array(

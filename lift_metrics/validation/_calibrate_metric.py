@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from lift_metrics.errors import InputValueError
 from lift_metrics.validation._adapters import (
     BUILTIN_METRICS,
     CodePairScorer,
@@ -164,12 +165,12 @@ def calibrate_metric(
         items (as :func:`calibrate_weights`).
     """
     if metric not in BUILTIN_METRICS:
-        raise ValueError(f"metric must be one of {BUILTIN_METRICS}, got {metric!r}")
+        raise InputValueError(f"metric must be one of {BUILTIN_METRICS}, got {metric!r}")
     scorer = builtin_scorer(metric)
     if isinstance(scorer, ReferenceScorer):
-        raise ValueError("reference_score cannot be calibrated (its model ships fitted)")
+        raise InputValueError("reference_score cannot be calibrated (its model ships fitted)")
     if similarity_floor is not None and isinstance(scorer, EndToEndScorer):
-        raise ValueError("similarity_floor applies to ir_quality and code_quality only")
+        raise InputValueError("similarity_floor applies to ir_quality and code_quality only")
     options = _code_options(metric, wrong_answer_gate, stub_cap)  # validated before scoring
     items = list(items)
     columns = metric_components(scorer, items)

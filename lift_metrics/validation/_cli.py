@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from lift_metrics.errors import InputValueError
 from lift_metrics.validation._adapters import (
     BUILTIN_METRICS,
     FIELD_METRICS,
@@ -212,7 +213,7 @@ def _field_map(entries: Sequence[str] | None) -> dict[str, str] | None:
     for entry in entries:
         key, sep, column = entry.partition("=")
         if not sep or not key or not column:
-            raise ValueError(f"--field must look like KEY=COLUMN, got {entry!r}")
+            raise InputValueError(f"--field must look like KEY=COLUMN, got {entry!r}")
         mapping[key] = column
     return mapping
 
@@ -225,12 +226,14 @@ def _weights_by_metric(
         named = weights_file_metric(file)
         if named is None:
             if len(metrics) != 1:
-                raise ValueError(
+                raise InputValueError(
                     f'{file} names no metric; add metric = "NAME" or validate one metric'
                 )
             named = metrics[0]
         if named not in metrics:
-            raise ValueError(f"{file} holds weights for {named!r}, which is not being validated")
+            raise InputValueError(
+                f"{file} holds weights for {named!r}, which is not being validated"
+            )
         chosen[named] = load_profile(file, metric=named)
     return chosen
 
@@ -241,11 +244,11 @@ def _floor_option(value: str | None) -> float | Literal["auto"] | None:
     try:
         floor = float(value)
     except ValueError:
-        raise ValueError(
+        raise InputValueError(
             f"--similarity-floor must be a number in [0, 1) or 'auto', got {value!r}"
         ) from None
     if not 0.0 <= floor < 1.0:
-        raise ValueError(f"--similarity-floor must be in [0, 1), got {value!r}")
+        raise InputValueError(f"--similarity-floor must be in [0, 1), got {value!r}")
     return floor
 
 
@@ -266,12 +269,12 @@ def _load(args: argparse.Namespace, data: Path) -> tuple[list[LabelledItem], str
     if split != "all":
         without = [item for item in items if item.split is None]
         if without:
-            raise ValueError(
+            raise InputValueError(
                 f"{data}:{without[0].line}: item {without[0].id!r} has no split; use --split all"
             )
         items = [item for item in items if item.split == split]
         if not items:
-            raise ValueError(f"{data}: no items in split {split!r}")
+            raise InputValueError(f"{data}: no items in split {split!r}")
     return items, split
 
 
@@ -304,7 +307,7 @@ def _calibrate(
     )
     fit_items = [item for item in every if item.split == "calibration"]
     if len(fit_items) < 2 * args.folds:
-        raise ValueError(
+        raise InputValueError(
             f"--calibrate needs at least {2 * args.folds} items with split 'calibration' "
             f"in {data}, got {len(fit_items)}"
         )
@@ -363,7 +366,7 @@ def _run(args: argparse.Namespace) -> int:
     dataset = None
     if args.labels is not None:
         if args.data is not None:
-            raise ValueError("--labels and --data are exclusive: give one")
+            raise InputValueError("--labels and --data are exclusive: give one")
         dataset = SHIPPED_DATASETS[args.labels]
         args.data = shipped_dataset_path(args.labels)
         if args.score_field == "human_score":
@@ -373,14 +376,14 @@ def _run(args: argparse.Namespace) -> int:
         args.baselines = True
     metrics = list(args.metrics or (dataset.metrics if dataset else _DEFAULT_METRICS))
     if args.folds < 2:
-        raise ValueError(f"--folds must be >= 2, got {args.folds}")
+        raise InputValueError(f"--folds must be >= 2, got {args.folds}")
     if args.threads < 1:
-        raise ValueError(f"--threads must be >= 1, got {args.threads}")
+        raise InputValueError(f"--threads must be >= 1, got {args.threads}")
     if args.allow_missing < 0:
-        raise ValueError(f"--allow-missing must be >= 0, got {args.allow_missing}")
+        raise InputValueError(f"--allow-missing must be >= 0, got {args.allow_missing}")
     for spec in metrics:
         if spec not in BUILTIN_METRICS and ":" not in spec:
-            raise ValueError(
+            raise InputValueError(
                 f"METRIC must be one of {BUILTIN_METRICS} or 'package.module:attribute', "
                 f"got {spec!r}"
             )
@@ -389,26 +392,26 @@ def _run(args: argparse.Namespace) -> int:
                 sys.path.insert(0, os.getcwd())
             import_metric(spec)
     if args.calibrate and any(spec not in BUILTIN_METRICS for spec in metrics):
-        raise ValueError("--calibrate works for the built-in metrics only")
+        raise InputValueError("--calibrate works for the built-in metrics only")
     if "reference_score" in metrics and (args.calibrate or args.weights):
-        raise ValueError(
+        raise InputValueError(
             "--calibrate and --weights do not apply to reference_score (its model ships "
             "fitted; see scripts/fit_reference_model.py)"
         )
     if args.similarity_floor is not None:
         if not args.calibrate:
-            raise ValueError("--similarity-floor applies with --calibrate only")
+            raise InputValueError("--similarity-floor applies with --calibrate only")
         if "end_to_end" in metrics:
-            raise ValueError("--similarity-floor applies to ir_quality and code_quality only")
+            raise InputValueError("--similarity-floor applies to ir_quality and code_quality only")
         _floor_option(args.similarity_floor)
     if args.wrong_answer_gate or args.stub_cap is not None:
         flag = "--wrong-answer-gate" if args.wrong_answer_gate else "--stub-cap"
         if not args.calibrate:
-            raise ValueError(f"{flag} applies with --calibrate only")
+            raise InputValueError(f"{flag} applies with --calibrate only")
         if "code_quality" not in metrics:
-            raise ValueError(f"{flag} applies to code_quality, which is not being validated")
+            raise InputValueError(f"{flag} applies to code_quality, which is not being validated")
         if args.stub_cap is not None and not 0.0 <= args.stub_cap <= 1.0:
-            raise ValueError(f"--stub-cap must be in [0, 1], got {args.stub_cap!r}")
+            raise InputValueError(f"--stub-cap must be in [0, 1], got {args.stub_cap!r}")
     weights = _weights_by_metric(args.weights, metrics)
     check_output_dir(args.out, option="--out")  # before any scoring
 
@@ -427,11 +430,11 @@ def _run(args: argparse.Namespace) -> int:
         elif spec in SHIPPED_LABELS:
             data = shipped_labels_path(spec)
         else:
-            raise ValueError(f"no labelled data ships for {spec!r}: pass --data FILE")
+            raise InputValueError(f"no labelled data ships for {spec!r}: pass --data FILE")
         items, split_shown = _load(args, data)
         if spec in BUILTIN_METRICS:
             if args.call not in (None, "item"):
-                raise ValueError("--call applies to import-path metrics only")
+                raise InputValueError("--call applies to import-path metrics only")
             profile = weights.get(spec)
             scorer = builtin_scorer(spec, **({} if profile is None else profile.metric_options()))
             scorer.prefetch([item.item for item in items])
@@ -439,7 +442,7 @@ def _run(args: argparse.Namespace) -> int:
             calling: dict[str, Any] = {}
         else:
             if spec in weights:
-                raise ValueError("--weights applies to the built-in metrics only")
+                raise InputValueError("--weights applies to the built-in metrics only")
             if os.getcwd() not in sys.path:
                 sys.path.insert(0, os.getcwd())
             metric = import_metric(spec)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lift_metrics._io import existing_file, read_text_file
+from lift_metrics.errors import InputTypeError, InputValueError
 
 SHIPPED_LABELS: Mapping[str, str] = {
     "ir_quality": "ir_pairs.jsonl",
@@ -75,11 +76,11 @@ def shipped_dataset_path(name: str) -> Path:
     from lift_metrics._paths import datasets_dir
 
     if name not in SHIPPED_DATASETS:
-        raise ValueError(f"labels must be one of {sorted(SHIPPED_DATASETS)}, got {name!r}")
+        raise InputValueError(f"labels must be one of {sorted(SHIPPED_DATASETS)}, got {name!r}")
     return datasets_dir() / SHIPPED_DATASETS[name].path
 
 
-class LabelFileError(ValueError):
+class LabelFileError(InputValueError):
     """A labelled-data file is malformed; the message names the file, line and field."""
 
 
@@ -129,7 +130,7 @@ def shipped_labels_path(metric: str) -> Path:
     from lift_metrics._paths import datasets_dir
 
     if metric not in SHIPPED_LABELS:
-        raise ValueError(
+        raise InputValueError(
             f"metric must be one of {sorted(SHIPPED_LABELS)} to use the shipped labels, "
             f"got {metric!r}"
         )
@@ -260,7 +261,7 @@ def load_labels(
     """
     file = existing_file(path, "labelled data file")
     if split is not None and split not in _SPLITS:
-        raise ValueError(f"split must be one of {_SPLITS} or None, got {split!r}")
+        raise InputValueError(f"split must be one of {_SPLITS} or None, got {split!r}")
     fmt = file_format
     if fmt is None:
         suffix = file.suffix.lower()
@@ -269,15 +270,18 @@ def load_labels(
         elif suffix == ".csv":
             fmt = "csv"
         else:
-            raise ValueError(
+            raise InputValueError(
                 f"cannot tell the format of {file.name!r} from its suffix: use .jsonl or .csv, "
                 "or pass file_format"
             )
     elif fmt not in ("jsonl", "csv"):
-        raise ValueError(f"file_format must be 'jsonl' or 'csv', got {fmt!r}")
+        raise InputValueError(f"file_format must be 'jsonl' or 'csv', got {fmt!r}")
     if isinstance(fields, str):
-        raise TypeError("fields must be a mapping or a sequence of field names, not a str")
-    records = _records(file, fmt, tuple(json_fields))
+        raise InputTypeError("fields must be a mapping or a sequence of field names, not a str")
+    try:
+        records = _records(file, fmt, tuple(json_fields))
+    except csv.Error as exc:  # a field over csv's size limit
+        raise LabelFileError(f"{file}: not valid CSV: {exc}") from None
     if not records:
         raise LabelFileError(f"{file}: no items")
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from lift_metrics._checks import as_float_array, check_real
+from lift_metrics.errors import InputValueError
 
 _MIN_ITEMS = 3
 
@@ -27,7 +28,7 @@ class ConstantInputWarning(RuntimeWarning):
     """
 
 
-class TooFewScoresError(ValueError):
+class TooFewScoresError(InputValueError):
     """Fewer than 3 items could be scored, so the agreement cannot be computed.
 
     Attributes
@@ -262,16 +263,18 @@ def validate_scores(
     x = as_float_array("scores", scores)
     y = as_float_array("labels", labels)
     if x.size != y.size:
-        raise ValueError(f"scores and labels must have the same length, got {x.size} and {y.size}")
+        raise InputValueError(
+            f"scores and labels must have the same length, got {x.size} and {y.size}"
+        )
     target_value = check_real("target", target)
     if not -1.0 <= target_value <= 1.0:
-        raise ValueError(f"target must be a correlation in [-1, 1], got {target!r}")
+        raise InputValueError(f"target must be a correlation in [-1, 1], got {target!r}")
     level = check_real("confidence_level", confidence_level)
     if not 0.0 < level < 1.0:
-        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}")
+        raise InputValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}")
     id_list = tuple(str(i) for i in ids) if ids is not None else tuple(map(str, range(x.size)))
     if len(id_list) != x.size:
-        raise ValueError(f"ids must have one entry per score ({x.size}), got {len(id_list)}")
+        raise InputValueError(f"ids must have one entry per score ({x.size}), got {len(id_list)}")
 
     constant = [name for name, v in (("scores", x), ("labels", y)) if _constant(v)]
     if constant:
@@ -343,7 +346,7 @@ def validate_scores(
 def _ratings_matrix(ratings: Sequence[Sequence[float | None]], n: int) -> np.ndarray:
     rows = list(ratings)
     if len(rows) != n:
-        raise ValueError(f"ratings must have one row per score ({n}), got {len(rows)}")
+        raise InputValueError(f"ratings must have one row per score ({n}), got {len(rows)}")
     width = max((len(row) for row in rows), default=0)
     matrix = np.full((n, max(width, 1)), np.nan)
     for i, row in enumerate(rows):

@@ -16,6 +16,7 @@ from typing import Any, Literal
 import numpy as np
 
 from lift_metrics._checks import check_choice, check_int, check_real
+from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.validation._labels import LabelledItem
 from lift_metrics.validation._validate import ValidationResult, validate_scores
 
@@ -71,20 +72,24 @@ def _caller(
 
         def by_kwargs(item: Any) -> Any:
             if not isinstance(item, Mapping):
-                raise TypeError(f"call='kwargs' needs mapping items, got {type(item).__name__}")
+                raise InputTypeError(
+                    f"call='kwargs' needs mapping items, got {type(item).__name__}"
+                )
             return metric(**item)
 
         return by_kwargs
     if not prediction_fields:
-        raise ValueError("call='dspy' needs prediction_fields naming the item's prediction fields")
+        raise InputValueError(
+            "call='dspy' needs prediction_fields naming the item's prediction fields"
+        )
     import dspy
 
     def by_dspy(item: Any) -> Any:
         if not isinstance(item, Mapping):
-            raise TypeError(f"call='dspy' needs mapping items, got {type(item).__name__}")
+            raise InputTypeError(f"call='dspy' needs mapping items, got {type(item).__name__}")
         absent = [name for name in prediction_fields if name not in item]
         if absent:
-            raise ValueError(f"the item has no prediction field(s) {absent}")
+            raise InputValueError(f"the item has no prediction field(s) {absent}")
         example = dspy.Example(**{k: v for k, v in item.items() if k not in prediction_fields})
         prediction = dspy.Prediction(**{k: item[k] for k in prediction_fields})
         return metric(example, prediction)
@@ -106,7 +111,7 @@ def _as_items(examples: Iterable[Any]) -> list[LabelledItem]:
             label = check_real(f"examples[{index}] label", example[1])
             items.append(LabelledItem(id=str(index), item=example[0], label=label))
             continue
-        raise TypeError(
+        raise InputTypeError(
             f"examples[{index}] must be a LabelledItem or an (item, label) pair, "
             f"got {type(example).__name__}"
         )
@@ -212,15 +217,15 @@ def validate_metric(
     (4, 0.985, 1.0, True)
     """
     if not callable(metric):
-        raise TypeError(f"metric must be callable, got {type(metric).__name__}")
+        raise InputTypeError(f"metric must be callable, got {type(metric).__name__}")
     style = check_choice("call", call, _CALL_STYLES)
     check_choice("errors", errors, ("raise", "missing"))
     threads = check_int("num_threads", num_threads, minimum=1)
     if isinstance(prediction_fields, str):
-        raise TypeError("prediction_fields must be a sequence of field names, not a str")
+        raise InputTypeError("prediction_fields must be a sequence of field names, not a str")
     items = _as_items(examples)
     if not items:
-        raise ValueError("examples must not be empty")
+        raise InputValueError("examples must not be empty")
     caller = _caller(metric, style, tuple(prediction_fields))
 
     def score_one(labelled: LabelledItem) -> tuple[float | None, str | None]:

@@ -21,6 +21,7 @@ import numpy as np
 
 from lift_metrics._checks import check_non_negative
 from lift_metrics._io import read_text_file
+from lift_metrics.errors import InputTypeError, InputValueError
 
 __all__ = [
     "CalibrationProfile",
@@ -81,7 +82,7 @@ def save_weights(
         import tomli_w
 
         return atomic_write_text(target, tomli_w.dumps(_toml_safe(document)))
-    raise ValueError(f"path must end in .json or .toml, got {target.name!r}")
+    raise InputValueError(f"path must end in .json or .toml, got {target.name!r}")
 
 
 def _code_options(metric: Any, wrong_answer_gate: Any, stub_cap: Any) -> dict[str, Any]:
@@ -95,7 +96,7 @@ def _code_options(metric: Any, wrong_answer_gate: Any, stub_cap: Any) -> dict[st
     if cap is not None:
         options["stub_cap"] = cap
     if options and metric not in (None, "code_quality"):
-        raise ValueError(
+        raise InputValueError(
             f"{' and '.join(options)} applies to code_quality profiles only, not to {metric!r}"
         )
     return options
@@ -140,17 +141,17 @@ def load_weights(path: str | os.PathLike[str], *, metric: str | None = None) -> 
         elif suffix == ".toml":
             document = tomllib.loads(text)
         else:
-            raise ValueError(f"weights file must end in .json or .toml, got {source.name!r}")
+            raise InputValueError(f"weights file must end in .json or .toml, got {source.name!r}")
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"{source}: not valid {suffix[1:].upper()}: {exc}") from None
+        raise InputValueError(f"{source}: not valid {suffix[1:].upper()}: {exc}") from None
     if not isinstance(document, dict):
-        raise ValueError(f"{source}: expected a table with 'weights', got {type(document)}")
+        raise InputValueError(f"{source}: expected a table with 'weights', got {type(document)}")
     table = document.get("weights", document)
     named = document.get("metric")
     if metric is not None and named is not None and named != metric:
-        raise ValueError(f"{source} holds weights for {named!r}, not for {metric!r}")
+        raise InputValueError(f"{source} holds weights for {named!r}, not for {metric!r}")
     if not isinstance(table, dict) or not table:
-        raise ValueError(f"{source}: 'weights' must be a non-empty table of name -> number")
+        raise InputValueError(f"{source}: 'weights' must be a non-empty table of name -> number")
     return {str(k): check_non_negative(f"{source}: weights[{k!r}]", v) for k, v in table.items()}
 
 
@@ -161,7 +162,7 @@ def weights_file_metric(path: str | os.PathLike[str]) -> str | None:
     try:
         document = json.loads(text) if source.suffix.lower() == ".json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"{source}: {exc}") from None
+        raise InputValueError(f"{source}: {exc}") from None
     named = document.get("metric") if isinstance(document, dict) else None
     return None if named is None else str(named)
 
@@ -334,7 +335,7 @@ def resolve_profile(
     """
     if isinstance(profile, CalibrationProfile):
         if profile.metric not in (None, metric):
-            raise ValueError(
+            raise InputValueError(
                 f"{name} must be a profile for {metric!r}, got one for {profile.metric!r}"
             )
         return profile
@@ -343,7 +344,7 @@ def resolve_profile(
     elif isinstance(profile, str | os.PathLike):
         path = profile
     else:
-        raise TypeError(f"{name} must be {allowed}, got {type(profile).__name__}")
+        raise InputTypeError(f"{name} must be {allowed}, got {type(profile).__name__}")
     try:
         return load_profile(path, metric=metric)
     except FileNotFoundError as exc:
@@ -363,7 +364,7 @@ def shipped_profile_path(metric: str) -> Path:
     from lift_metrics._paths import datasets_dir
 
     if metric not in SHIPPED_PROFILES:
-        raise ValueError(
+        raise InputValueError(
             f"metric must be one of {sorted(SHIPPED_PROFILES)} for a shipped profile, "
             f"got {metric!r}"
         )
@@ -409,7 +410,7 @@ def unrelated_similarity_floor(
     q = check_unit_interval("quantile", quantile)
     distinct = list(dict.fromkeys(str(t) for t in texts))
     if len(distinct) < 3:
-        raise ValueError(f"texts must hold at least 3 distinct texts, got {len(distinct)}")
+        raise InputValueError(f"texts must hold at least 3 distinct texts, got {len(distinct)}")
     rows = np.asarray(resolve_embedder(embedder).embed(distinct), dtype=float)
     cosines = np.clip(rows @ rows.T, 0.0, 1.0)[np.triu_indices(len(distinct), 1)]
     return round(float(np.quantile(cosines, q)), 2)

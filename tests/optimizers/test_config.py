@@ -120,6 +120,12 @@ def test_mipro_auto_with_num_trials_is_rejected() -> None:
     )
 
 
+@pytest.mark.parametrize("value", [["light"], {"mode": "light"}])
+def test_an_array_or_table_for_a_choice_is_bad_input_not_a_crash(value: Any) -> None:
+    # a TOML array is unhashable: the check of the allowed values must not raise TypeError
+    rejects(optimizer("mipro", {"auto": value}), "[optimizer.init] auto must be", "'light'")
+
+
 def test_mipro_default_auto_with_num_candidates_is_rejected() -> None:
     # MIPROv2's auto defaults to "light"
     rejects(optimizer("mipro", {"num_candidates": 5}), "num_candidates")

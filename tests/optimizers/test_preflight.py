@@ -80,6 +80,11 @@ CASES: dict[str, tuple[str, str, str]] = {
         'temperature = 0.0\napi_base = "http://127.0.0.1:9/v1"',
         "[lm] api_base applies to a remote model",
     ),
+    "an api_base that is not a URL": (
+        'model = "local"',
+        'model = "openai/gpt-4o-mini"\napi_base = "http://[::1/v1"',
+        "[lm] api_base 'http://[::1/v1' is not a URL",
+    ),
 }
 
 

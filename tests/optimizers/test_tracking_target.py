@@ -20,6 +20,7 @@ from optimizers_testkit import pipeline_lm
 
 from lift_metrics._paths import configs_dir
 from lift_metrics.cli import main
+from lift_metrics.errors import InputValueError
 from lift_metrics.optimizers import _runner, _tracking
 from lift_metrics.optimizers._tasks import task_records
 from lift_metrics.optimizers._tracking import TrackingError, check_tracking_uri
@@ -43,10 +44,12 @@ def _closed_port() -> int:
         ("http://localhost:port", "bad port"),
         ("sqlite://", "names no database file"),
         ("   ", "non-empty"),
+        ("http://[::1", "is not a URL"),
+        ("http://a b:5000", "cannot reach"),
     ],
 )
 def test_malformed_uris_are_refused(uri: str, fragment: str) -> None:
-    with pytest.raises(ValueError, match=fragment) as info:
+    with pytest.raises(InputValueError, match=fragment) as info:
         check_tracking_uri(uri)
     assert "\n" not in str(info.value)
 
