@@ -16,7 +16,7 @@ import math
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,30 @@ def read_text_file(path: str | os.PathLike[str], what: str) -> str:
         raise ValueError(
             f"{file}: line {line} is not UTF-8 text (byte {exc.start}: {exc.reason})"
         ) from None
+
+
+def jsonl_values(
+    lines: Iterable[str], bad_line: Callable[[int, str], Exception]
+) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line number, value)`` for each non-blank line of a JSONL text.
+
+    ``lines`` are the file's lines as the caller split them; numbers count from 1. A line that
+    is not JSON raises ``bad_line(number, reason)`` (``reason``: the decoder's message), so each
+    file kind keeps its own error type and wording.
+
+    Examples
+    --------
+    >>> list(jsonl_values(['{"a": 1}', "", "[2]"], lambda n, why: ValueError(f"{n}: {why}")))
+    [(1, {'a': 1}), (3, [2])]
+    """
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise bad_line(number, exc.msg) from None
+        yield number, value
 
 
 def _umask() -> int:
