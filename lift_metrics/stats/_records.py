@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from lift_metrics._io import existing_file
+
 
 class RecordError(ValueError):
     """A record is missing a field or a field has the wrong type or value."""
@@ -111,12 +113,11 @@ def get_float(
 
 
 def _existing_file(path: str | os.PathLike[str]) -> Path:
-    file = Path(path)
-    if file.is_dir():
-        raise RecordError(f"{file} is a directory, not a file")
-    if not file.is_file():
-        raise FileNotFoundError(f"no such file: {file}")
-    return file
+    """:func:`lift_metrics._io.existing_file`; a directory is a :class:`RecordError` here."""
+    try:
+        return existing_file(path, "file")
+    except IsADirectoryError:
+        raise RecordError(f"{os.fspath(path)} is a directory, not a file") from None
 
 
 def _loads(text: str, where: str) -> Any:
