@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from lift_metrics._io import existing_file
+
+T = TypeVar("T")
 
 
 class RecordError(ValueError):
@@ -150,6 +152,25 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[str, Any]]:
         raise RecordError(
             f"{file}: line {line_number + 1} is not UTF-8 text ({exc.reason})"
         ) from None
+
+
+def load_jsonl_records(
+    path: str | os.PathLike[str], from_dict: Callable[..., T], what: str
+) -> tuple[T, ...]:
+    """Every line of a JSONL file as ``from_dict(obj, index=label)`` (see :func:`read_jsonl`).
+
+    A :class:`RecordError` names the file; a file with no records is a ValueError
+    ``"{path}: no {what} in the file"``.
+    """
+    records = []
+    try:
+        for label, obj in read_jsonl(path):
+            records.append(from_dict(obj, index=label))
+    except RecordError as exc:
+        raise in_file(path, exc) from exc
+    if not records:
+        raise ValueError(f"{os.fspath(path)}: no {what} in the file")
+    return tuple(records)
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
