@@ -31,3 +31,22 @@ def pipeline_lm(ir: Any, body: Any, extra: dict[str, Any] | None = None) -> Dumm
     a whole function, or a fenced answer), plus ``extra`` answers tried first."""
     answers = {**(extra or {}), IR_KEY: {"ir": ir}, CODE_KEY: {"body": body}}
     return DummyLM(answers, adapter=AnswerFormat())
+
+
+#: answers to the instruction-proposal prompts of MIPROv2, COPRO and GEPA (most specific first)
+OPTIMIZER_ANSWERS: dict[str, Any] = {
+    "proposed_instruction": {
+        "proposed_instruction": "Answer precisely.",
+        "proposed_prefix_for_output_field": "Answer:",
+    },
+    "`observations`": {"observations": "Small Python functions."},
+    "`summary`": {"summary": "Small Python functions."},
+    "`program_description`": {"program_description": "Prompt to IR to code."},
+    "`module_description`": {"module_description": "One step."},
+    "new_instruction": {"new_instruction": "Answer more precisely."},
+}
+
+
+def dummy_lm(task: dict[str, Any]) -> DummyLM:
+    """Answers every prompt the optimizers and the pipeline send, for one task record."""
+    return pipeline_lm(task["expected_ir"], task["expected_code"], OPTIMIZER_ANSWERS)

@@ -8,8 +8,7 @@ from typing import Any
 
 import dspy
 import pytest
-from dspy.utils import DummyLM
-from optimizers_testkit import pipeline_lm
+from optimizers_testkit import dummy_lm
 
 import lift_metrics.cli
 from lift_metrics.optimizers import _provenance, _runner, _setup
@@ -38,22 +37,6 @@ COMPILE: dict[str, dict[str, Any]] = {
 @pytest.fixture(scope="module")
 def task() -> dict[str, Any]:
     return task_records("train")[0]  # t001, add(a, b)
-
-
-def dummy_lm(task: dict[str, Any]) -> DummyLM:
-    """Answers every prompt the three optimizers and the pipeline send (most specific first)."""
-    answers = {
-        "proposed_instruction": {
-            "proposed_instruction": "Answer precisely.",
-            "proposed_prefix_for_output_field": "Answer:",
-        },
-        "`observations`": {"observations": "Small Python functions."},
-        "`summary`": {"summary": "Small Python functions."},
-        "`program_description`": {"program_description": "Prompt to IR to code."},
-        "`module_description`": {"module_description": "One step."},
-        "new_instruction": {"new_instruction": "Answer more precisely."},
-    }
-    return pipeline_lm(task["expected_ir"], task["expected_code"], answers)
 
 
 def make_config(tmp_path: Path, name: str, **extra: Any) -> RunConfig:
