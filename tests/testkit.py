@@ -117,3 +117,27 @@ if __name__ == "__main__":  # python tests/testkit.py FILE (scripts/test.sh)
         print(check_lanes(sys.argv[1]))
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
+
+
+class KeyRecordingBackend:
+    """Wraps a scoring backend and records the keys of the jobs it was sent.
+
+    Closing it closes the wrapped backend when ``owns`` is true.
+    """
+
+    def __init__(self, inner: Any, *, owns: bool = False) -> None:
+        self.inner = inner
+        self.owns = owns
+        self.keys: list[int] = []
+
+    def run(self, jobs: Iterable[Any]) -> Any:
+        def recorded() -> Any:
+            for job in jobs:
+                self.keys.append(job.key)
+                yield job
+
+        return self.inner.run(recorded())
+
+    def close(self) -> None:
+        if self.owns:
+            self.inner.close()
