@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import collections
 import threading
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from typing import Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
@@ -52,6 +52,10 @@ class LRUCache(Generic[K, V]):
         """The keys, least recently used first."""
         with self.lock:
             return list(self._data)
+
+    def __iter__(self) -> Iterator[K]:
+        """The keys, least recently used first (a copy: the cache may change meanwhile)."""
+        return iter(self.keys())
 
     def clear(self) -> None:
         """Forget every entry."""

@@ -151,7 +151,7 @@ def test_long_texts_are_cached_by_digest(counting_embedder) -> None:
     embedder.embed([long_a, long_b])
     embedder.embed([long_a])
     assert encoder.batches == [[long_a, long_b]]  # distinct keys, second call cached
-    assert all(len(key) < 100 for key in embedder._cache.keys())  # the text itself is not stored
+    assert all(len(key) < 100 for key in embedder._cache)  # the text itself is not stored
 
 
 def test_cache_size_zero_disables_caching(monkeypatch) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from testkit import local_model_or_skip
 
 from lift_metrics.optimizers import _report, _runner
 from lift_metrics.optimizers._budget import UsageMeter
@@ -233,13 +234,9 @@ def test_a_real_mipro_optimization_with_the_local_lm_finishes_and_compares(
     """The CI run of the main job in miniature: the bundled GGUF model, MIPROv2 with labeled
     demonstrations and one trial, baseline -> compile -> optimized -> comparison, all
     finished under a budget (``.ci/run`` runs the slow tests too)."""
-    from lift_metrics.lm import default_model_path
     from lift_metrics.optimizers._config import RunConfig
 
-    try:
-        default_model_path()
-    except (FileNotFoundError, ImportError) as exc:
-        pytest.skip(f"the bundled local model is not installed: {exc}")
+    local_model_or_skip()
     config = RunConfig.from_mapping(
         {
             "name": "ci-mipro",
@@ -292,12 +289,8 @@ def test_a_gguf_file_that_is_not_a_model_is_exit_2_before_any_work(
     """Right GGUF magic, cut-off tensors: llama.cpp refuses it while the LM is built, before
     the run writes anything (the text-file case is in test_runner)."""
     import lift_metrics.cli
-    from lift_metrics.lm import default_model_path
 
-    try:
-        model = default_model_path()
-    except (FileNotFoundError, ImportError) as exc:
-        pytest.skip(f"the bundled local model is not installed: {exc}")
+    model = local_model_or_skip()
     modules = lift_metrics.cli._COMMAND_MODULES
     if "lift_metrics.optimizers._cli" not in modules:
         monkeypatch.setattr(

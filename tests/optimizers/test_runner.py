@@ -9,6 +9,7 @@ from typing import Any
 import dspy
 import pytest
 from optimizers_testkit import dummy_lm
+from testkit import local_model_or_skip
 
 import lift_metrics.cli
 from lift_metrics.optimizers import _provenance, _runner, _setup
@@ -337,12 +338,8 @@ def test_real_optimization_with_the_local_lm(tmp_path: Path) -> None:
 
     About a minute on an idle 2-core machine (max_tokens is kept small on purpose).
     """
-    from lift_metrics.lm import default_model_path
 
-    try:
-        default_model_path()
-    except (FileNotFoundError, ImportError) as exc:
-        pytest.skip(f"the bundled local model is not installed: {exc}")
+    local_model_or_skip()
     config = RunConfig.from_mapping(
         {
             "name": "real-local",
