@@ -8,7 +8,7 @@ from typing import Any
 
 import dspy
 import pytest
-from optimizers_testkit import dummy_lm
+from optimizers_testkit import dummy_lm, make_config
 from testkit import local_model_or_skip
 
 import lift_metrics.cli
@@ -18,41 +18,10 @@ from lift_metrics.optimizers._pipeline import LiftPipeline
 from lift_metrics.optimizers._runner import OptimizationResult, run_optimizer
 from lift_metrics.optimizers._tasks import default_tasks_path, task_records
 
-INIT: dict[str, dict[str, Any]] = {
-    "mipro": {
-        "auto": "none",
-        "num_candidates": 2,
-        "max_bootstrapped_demos": 1,
-        "max_labeled_demos": 1,
-    },
-    "copro": {"breadth": 2, "depth": 1, "track_stats": True},
-    "gepa": {"max_metric_calls": 12, "use_merge": False, "track_stats": True},
-}
-COMPILE: dict[str, dict[str, Any]] = {
-    "mipro": {"num_trials": 2, "minibatch": False},
-    "copro": {},
-    "gepa": {},
-}
-
 
 @pytest.fixture(scope="module")
 def task() -> dict[str, Any]:
     return task_records("train")[0]  # t001, add(a, b)
-
-
-def make_config(tmp_path: Path, name: str, **extra: Any) -> RunConfig:
-    data: dict[str, Any] = {
-        "name": f"test-{name}",
-        "seed": 3,
-        "output_dir": str(tmp_path / "out"),
-        "optimizer": {"name": name, "init": INIT[name], "compile": COMPILE[name]},
-        "lm": {"model": "local"},
-        "metric": {"name": "end_to_end"},
-        "dataset": {"train_limit": 3, "val_limit": 3, "test_limit": 3},
-        "evaluation": {"n_resamples": 200},
-    }
-    data.update(extra)
-    return RunConfig.from_mapping(data)
 
 
 def no_temp_files(folder: Path) -> None:
