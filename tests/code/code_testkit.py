@@ -9,28 +9,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from lift_metrics.sandbox import TestOutcome
-
-
-@dataclass(frozen=True)
-class FakeResult:
-    status: str
-    outcomes: tuple[TestOutcome, ...]
-    elapsed_ms: float
-    reason: str
-    stderr: str
-
-    @property
-    def passed_count(self) -> int:
-        return sum(outcome.passed for outcome in self.outcomes)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "outcomes": [o.to_dict() for o in self.outcomes]}
+from lift_metrics.sandbox import ExecutionResult, TestOutcome
 
 
 class FakeSandbox:
@@ -47,7 +30,7 @@ class FakeSandbox:
         *,
         entry_point: str | None = None,
         timeout_s: float | None = None,
-    ) -> FakeResult:
+    ) -> ExecutionResult:
         with self._lock:
             self.calls.append((code, tests, entry_point, timeout_s))
         namespace: dict[str, Any] = {}
@@ -64,8 +47,8 @@ class FakeSandbox:
                 namespace["check"](candidate)
             except Exception as exc:
                 outcome = TestOutcome(0, False, None, None, None, repr(exc))
-                return FakeResult("failed", (outcome,), 0.1, "check failed", "")
-            return FakeResult(
+                return ExecutionResult("failed", (outcome,), 0.1, "check failed", "")
+            return ExecutionResult(
                 "passed", (TestOutcome(0, True, None, None, None, None),), 0.1, "", ""
             )
         if entry_point is not None and entry_point not in namespace:
@@ -73,7 +56,7 @@ class FakeSandbox:
                 TestOutcome(i, False, inputs, expected, None, "no entry point")
                 for i, (inputs, expected) in enumerate(tests)
             )
-            return FakeResult("error", outcomes, 0.1, f"no function named {entry_point!r}", "")
+            return ExecutionResult("error", outcomes, 0.1, f"no function named {entry_point!r}", "")
         function = namespace[entry_point] if entry_point else functions[0]
         outcomes_list = []
         for index, (inputs, expected) in enumerate(tests):
@@ -87,7 +70,7 @@ class FakeSandbox:
         outcomes = tuple(outcomes_list)
         status = "passed" if all(o.passed for o in outcomes) else "failed"
         reason = "" if status == "passed" else "some tests failed"
-        return FakeResult(status, outcomes, 0.1, reason, "")
+        return ExecutionResult(status, outcomes, 0.1, reason, "")
 
 
 class ExplodingSandbox:

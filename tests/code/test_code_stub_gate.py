@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from code_testkit import REFERENCE, TESTS, WRONG, FakeResult, TestOutcome
+from code_testkit import REFERENCE, TESTS, WRONG
 
 from lift_metrics.code import (
     DEFAULT_CODE_QUALITY_WEIGHTS,
@@ -16,6 +16,7 @@ from lift_metrics.code import (
     is_stub,
 )
 from lift_metrics.code._tests import count_wrong
+from lift_metrics.sandbox import ExecutionResult, TestOutcome
 
 RENAMED = '''def plus(a, b):
     """Return the sum of a and b."""
@@ -284,8 +285,8 @@ def test_count_wrong_tells_wrong_values_from_other_failures() -> None:
         TestOutcome(2, False, {}, 1, None, "IndexError: list index out of range"),
         TestOutcome(3, False, {}, 1, None, "did not run: the code failed to load"),
     )
-    assert count_wrong(FakeResult("failed", outcomes, 0.1, "", ""), script=False) == 1
+    assert count_wrong(ExecutionResult("failed", outcomes, 0.1, "", ""), script=False) == 1
     failed_check = (TestOutcome(0, False, None, None, None, "AssertionError: 2 != 3"),)
     crashed_check = (TestOutcome(0, False, None, None, None, "ZeroDivisionError"),)
-    assert count_wrong(FakeResult("failed", failed_check, 0.1, "", ""), script=True) == 1
-    assert count_wrong(FakeResult("failed", crashed_check, 0.1, "", ""), script=True) == 0
+    assert count_wrong(ExecutionResult("failed", failed_check, 0.1, "", ""), script=True) == 1
+    assert count_wrong(ExecutionResult("failed", crashed_check, 0.1, "", ""), script=True) == 0
