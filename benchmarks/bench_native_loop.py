@@ -20,14 +20,14 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import threading
 import time
 from typing import Any
 
+import bench_sandbox  # the same function, tests and multi-threaded throughput loop
+
 from lift_metrics.sandbox import Sandbox
 
-CODE = "def add(a, b):\n    return a + b\n"
-TESTS = [({"a": 1, "b": 2}, 3)]
+CODE, TESTS = bench_sandbox.CODE, bench_sandbox.TESTS
 
 
 def one(box: Sandbox) -> None:
@@ -48,32 +48,7 @@ def latencies_ms(box: Sandbox, runs: int) -> list[float]:
 
 def throughput(box: Sandbox, runs: int, threads: int) -> float:
     """Return executions per second of ``runs`` executions spread over ``threads`` threads."""
-    counter = iter(range(runs))
-    lock = threading.Lock()
-    errors: list[BaseException] = []
-
-    def work() -> None:
-        while True:
-            with lock:
-                i = next(counter, None)
-            if i is None:
-                return
-            try:
-                one(box)
-            except BaseException as exc:  # reported after the join
-                errors.append(exc)
-                return
-
-    start = time.perf_counter()
-    pool = [threading.Thread(target=work) for _ in range(threads)]
-    for thread in pool:
-        thread.start()
-    for thread in pool:
-        thread.join()
-    elapsed = time.perf_counter() - start
-    if errors:
-        raise errors[0]
-    return runs / elapsed
+    return bench_sandbox.throughput(lambda: one(box) is None, runs, threads)
 
 
 def _stat(pid: int) -> list[str] | None:

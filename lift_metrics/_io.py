@@ -16,7 +16,7 @@ import math
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,30 @@ def read_text_file(path: str | os.PathLike[str], what: str) -> str:
         ) from None
 
 
+def jsonl_values(
+    lines: Iterable[str], bad_line: Callable[[int, str], Exception]
+) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line number, value)`` for each non-blank line of a JSONL text.
+
+    ``lines`` are the file's lines as the caller split them; numbers count from 1. A line that
+    is not JSON raises ``bad_line(number, reason)`` (``reason``: the decoder's message), so each
+    file kind keeps its own error type and wording.
+
+    Examples
+    --------
+    >>> list(jsonl_values(['{"a": 1}', "", "[2]"], lambda n, why: ValueError(f"{n}: {why}")))
+    [(1, {'a': 1}), (3, [2])]
+    """
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise bad_line(number, exc.msg) from None
+        yield number, value
+
+
 def _umask() -> int:
     """The process's file-creation mask, read without changing it (Linux: /proc/self/status).
 
@@ -78,20 +102,29 @@ def _umask() -> int:
     return 0o022
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (temp file + fsync + rename); return the path.
+def atomic_write_with(
+    path: str | os.PathLike[str], write: Callable[[Path], object], *, suffix: str = ".tmp"
+) -> Path:
+    """Have ``write`` write a temporary sibling of ``path``, then make it ``path``; return it.
 
-    The file gets the permissions any new file of the user's gets (``0666`` less the umask),
-    like one written by ``open(path, "w")``, not the ``0600`` of a temporary file.
+    The temporary file (named ``.<name>.<random><suffix>``, so a writer that picks its format
+    by the file's ending sees ``suffix``) is fsynced and renamed over ``path`` once ``write``
+    returns, and the rename itself made durable: an interrupted write never leaves a
+    half-written ``path``. On any error the temporary file is removed. The file gets the
+    permissions any new file of the user's gets (``0666`` less the umask), like one written by
+    ``open(path, "w")``, not the ``0600`` of a temporary file.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    prefix = f".{target.name}." if suffix == ".tmp" else f".{target.stem}."
+    fd, tmp_name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=target.parent)
     try:
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
+        try:
+            os.fchmod(fd, 0o666 & ~_umask())
+        finally:
+            os.close(fd)
+        write(Path(tmp_name))
+        with open(tmp_name, "rb") as handle:
             os.fsync(handle.fileno())
         os.replace(tmp_name, target)
     except OSError as exc:
@@ -109,6 +142,11 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     except OSError:  # pragma: no cover - some file systems refuse fsync on directories
         pass
     return target
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (:func:`atomic_write_with`); return the path."""
+    return atomic_write_with(path, lambda tmp: tmp.write_bytes(data))
 
 
 def check_output_dir(path: str | os.PathLike[str], *, option: str) -> Path:

@@ -311,6 +311,18 @@ _classes: dict[str, Any] = {}
 _classes_lock = threading.Lock()
 
 
+def _answer_inputs(
+    question: str, expected_answer: str, answer: str | None, sources: str | Sequence[str]
+) -> dict[str, str]:
+    """The :class:`AnswerJudge` signature's inputs (a list of sources joined by blank lines)."""
+    return {
+        "question": str(question),
+        "expected_answer": str(expected_answer),
+        "answer": "" if answer is None else str(answer),
+        "sources": sources if isinstance(sources, str) else "\n\n".join(map(str, sources)),
+    }
+
+
 def _build() -> dict[str, Any]:
     """Define the DSPy signatures and modules (imports dspy; once per process)."""
     with _classes_lock:
@@ -425,13 +437,7 @@ def _build() -> dict[str, Any]:
                 config: Mapping[str, Any] | None = None,
             ) -> Any:
                 """Judge one answer; see the class docstring."""
-                text = sources if isinstance(sources, str) else "\n\n".join(map(str, sources))
-                inputs = {
-                    "question": str(question),
-                    "expected_answer": str(expected_answer),
-                    "answer": "" if answer is None else str(answer),
-                    "sources": text,
-                }
+                inputs = _answer_inputs(question, expected_answer, answer, sources)
                 return self._judge(inputs, config)
 
             def repeat(
@@ -449,13 +455,7 @@ def _build() -> dict[str, Any]:
                 Returns a :class:`~lift_metrics.judge.RepeatedJudgement` with the mean and
                 sample standard deviation per criterion: the judge's own variance.
                 """
-                text = sources if isinstance(sources, str) else "\n\n".join(map(str, sources))
-                inputs = {
-                    "question": str(question),
-                    "expected_answer": str(expected_answer),
-                    "answer": "" if answer is None else str(answer),
-                    "sources": text,
-                }
+                inputs = _answer_inputs(question, expected_answer, answer, sources)
                 return self._repeat(inputs, n, temperature)
 
         class CodeReviewJudge(_Judge):

@@ -39,6 +39,7 @@ __all__ = [
     "load_price_overrides",
     "lookup_price",
     "normalize_model_name",
+    "offline_litellm",
 ]
 
 # date and "latest" suffixes that name a snapshot of the same model: -2024-08-06, -20241022,
@@ -165,6 +166,19 @@ def _candidates(model: str) -> Iterator[str]:
 
 
 @functools.cache
+def offline_litellm() -> Any:
+    """Import litellm (lazily, once) with its bundled price table: no network fetch.
+
+    Sets ``LITELLM_LOCAL_MODEL_COST_MAP=True`` (unless already set) before the import.
+    Importing litellm takes about 2 s.
+    """
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    return litellm
+
+
+@functools.cache
 def litellm_cost_map() -> Mapping[str, Mapping[str, Any]]:
     """Return litellm's bundled model cost map (imported lazily, offline, once).
 
@@ -176,13 +190,9 @@ def litellm_cost_map() -> Mapping[str, Mapping[str, Any]]:
 
     Notes
     -----
-    Sets ``LITELLM_LOCAL_MODEL_COST_MAP=True`` (unless already set) before importing
-    litellm, so that no network fetch is attempted. Importing litellm takes about 2 s.
+    litellm is imported offline, by :func:`offline_litellm`.
     """
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    return dict(litellm.model_cost)
+    return dict(offline_litellm().model_cost)
 
 
 def _litellm_price(key: str) -> ModelPrice | None:

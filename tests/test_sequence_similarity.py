@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from testkit import edit_distance
 
 from lift_metrics.similarity import sequence_similarity
 
@@ -33,16 +34,6 @@ def test_the_values_of_the_former_implementation(
     a: Sequence[Any], b: Sequence[Any], expected: float
 ) -> None:
     assert sequence_similarity(a, b) == expected  # bit-identical, not approximately
-
-
-def edit_distance(a: Sequence[Any], b: Sequence[Any]) -> int:
-    """Textbook dynamic-programming edit distance (an oracle independent of both libraries)."""
-    row = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        previous, row[0] = row[0], i
-        for j, y in enumerate(b, 1):
-            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
-    return row[-1]
 
 
 # both sequences of one kind: both libraries compare a one-character string equal to the

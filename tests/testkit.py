@@ -117,3 +117,49 @@ if __name__ == "__main__":  # python tests/testkit.py FILE (scripts/test.sh)
         print(check_lanes(sys.argv[1]))
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
+
+
+class KeyRecordingBackend:
+    """Wraps a scoring backend and records the keys of the jobs it was sent.
+
+    Closing it closes the wrapped backend when ``owns`` is true.
+    """
+
+    def __init__(self, inner: Any, *, owns: bool = False) -> None:
+        self.inner = inner
+        self.owns = owns
+        self.keys: list[int] = []
+
+    def run(self, jobs: Iterable[Any]) -> Any:
+        def recorded() -> Any:
+            for job in jobs:
+                self.keys.append(job.key)
+                yield job
+
+        return self.inner.run(recorded())
+
+    def close(self) -> None:
+        if self.owns:
+            self.inner.close()
+
+
+def edit_distance(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """Textbook dynamic-programming edit distance (an oracle independent of the libraries)."""
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        previous, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
+    return row[-1]
+
+
+def local_model_or_skip() -> Path:
+    """The bundled local model's path; the test is skipped when it is not installed."""
+    import pytest
+
+    from lift_metrics.lm import default_model_path
+
+    try:
+        return default_model_path()
+    except (FileNotFoundError, ImportError) as exc:
+        pytest.skip(f"the bundled local model is not installed: {exc}")

@@ -29,7 +29,7 @@ Scores follow scikit-learn's naming: every ``*_similarity``/``*_correctness``/``
 Building blocks that other subpackages share (the DSPy metric objects, calibration, scoring):
 :func:`score_code` (the scoring core on validated inputs), :func:`run_answer` (tests only),
 :func:`normalize_tests` / :class:`NormalizedTests`, :func:`check_entry_point`,
-:func:`complete_with_prompt`, the option checks :func:`check_wrong_answer_gate` and
+:func:`complete_with_prompt`, :func:`parses`, the option checks :func:`check_wrong_answer_gate` and
 :func:`check_stub_cap`, :func:`gate_by_wrong_answers` (:data:`GATED_COMPONENTS`),
 :data:`FAIL_CEILING` and :func:`codebleu_available`.
 """
@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from lift_metrics.code._breakdown import CodeQualityBreakdown
 from lift_metrics.code._degenerate import degenerate_kind
-from lift_metrics.code._extract import complete_with_prompt, extract_code
+from lift_metrics.code._extract import complete_with_prompt, extract_code, parses
 from lift_metrics.code._features import MAX_CODE_CHARS
 from lift_metrics.code._field import (
     bleu_score,
@@ -133,6 +133,7 @@ __all__ = [
     "lint_paths",
     "maintainability_grade",
     "normalize_tests",
+    "parses",
     "python_files",
     "reference_score",
     "reference_score_breakdown",

@@ -24,7 +24,8 @@ _MAX_LINES = 400  # beyond this, prose trimming stops at the ends instead of try
 
 
 def parses(code: str) -> bool:
-    """Whether ``code`` is Python that :func:`ast.parse` accepts (internal, cached)."""
+    """Whether ``code`` is Python that :func:`ast.parse` accepts (cached; at most
+    :data:`MAX_CODE_CHARS` characters)."""
     if len(code) > MAX_CODE_CHARS:
         return False
     return _parses(code)

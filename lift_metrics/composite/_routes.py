@@ -134,7 +134,14 @@ def route_cost(
         p_in = check_non_negative("input_price_per_m", input_price_per_m)
         p_out = check_non_negative("output_price_per_m", output_price_per_m)
         share = check_unit_interval("input_share", input_share)
-        return n_tokens * (share * p_in + (1.0 - share) * p_out) / 1_000_000
+        from lift_metrics.stats import cost_usd  # numpy: only when a route is priced
+
+        return cost_usd(
+            n_tokens,
+            n_tokens,
+            input_price_per_m=share * p_in,
+            output_price_per_m=(1.0 - share) * p_out,
+        )
     prices = (
         DEFAULT_GPU_PRICES_PER_SECOND if gpu_prices_per_second is None else gpu_prices_per_second
     )

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import collections
 import json
-import threading
 from typing import Any
 
+from lift_metrics._lru import LRUCache
 from lift_metrics.dspy_metrics._fields import _MISSING
 
 _UNCACHEABLE = object()
@@ -18,39 +17,20 @@ def _uncacheable(key: Any) -> bool:
     )
 
 
-class _ResultCache:
-    """A small thread-safe LRU map from a key to a computed part breakdown."""
+class _ResultCache(LRUCache[Any, Any]):
+    """The LRU map from a key to a computed part breakdown; an uncacheable key is never kept.
 
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._data: collections.OrderedDict[Any, Any] = collections.OrderedDict()
-        self._lock = threading.Lock()
+    :meth:`get` returns :data:`_MISSING` for a key it does not hold.
+    """
 
-    def get(self, key: Any) -> Any:
+    def get(self, key: Any, default: Any = _MISSING) -> Any:
         if not self.size or _uncacheable(key):
-            return _MISSING
-        with self._lock:
-            value = self._data.get(key, _MISSING)
-            if value is not _MISSING:
-                self._data.move_to_end(key)
-            return value
+            return default
+        return super().get(key, default)
 
     def put(self, key: Any, value: Any) -> None:
-        if not self.size or _uncacheable(key):
-            return
-        with self._lock:
-            self._data[key] = value
-            self._data.move_to_end(key)
-            while len(self._data) > self.size:
-                self._data.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._data)
+        if not _uncacheable(key):
+            super().put(key, value)
 
 
 def _cache_key(value: Any) -> Any:

@@ -14,6 +14,8 @@ default_model_path
     The bundled SmolLM2-135M-Instruct GGUF file.
 default_n_threads
     The llama.cpp thread count used when none is given.
+check_max_tokens
+    Check a ``max_tokens`` for the local LM (at most its context size).
 check_gguf
     Check that a path is a readable GGUF model file and resolve it.
 stop_local_servers
@@ -50,7 +52,13 @@ from __future__ import annotations
 
 from lift_metrics.lm._cancel import GenerationCancelledError, cancel_requested, cancel_scope
 from lift_metrics.lm._engine import DEFAULT_N_CTX, AsyncLocalEngine, LocalEngine
-from lift_metrics.lm._factory import LOCAL_OPTIONS, REMOTE_OPTIONS, local_lm, resolve_lm
+from lift_metrics.lm._factory import (
+    LOCAL_OPTIONS,
+    REMOTE_OPTIONS,
+    check_max_tokens,
+    local_lm,
+    resolve_lm,
+)
 from lift_metrics.lm._model import check_gguf, default_model_path
 from lift_metrics.lm._server import default_n_threads, stop_local_servers
 
@@ -64,6 +72,7 @@ __all__ = [  # plain sorted() order (tests/test_package.py checks names == sorte
     "cancel_requested",
     "cancel_scope",
     "check_gguf",
+    "check_max_tokens",
     "default_model_path",
     "default_n_threads",
     "local_lm",

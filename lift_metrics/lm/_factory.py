@@ -96,9 +96,7 @@ def local_lm(
     temperature = check_non_negative("temperature", temperature)
     if temperature > 2.0:
         raise InputValueError(f"temperature must be in [0, 2], got {temperature}")
-    max_tokens = check_int("max_tokens", max_tokens, minimum=1)
-    if max_tokens > engine.n_ctx:
-        raise InputValueError(f"max_tokens must be <= n_ctx ({engine.n_ctx}), got {max_tokens}")
+    max_tokens = check_max_tokens(max_tokens, engine.n_ctx)
     seed = check_int("seed", seed, minimum=0)
     if not isinstance(cache, bool):
         raise InputTypeError(f"cache must be True or False, got {type(cache).__name__} {cache!r}")
@@ -114,6 +112,28 @@ def local_lm(
         num_retries=0,  # nothing transient to retry in-process
         seed=seed,
     )
+
+
+def check_max_tokens(max_tokens: Any, n_ctx: int) -> int:
+    """Return ``max_tokens`` checked for the local LM: an int from 1 to ``n_ctx``.
+
+    Raises
+    ------
+    InputTypeError, InputValueError
+        For a non-integer, ``max_tokens < 1`` or ``max_tokens > n_ctx`` (the message names
+        ``max_tokens`` and the context size).
+
+    Examples
+    --------
+    >>> check_max_tokens(5000, 4096)
+    Traceback (most recent call last):
+    ...
+    lift_metrics.errors.InputValueError: max_tokens must be <= n_ctx (4096), got 5000
+    """
+    tokens = check_int("max_tokens", max_tokens, minimum=1)
+    if tokens > n_ctx:
+        raise InputValueError(f"max_tokens must be <= n_ctx ({n_ctx}), got {tokens}")
+    return tokens
 
 
 _MODEL_STRING = re.compile(r"^(?P<provider>[A-Za-z0-9][A-Za-z0-9_.\-]*)/(?P<model>\S+)$")

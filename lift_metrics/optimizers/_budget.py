@@ -25,7 +25,6 @@ import contextlib
 import functools
 import io
 import math
-import os
 import threading
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -34,6 +33,7 @@ from typing import Any
 
 from lift_metrics._checks import check_int, check_positive
 from lift_metrics.errors import InputValueError
+from lift_metrics.pricing import offline_litellm
 
 __all__ = [
     "Budget",
@@ -188,20 +188,12 @@ def _as_int(value: Any) -> int:
 
 
 @functools.cache
-def _litellm() -> Any:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline price table
-    import litellm
-
-    return litellm
-
-
-@functools.cache
 def _listed(model: str) -> bool:
     """Whether litellm's price table prices ``model`` (probed once per model; litellm prints
     a provider list for an unknown provider, which is kept off the caller's stdout)."""
     with contextlib.redirect_stdout(io.StringIO()):
         try:
-            _litellm().cost_per_token(model=model, prompt_tokens=1, completion_tokens=1)
+            offline_litellm().cost_per_token(model=model, prompt_tokens=1, completion_tokens=1)
         except Exception:  # litellm raises for a model it does not know
             return False
     return True
@@ -249,7 +241,7 @@ def call_cost_usd(model: str, usage: Mapping[str, Any]) -> float:
     if not _listed(model):
         return math.nan
     try:
-        prompt_usd, completion_usd = _litellm().cost_per_token(
+        prompt_usd, completion_usd = offline_litellm().cost_per_token(
             model=model, prompt_tokens=prompt, completion_tokens=completion
         )
     except Exception:  # unknown model: litellm raises; its price is unknown, not 0

@@ -72,7 +72,7 @@ def _check_lm_options(key: str, table: Mapping[str, Any]) -> None:
     checked here first: unknown options, ``api_base`` with the local model, a temperature
     that is not a finite number in [0, 2], ``max_tokens < 1`` (or above ``n_ctx`` locally).
     """
-    from lift_metrics.lm import DEFAULT_N_CTX
+    from lift_metrics.lm import DEFAULT_N_CTX, check_max_tokens
     from lift_metrics.lm import LOCAL_OPTIONS as _LOCAL_OPTIONS
     from lift_metrics.lm import REMOTE_OPTIONS as _REMOTE_OPTIONS
 
@@ -111,11 +111,8 @@ def _check_lm_options(key: str, table: Mapping[str, Any]) -> None:
         model_type = table.get("model_type", "chat")
         if model_type not in ("chat", "text", "responses"):
             raise InputValueError(f"model_type must be chat, text or responses, got {model_type!r}")
-        n_ctx = table.get("n_ctx", DEFAULT_N_CTX)
-        if local and table.get("max_tokens", 1) > n_ctx:
-            raise InputValueError(
-                f"max_tokens must be <= n_ctx ({n_ctx}), got {table['max_tokens']}"
-            )
+        if local and "max_tokens" in table:
+            check_max_tokens(table["max_tokens"], table.get("n_ctx", DEFAULT_N_CTX))
     except (TypeError, ValueError) as exc:
         raise InputValueError(f"[{key}] {exc}") from None
 

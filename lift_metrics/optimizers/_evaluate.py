@@ -361,20 +361,7 @@ def _failed(
 def _timed_out(
     index: int, examples: Sequence[Any], metrics: Mapping[str, Any], run: int
 ) -> ExampleResult:
-    return ExampleResult(
-        index=index,
-        task_id=_task_id(examples[index], index),
-        run=run,
-        scores=dict.fromkeys(metrics, 0.0),
-        timed_out=True,
-        error="timed out",
-        latency_ms=math.inf,
-        lm_calls=0,
-        prompt_tokens=0,
-        completion_tokens=0,
-        total_tokens=0,
-        cost_usd=0.0,
-    )
+    return _failed(index, examples, metrics, run, "timed out", True, latency_ms=math.inf)
 
 
 def _assemble(

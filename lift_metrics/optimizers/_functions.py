@@ -12,6 +12,7 @@ import textwrap
 from typing import Any
 
 from lift_metrics import _pyast as pyast
+from lift_metrics.code import parses
 from lift_metrics.errors import InputValueError
 from lift_metrics.ir import parse_ir
 
@@ -154,14 +155,6 @@ def function_body(code: str, entry_point: str) -> str:
     return "\n".join([*imports, *body])
 
 
-def _parses(code: str) -> bool:
-    try:
-        pyast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
-
-
 def assemble_function(header: str, answer: str) -> str:
     """Put the code step's answer under the header: the generated function's source.
 
@@ -204,7 +197,7 @@ def assemble_function(header: str, answer: str) -> str:
         return ""
     if lines[0].lstrip().startswith(("def ", "async def ", "import ", "from ")):
         whole = textwrap.dedent("\n".join(lines))
-        if _parses(whole):
+        if parses(whole):
             return whole + "\n"
     first, rest = lines[0].strip(), lines[1:]
     candidates = [
@@ -213,6 +206,6 @@ def assemble_function(header: str, answer: str) -> str:
         header + "\n" + textwrap.indent(textwrap.dedent("\n".join(lines)), "    "),
     ]
     for candidate in candidates:
-        if _parses(candidate):
+        if parses(candidate):
             return candidate + "\n"
     return candidates[0] + "\n"

@@ -10,14 +10,12 @@ import contextlib
 import hashlib
 import importlib.metadata
 import json
-import os
 import platform
-import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from lift_metrics._io import to_jsonable
+from lift_metrics._io import atomic_write_with, to_jsonable
 from lift_metrics.errors import InputValueError
 
 __all__ = ["load_program", "save_program", "to_jsonable_safe"]
@@ -92,19 +90,7 @@ def save_program(program: Any, path: str | Path) -> Path:
     DSPy writes the file in place; here it writes a temporary sibling that is renamed over
     ``path`` once complete, so an interrupted save never leaves a half-written program.
     """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".json", dir=target.parent)
-    os.close(fd)
-    try:
-        program.save(tmp)
-        with open(tmp, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    return atomic_write_with(path, lambda tmp: program.save(str(tmp)), suffix=".json")
 
 
 def load_program(path: str | Path) -> Any:

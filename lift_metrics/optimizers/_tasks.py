@@ -12,7 +12,6 @@ Importing this module does not import dspy; :func:`load_tasks` does, on first ca
 from __future__ import annotations
 
 import ast
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -239,20 +238,17 @@ def task_records(
     """
     if split is not None:
         check_choice("split", split, SPLITS)
-    from lift_metrics._io import read_text_file
+    from lift_metrics._io import jsonl_values, read_text_file
 
     file = default_tasks_path() if path is None else Path(path)
     text = read_text_file(file, "task file")
     records: list[dict[str, Any]] = []
     first_line: dict[str, int] = {}
-    for line_number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
+    lines = text.split("\n")
+    for line_number, raw in jsonl_values(
+        lines, lambda n, why: InputValueError(f"{file}, line {n}: not valid JSON: {why}")
+    ):
         where = f"{file}, line {line_number}"
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputValueError(f"{where}: not valid JSON: {exc.msg}") from None
         try:
             record = _check_record(raw)
         except _RecordError as exc:

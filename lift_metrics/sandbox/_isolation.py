@@ -12,6 +12,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from lift_metrics._io import atomic_write_bytes
 from lift_metrics.errors import LiftMetricsError
 from lift_metrics.sandbox._native_build import (
     NATIVE_SOURCE_PATH,
@@ -340,13 +341,9 @@ def _build_native() -> bytes:
     data = compile_library(compiler)
     if not data:
         return b""
-    try:  # cache it for the next process; a read-only home only costs a compile per process
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_bytes(hashlib.sha256(data).digest() + data)
-        os.replace(partial, cached)
-    except OSError:
-        pass
+    # cache it for the next process; a read-only home only costs a compile per process
+    with contextlib.suppress(OSError):
+        atomic_write_bytes(cached, hashlib.sha256(data).digest() + data)
     return data
 
 

@@ -10,10 +10,10 @@ import time
 import warnings
 import weakref
 from collections.abc import Sequence
-from types import TracebackType
 from typing import Any, Literal
 
 from lift_metrics._checks import check_choice, check_int, check_positive
+from lift_metrics._closing import ClosesOnExit
 from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.sandbox import _isolation
 from lift_metrics.sandbox._judge import error_result, judge, short
@@ -59,7 +59,7 @@ def _warn_fallback(detail: str) -> None:
     )
 
 
-class Sandbox:
+class Sandbox(ClosesOnExit):
     """A pool of warm, isolated fork-server workers that run untrusted code against tests.
 
     Each worker is a small Python server (standard library only) started once, inside bwrap
@@ -295,18 +295,7 @@ class Sandbox:
             lambda: _Worker(self.isolation, self._bwrap, self.memory_mb, self._native, slot)
         )
 
-    # -- context manager ---------------------------------------------------------------------
-    def __enter__(self) -> Sandbox:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
+    # -- repr and closing (``with Sandbox() as box:`` closes it, see ClosesOnExit) ---------------
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
         return (

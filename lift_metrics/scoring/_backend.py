@@ -12,10 +12,10 @@ import os
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
 from lift_metrics._checks import check_int
+from lift_metrics._closing import ClosesOnExit
 from lift_metrics.errors import InputTypeError
 
 
@@ -115,7 +115,7 @@ class ScoringBackend(Protocol):
         ...
 
 
-class LocalBackend:
+class LocalBackend(ClosesOnExit):
     """Runs jobs on this machine: ``concurrency`` threads, each driving one sandbox worker.
 
     Parameters
@@ -148,17 +148,6 @@ class LocalBackend:
 
     def __repr__(self) -> str:
         return f"LocalBackend(concurrency={self.concurrency})"
-
-    def __enter__(self) -> LocalBackend:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def close(self) -> None:
         """Nothing to release: the default sandbox outlives the backend."""

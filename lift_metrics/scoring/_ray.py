@@ -12,10 +12,10 @@ import os
 import socket
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from types import TracebackType
 from typing import Any
 
 from lift_metrics._checks import check_int
+from lift_metrics._closing import ClosesOnExit
 from lift_metrics.errors import InputValueError, LiftMetricsError
 from lift_metrics.scoring._backend import JobResult, ScoringJob, execute_job
 
@@ -110,7 +110,7 @@ def _host_port(address: str) -> tuple[str, int] | None:
     return host.strip("[]"), int(port)
 
 
-class RayBackend:
+class RayBackend(ClosesOnExit):
     """Runs scoring jobs on a Ray cluster: one actor per worker, each with a warm sandbox.
 
     A :class:`~lift_metrics.scoring.ScoringBackend` for
@@ -207,17 +207,6 @@ class RayBackend:
             f"RayBackend(address={self.address!r}, workers={self.workers}, "
             f"batch_size={self.batch_size})"
         )
-
-    def __enter__(self) -> RayBackend:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- runtime and actors ---------------------------------------------------------------------
     def check_address(self, *, timeout_s: float = 5.0) -> None:

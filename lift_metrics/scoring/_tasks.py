@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import gzip
-import json
 import os
 import textwrap
 from collections.abc import Iterator, Mapping
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from lift_metrics import _pyast
+from lift_metrics._io import jsonl_values
 from lift_metrics.errors import InputTypeError, InputValueError
 
 #: names :func:`load_tasks` accepts besides a path
@@ -185,15 +185,10 @@ def _read_lines(path: Path) -> list[str]:
 def _jsonl_records(path: Path, lines: list[str]) -> Iterator[tuple[int, str, Any]]:
     """``(line number, where, record)`` for each non-blank line of ``path`` (already read as
     ``lines``); ``where`` (``"FILE: line N"``) starts the error messages about that record."""
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path}: line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputValueError(f"{where}: not valid JSON ({exc.msg})") from None
-        yield number, where, record
+    for number, record in jsonl_values(
+        lines, lambda n, why: InputValueError(f"{path}: line {n}: not valid JSON ({why})")
+    ):
+        yield number, f"{path}: line {number}", record
 
 
 def _humaneval_path() -> Path:

@@ -8,7 +8,6 @@ import sys
 import tempfile
 import threading
 import warnings
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -22,6 +21,7 @@ from lift_metrics.errors import InputTypeError, InputValueError
 if TYPE_CHECKING:  # pragma: no cover
     from sentence_transformers import SentenceTransformer
 
+from lift_metrics._lru import LRUCache
 from lift_metrics.similarity._cache import (
     _CHARS_PER_TOKEN_BOUND,
     _cache_key,
@@ -127,16 +127,26 @@ class SentenceTransformerEmbedder:
             raise InputTypeError(f"device must be a non-empty str, got {device!r}")
         self.model_name = DEFAULT_EMBEDDING_MODEL if model is None else model
         self.batch_size = check_int("batch_size", batch_size, minimum=1)
-        self.cache_size = check_int("cache_size", cache_size, minimum=0)
         self.device = device
         self.backend = check_choice("backend", backend, _BACKENDS)
         self._model: _TorchBackend | _OnnxBackend | None = None
         self._load_lock = threading.Lock()
         self._encode_lock = threading.Lock()
-        self._cache_lock = threading.Lock()
-        self._cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._cache: LRUCache[str, npt.NDArray[np.float32]] = LRUCache(
+            check_int("cache_size", cache_size, minimum=0)
+        )
+        self._cache_lock = self._cache.lock  # also guards the hit/miss counters
         self.hits = 0
         self.misses = 0
+
+    @property
+    def cache_size(self) -> int:
+        """How many embeddings the in-memory LRU cache keeps (0: none)."""
+        return self._cache.size
+
+    @cache_size.setter
+    def cache_size(self, size: int) -> None:
+        self._cache.size = check_int("cache_size", size, minimum=0)
 
     def __repr__(self) -> str:
         loaded = self._model is not None
@@ -322,7 +332,6 @@ class SentenceTransformerEmbedder:
                 if cached is None:
                     missing[text] = None
                 else:
-                    self._cache.move_to_end(key)
                     rows[text] = cached
                     self.hits += 1
         if missing:
@@ -332,12 +341,7 @@ class SentenceTransformerEmbedder:
                 for text, row in zip(missing, computed, strict=True):
                     row.setflags(write=False)
                     rows[text] = row
-                    if self.cache_size:
-                        key = _cache_key(text)
-                        self._cache[key] = row
-                        self._cache.move_to_end(key)
-                while len(self._cache) > self.cache_size:
-                    self._cache.popitem(last=False)
+                    self._cache.put(_cache_key(text), row)
         return np.stack([rows[text] for text in items]).astype(np.float32, copy=False)
 
     def cache_clear(self) -> None:
@@ -349,8 +353,7 @@ class SentenceTransformerEmbedder:
 
     def cache_len(self) -> int:
         """Number of embeddings currently cached."""
-        with self._cache_lock:
-            return len(self._cache)
+        return len(self._cache)
 
 
 _default_embedder: SentenceTransformerEmbedder | None = None

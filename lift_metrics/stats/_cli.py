@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +87,17 @@ def _console() -> Any:
     return Console(file=sys.stdout, highlight=False, soft_wrap=False, width=width)
 
 
+def _emit(output_format: str, result: Any, text: Callable[[Any], None]) -> None:
+    """Print ``result`` in one of :data:`FORMATS`: JSON, its ``to_markdown()``, or ``text``
+    (which prints the text form on a rich console)."""
+    if output_format == "json":
+        print(dumps_json(result))
+    elif output_format == "markdown":
+        print(result.to_markdown())
+    else:
+        text(_console())
+
+
 def _print_table(console: Any, title: str, rows: Sequence[Sequence[str]]) -> None:
     from rich.table import Table
 
@@ -113,15 +124,13 @@ def _report(args: argparse.Namespace) -> int:
         impl_weight=args.impl_weight,
         confidence_level=args.confidence_level,
     )
-    if args.format == "json":
-        print(dumps_json(report))
-    elif args.format == "markdown":
-        print(report.to_markdown())
-    else:
-        console = _console()
+
+    def text(console: Any) -> None:
         _print_table(console, f"Tier report: {path}", report.table_rows())
         for line in report.footer_lines():
             console.print(line)
+
+    _emit(args.format, report, text)
     return 0
 
 
@@ -132,14 +141,12 @@ def _compare(args: argparse.Namespace) -> int:
     result = compare_reports(
         EvalReport.load(args.baseline), EvalReport.load(args.current), threshold=args.threshold
     )
-    if args.format == "json":
-        print(dumps_json(result))
-    elif args.format == "markdown":
-        print(result.to_markdown())
-    else:
-        console = _console()
+
+    def text(console: Any) -> None:
         console.print(result.summary_line())
         _print_table(console, f"{args.baseline} -> {args.current}", result.table_rows())
+
+    _emit(args.format, result, text)
     return 1 if args.fail_on_regression and result.has_regressions else 0
 
 
@@ -159,15 +166,13 @@ def _ab(args: argparse.Namespace) -> int:
         confidence_level=args.confidence_level,
         seed=args.seed,
     )
-    if args.format == "json":
-        print(dumps_json(result))
-    elif args.format == "markdown":
-        print(result.to_markdown())
-    else:
-        console = _console()
+
+    def text(console: Any) -> None:
         for line in result.summary_lines():
             console.print(line)
         _print_table(console, "Arms", result.arm_rows())
         _print_table(console, "Gates", result.gate_rows())
         _print_table(console, "Paired deltas (treatment - control)", result.delta_rows())
+
+    _emit(args.format, result, text)
     return 0

@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
+from lift_metrics._io import existing_file
 from lift_metrics.errors import InputValueError
+
+T = TypeVar("T")
 
 
 class RecordError(InputValueError):
@@ -113,12 +116,11 @@ def get_float(
 
 
 def _existing_file(path: str | os.PathLike[str]) -> Path:
-    file = Path(path)
-    if file.is_dir():
-        raise RecordError(f"{file} is a directory, not a file")
-    if not file.is_file():
-        raise FileNotFoundError(f"no such file: {file}")
-    return file
+    """:func:`lift_metrics._io.existing_file`; a directory is a :class:`RecordError` here."""
+    try:
+        return existing_file(path, "file")
+    except IsADirectoryError:
+        raise RecordError(f"{os.fspath(path)} is a directory, not a file") from None
 
 
 def _loads(text: str, where: str) -> Any:
@@ -151,6 +153,25 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[str, Any]]:
         raise RecordError(
             f"{file}: line {line_number + 1} is not UTF-8 text ({exc.reason})"
         ) from None
+
+
+def load_jsonl_records(
+    path: str | os.PathLike[str], from_dict: Callable[..., T], what: str
+) -> tuple[T, ...]:
+    """Every line of a JSONL file as ``from_dict(obj, index=label)`` (see :func:`read_jsonl`).
+
+    A :class:`RecordError` names the file; a file with no records is a ValueError
+    ``"{path}: no {what} in the file"``.
+    """
+    records = []
+    try:
+        for label, obj in read_jsonl(path):
+            records.append(from_dict(obj, index=label))
+    except RecordError as exc:
+        raise in_file(path, exc) from exc
+    if not records:
+        raise InputValueError(f"{os.fspath(path)}: no {what} in the file")
+    return tuple(records)
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:

@@ -12,13 +12,11 @@ from typing import Any
 
 from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.stats._records import (
-    RecordError,
     get_bool,
     get_float,
     get_int,
     get_str,
-    in_file,
-    read_jsonl,
+    load_jsonl_records,
 )
 
 
@@ -152,15 +150,7 @@ def load_run_records(path: str | os.PathLike[str]) -> tuple[RunRecord, ...]:
     >>> len(runs), sorted({r.arm for r in runs})
     (60, ['with_skelly', 'without_skelly'])
     """
-    records = []
-    try:
-        for label, obj in read_jsonl(path):
-            records.append(RunRecord.from_dict(obj, index=label))
-    except RecordError as exc:
-        raise in_file(path, exc) from exc
-    if not records:
-        raise InputValueError(f"{os.fspath(path)}: no run records in the file")
-    return tuple(records)
+    return load_jsonl_records(path, RunRecord.from_dict, "run records")
 
 
 def split_arms(

@@ -18,12 +18,10 @@ from lift_metrics.stats._intervals import (
     wilson_interval,
 )
 from lift_metrics.stats._records import (
-    RecordError,
     get_bool,
     get_float,
     get_str,
-    in_file,
-    read_jsonl,
+    load_jsonl_records,
 )
 from lift_metrics.stats._scoring import (
     composite_score,
@@ -100,15 +98,7 @@ def load_tier_runs(path: str | os.PathLike[str]) -> tuple[TierRun, ...]:
     >>> len(runs), runs[0].tier
     (40, 'T0')
     """
-    runs = []
-    try:
-        for label, obj in read_jsonl(path):
-            runs.append(TierRun.from_dict(obj, index=label))
-    except RecordError as exc:
-        raise in_file(path, exc) from exc
-    if not runs:
-        raise InputValueError(f"{os.fspath(path)}: no tier runs in the file")
-    return tuple(runs)
+    return load_jsonl_records(path, TierRun.from_dict, "tier runs")
 
 
 @dataclass(frozen=True, repr=False)

@@ -46,7 +46,23 @@ def _field(item: Any, key: str, scorer: str) -> Any:
     return item[key]
 
 
-class IRPairScorer:
+class _BreakdownScorer:
+    """A scorer whose score is its :meth:`breakdown`'s ``score``."""
+
+    def breakdown(self, item: Any) -> Any:
+        """The metric's breakdown of one item."""
+        raise NotImplementedError
+
+    def __call__(self, item: Any) -> float:
+        return float(self.breakdown(item).score)
+
+    def group(self, item: Any) -> str | None:
+        """The entry point, when given (pairs built on one function share a fold)."""
+        value = item.get("entry_point") if isinstance(item, Mapping) else None
+        return None if value is None else str(value)
+
+
+class IRPairScorer(_BreakdownScorer):
     """Score an IR pair ``{"predicted": IR-JSON, "expected": IR-JSON}`` with ``ir_quality``.
 
     Calls ``ir_quality(IR.model_validate(predicted), IR.model_validate(expected),
@@ -117,9 +133,6 @@ class IRPairScorer:
             similarity_floor=self.similarity_floor,
         )
 
-    def __call__(self, item: Any) -> float:
-        return float(self.breakdown(item).score)
-
     def group(self, item: Any) -> str | None:
         """The expected function's name (pairs built on one function share a fold)."""
         expected = item.get("expected") if isinstance(item, Mapping) else None
@@ -147,7 +160,7 @@ class IRPairScorer:
             self.embedder.embed(list(dict.fromkeys(texts)))
 
 
-class CodePairScorer:
+class CodePairScorer(_BreakdownScorer):
     """Score a code pair with ``code_quality`` (item keys of ``code_pairs.jsonl``).
 
     Calls the code_quality scoring core on ``item["predicted_code"]`` and
@@ -240,14 +253,6 @@ class CodePairScorer:
             prompt=prompt or None,
         )
 
-    def __call__(self, item: Any) -> float:
-        return float(self.breakdown(item).score)
-
-    def group(self, item: Any) -> str | None:
-        """The entry point (pairs built on one function share a fold)."""
-        value = item.get("entry_point") if isinstance(item, Mapping) else None
-        return None if value is None else str(value)
-
     def prefetch(self, items: Sequence[Any]) -> None:
         """Embed every predicted and expected snippet in one batch; best effort."""
         if not self.options.validated and self.weights.get("semantic", 0) <= 0:
@@ -266,7 +271,7 @@ class CodePairScorer:
             self.embedder.embed(list(dict.fromkeys(texts)))
 
 
-class EndToEndScorer:
+class EndToEndScorer(_BreakdownScorer):
     """Score an end-to-end item with ``end_to_end``.
 
     Item keys: ``predicted_ir``, ``expected_ir`` (IR JSON objects or text),
@@ -338,14 +343,6 @@ class EndToEndScorer:
             timeout_s=self.timeout_s,
         )
 
-    def __call__(self, item: Any) -> float:
-        return float(self.breakdown(item).score)
-
-    def group(self, item: Any) -> str | None:
-        """The entry point, when given."""
-        value = item.get("entry_point") if isinstance(item, Mapping) else None
-        return None if value is None else str(value)
-
     def prefetch(self, items: Sequence[Any]) -> None:
         """Nothing to batch ahead (kept for a uniform interface)."""
 
@@ -361,7 +358,7 @@ def _code_pair(item: Any, scorer: str) -> tuple[str, str]:
     )
 
 
-class ReferenceScorer:
+class ReferenceScorer(_BreakdownScorer):
     """Score a code pair without tests with :func:`lift_metrics.code.reference_score`.
 
     Item keys: ``predicted_code`` and ``expected_code`` (or ``prediction`` and
@@ -388,9 +385,6 @@ class ReferenceScorer:
 
         predicted, expected = _code_pair(item, "reference_score")
         return reference_score_breakdown(predicted, expected, embedder=self.embedder)
-
-    def __call__(self, item: Any) -> float:
-        return float(self.breakdown(item).score)
 
     def group(self, item: Any) -> str | None:
         """The reference snippet (predictions for one task share a fold)."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from lift_metrics._io import existing_file, read_text_file
+from lift_metrics._io import existing_file, jsonl_values, read_text_file
 from lift_metrics.errors import InputTypeError, InputValueError
 
 SHIPPED_LABELS: Mapping[str, str] = {
@@ -141,13 +141,10 @@ def _records(path: Path, fmt: str, json_fields: Sequence[str]) -> list[tuple[int
     text = read_text_file(path, "labelled data file")
     records: list[tuple[int, dict[str, Any]]] = []
     if fmt == "jsonl":
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise LabelFileError(f"{path}:{number}: not valid JSON: {exc.msg}") from None
+        for number, value in jsonl_values(
+            text.splitlines(),
+            lambda n, why: LabelFileError(f"{path}:{n}: not valid JSON: {why}"),
+        ):
             if not isinstance(value, dict):
                 raise LabelFileError(
                     f"{path}:{number}: each line must be a JSON object, got {type(value).__name__}"

@@ -9,39 +9,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-
-@dataclass(frozen=True)
-class FakeOutcome:
-    index: int
-    passed: bool
-    inputs: dict[str, Any] | None
-    expected: Any
-    actual_repr: str | None
-    error: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "passed": self.passed, "error": self.error}
-
-
-@dataclass(frozen=True)
-class FakeResult:
-    status: str
-    outcomes: tuple[FakeOutcome, ...]
-    elapsed_ms: float
-    reason: str
-    stderr: str
-
-    @property
-    def passed_count(self) -> int:
-        return sum(outcome.passed for outcome in self.outcomes)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "outcomes": [o.to_dict() for o in self.outcomes]}
+from lift_metrics.sandbox import ExecutionResult, TestOutcome
 
 
 class FakeSandbox:
@@ -58,7 +30,7 @@ class FakeSandbox:
         *,
         entry_point: str | None = None,
         timeout_s: float | None = None,
-    ) -> FakeResult:
+    ) -> ExecutionResult:
         with self._lock:
             self.calls.append((code, tests, entry_point, timeout_s))
         namespace: dict[str, Any] = {}
@@ -74,31 +46,31 @@ class FakeSandbox:
             try:
                 namespace["check"](candidate)
             except Exception as exc:
-                outcome = FakeOutcome(0, False, None, None, None, repr(exc))
-                return FakeResult("failed", (outcome,), 0.1, "check failed", "")
-            return FakeResult(
-                "passed", (FakeOutcome(0, True, None, None, None, None),), 0.1, "", ""
+                outcome = TestOutcome(0, False, None, None, None, repr(exc))
+                return ExecutionResult("failed", (outcome,), 0.1, "check failed", "")
+            return ExecutionResult(
+                "passed", (TestOutcome(0, True, None, None, None, None),), 0.1, "", ""
             )
         if entry_point is not None and entry_point not in namespace:
             outcomes = tuple(
-                FakeOutcome(i, False, inputs, expected, None, "no entry point")
+                TestOutcome(i, False, inputs, expected, None, "no entry point")
                 for i, (inputs, expected) in enumerate(tests)
             )
-            return FakeResult("error", outcomes, 0.1, f"no function named {entry_point!r}", "")
+            return ExecutionResult("error", outcomes, 0.1, f"no function named {entry_point!r}", "")
         function = namespace[entry_point] if entry_point else functions[0]
         outcomes_list = []
         for index, (inputs, expected) in enumerate(tests):
             try:
                 actual = function(**inputs)
             except Exception as exc:
-                outcomes_list.append(FakeOutcome(index, False, inputs, expected, None, repr(exc)))
+                outcomes_list.append(TestOutcome(index, False, inputs, expected, None, repr(exc)))
                 continue
             passed = type(actual) is type(expected) and actual == expected
-            outcomes_list.append(FakeOutcome(index, passed, inputs, expected, repr(actual), None))
+            outcomes_list.append(TestOutcome(index, passed, inputs, expected, repr(actual), None))
         outcomes = tuple(outcomes_list)
         status = "passed" if all(o.passed for o in outcomes) else "failed"
         reason = "" if status == "passed" else "some tests failed"
-        return FakeResult(status, outcomes, 0.1, reason, "")
+        return ExecutionResult(status, outcomes, 0.1, reason, "")
 
 
 class ExplodingSandbox:
@@ -113,3 +85,15 @@ class ExplodingEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         raise AssertionError("the embedder must not be called here")
+
+
+# an add(a, b) reference with its tests and a wrong answer that passes one of the three
+REFERENCE = '''def add(a, b):
+    """Return the sum of a and b."""
+    return a + b
+'''
+TESTS = [({"a": 1, "b": 2}, 3), ({"a": -1, "b": 1}, 0), ({"a": 2, "b": 2}, 4)]
+WRONG = '''def add(a, b):
+    """Return the sum of a and b."""
+    return a * b
+'''  # returns 2, -1, 4: two wrong values of three (only a=2, b=2 passes)

@@ -7,6 +7,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from code_testkit import REFERENCE, TESTS, WRONG
 
 import lift_metrics.code as code_metrics
 from lift_metrics.code import (
@@ -18,17 +19,6 @@ from lift_metrics.code import (
     structural_similarity,
     style_conformance,
 )
-
-REFERENCE = '''def add(a, b):
-    """Return the sum of a and b."""
-    return a + b
-'''
-TESTS = [({"a": 1, "b": 2}, 3), ({"a": -1, "b": 1}, 0), ({"a": 2, "b": 2}, 4)]
-WRONG = '''def add(a, b):
-    """Return the sum of a and b."""
-    return a * b
-'''  # passes only ({"a": 2, "b": 2}, 4)
-
 
 # --- test_pass_rate ---------------------------------------------------------------------------
 

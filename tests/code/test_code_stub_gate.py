@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from code_testkit import FakeOutcome, FakeResult
+from code_testkit import REFERENCE, TESTS, WRONG
 
 from lift_metrics.code import (
     DEFAULT_CODE_QUALITY_WEIGHTS,
@@ -16,16 +16,8 @@ from lift_metrics.code import (
     is_stub,
 )
 from lift_metrics.code._tests import count_wrong
+from lift_metrics.sandbox import ExecutionResult, TestOutcome
 
-REFERENCE = '''def add(a, b):
-    """Return the sum of a and b."""
-    return a + b
-'''
-TESTS = [({"a": 1, "b": 2}, 3), ({"a": -1, "b": 1}, 0), ({"a": 2, "b": 2}, 4)]
-WRONG = '''def add(a, b):
-    """Return the sum of a and b."""
-    return a * b
-'''  # returns 2, -1, 4: two wrong values of three (only a=2, b=2 passes)
 RENAMED = '''def plus(a, b):
     """Return the sum of a and b."""
     return a + b
@@ -288,13 +280,13 @@ def test_gate_by_wrong_answers_hand_values() -> None:
 
 def test_count_wrong_tells_wrong_values_from_other_failures() -> None:
     outcomes = (
-        FakeOutcome(0, True, {}, 1, "1", None),
-        FakeOutcome(1, False, {}, 1, "2", None),  # a wrong value
-        FakeOutcome(2, False, {}, 1, None, "IndexError: list index out of range"),
-        FakeOutcome(3, False, {}, 1, None, "did not run: the code failed to load"),
+        TestOutcome(0, True, {}, 1, "1", None),
+        TestOutcome(1, False, {}, 1, "2", None),  # a wrong value
+        TestOutcome(2, False, {}, 1, None, "IndexError: list index out of range"),
+        TestOutcome(3, False, {}, 1, None, "did not run: the code failed to load"),
     )
-    assert count_wrong(FakeResult("failed", outcomes, 0.1, "", ""), script=False) == 1
-    failed_check = (FakeOutcome(0, False, None, None, None, "AssertionError: 2 != 3"),)
-    crashed_check = (FakeOutcome(0, False, None, None, None, "ZeroDivisionError"),)
-    assert count_wrong(FakeResult("failed", failed_check, 0.1, "", ""), script=True) == 1
-    assert count_wrong(FakeResult("failed", crashed_check, 0.1, "", ""), script=True) == 0
+    assert count_wrong(ExecutionResult("failed", outcomes, 0.1, "", ""), script=False) == 1
+    failed_check = (TestOutcome(0, False, None, None, None, "AssertionError: 2 != 3"),)
+    crashed_check = (TestOutcome(0, False, None, None, None, "ZeroDivisionError"),)
+    assert count_wrong(ExecutionResult("failed", failed_check, 0.1, "", ""), script=True) == 1
+    assert count_wrong(ExecutionResult("failed", crashed_check, 0.1, "", ""), script=True) == 0

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
+from testkit import edit_distance
 
 from lift_metrics.ir import (
     IR,
@@ -188,16 +189,6 @@ def test_signature_match_matches_the_seed_formula(
 # ------------------------------------------------------------------ structure
 
 
-def reference_levenshtein(a: list[str], b: list[str]) -> int:
-    """Textbook dynamic-programming edit distance (independent of rapidfuzz)."""
-    row = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        previous, row[0] = row[0], i
-        for j, y in enumerate(b, 1):
-            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
-    return row[-1]
-
-
 kinds = st.lists(st.sampled_from([k.value for k in EffectKind]), max_size=7)
 
 
@@ -205,7 +196,7 @@ kinds = st.lists(st.sampled_from([k.value for k in EffectKind]), max_size=7)
 @settings(max_examples=200)
 def test_structure_match_is_normalised_levenshtein(a: list[str], b: list[str]) -> None:
     longest = max(len(a), len(b))
-    reference = 1.0 if longest == 0 else 1.0 - reference_levenshtein(a, b) / longest
+    reference = 1.0 if longest == 0 else 1.0 - edit_distance(a, b) / longest
     assert structure_match(make_ir(effects=a), make_ir(effects=b)) == pytest.approx(reference)
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from optimizers_testkit import dummy_lm, make_config
+from testkit import local_model_or_skip
 
 from lift_metrics.optimizers import _report, _runner
 from lift_metrics.optimizers._budget import UsageMeter
@@ -26,7 +28,7 @@ CHILD = textwrap.dedent(
     """
     import os, sys, time
     sys.path.insert(0, {tests!r})
-    from test_runner import dummy_lm, make_config
+    from optimizers_testkit import dummy_lm, make_config
     from lift_metrics.optimizers._runner import run_optimizer
     from lift_metrics.optimizers._tasks import task_records
     from pathlib import Path
@@ -108,11 +110,6 @@ def test_a_sigkilled_run_leaves_only_whole_files_and_a_rerun_completes(
     assert hidden and all(name.startswith(f".{Path(target).stem}.") for name in hidden)
     assert not (out / "report.md").exists()
 
-    sys.path.insert(0, str(Path(__file__).parent))
-    try:
-        from test_runner import dummy_lm, make_config
-    finally:
-        sys.path.remove(str(Path(__file__).parent))
     result = run_optimizer(
         make_config(tmp_path, "mipro"), lm=dummy_lm(task_records("train")[0]), progress=False
     )
@@ -144,11 +141,6 @@ class PricedMeter(UsageMeter):
 def test_token_and_dollar_budgets_stop_the_run_cleanly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, budget: dict[str, Any], spent: str
 ) -> None:
-    sys.path.insert(0, str(Path(__file__).parent))
-    try:
-        from test_runner import dummy_lm, make_config
-    finally:
-        sys.path.remove(str(Path(__file__).parent))
     monkeypatch.setattr(_runner, "UsageMeter", PricedMeter)
     # 3 test tasks x 2 steps = 6 calls for the baseline; the 8th call would pass the cap
     config = make_config(tmp_path, "mipro", budget=budget)
@@ -194,11 +186,6 @@ def test_progress_and_the_final_table_on_the_terminal(
     tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "80")  # a row must fit a standard terminal unwrapped
-    sys.path.insert(0, str(Path(__file__).parent))
-    try:
-        from test_runner import dummy_lm, make_config
-    finally:
-        sys.path.remove(str(Path(__file__).parent))
     result = run_optimizer(
         make_config(tmp_path, "copro"), lm=dummy_lm(task_records("train")[0]), progress=True
     )
@@ -233,13 +220,9 @@ def test_a_real_mipro_optimization_with_the_local_lm_finishes_and_compares(
     """The CI run of the main job in miniature: the bundled GGUF model, MIPROv2 with labeled
     demonstrations and one trial, baseline -> compile -> optimized -> comparison, all
     finished under a budget (``.ci/run`` runs the slow tests too)."""
-    from lift_metrics.lm import default_model_path
     from lift_metrics.optimizers._config import RunConfig
 
-    try:
-        default_model_path()
-    except (FileNotFoundError, ImportError) as exc:
-        pytest.skip(f"the bundled local model is not installed: {exc}")
+    local_model_or_skip()
     config = RunConfig.from_mapping(
         {
             "name": "ci-mipro",
@@ -292,12 +275,8 @@ def test_a_gguf_file_that_is_not_a_model_is_exit_2_before_any_work(
     """Right GGUF magic, cut-off tensors: llama.cpp refuses it while the LM is built, before
     the run writes anything (the text-file case is in test_runner)."""
     import lift_metrics.cli
-    from lift_metrics.lm import default_model_path
 
-    try:
-        model = default_model_path()
-    except (FileNotFoundError, ImportError) as exc:
-        pytest.skip(f"the bundled local model is not installed: {exc}")
+    model = local_model_or_skip()
     modules = lift_metrics.cli._COMMAND_MODULES
     if "lift_metrics.optimizers._cli" not in modules:
         monkeypatch.setattr(

@@ -8,8 +8,8 @@ from typing import Any
 
 import dspy
 import pytest
-from dspy.utils import DummyLM
-from optimizers_testkit import pipeline_lm
+from optimizers_testkit import dummy_lm, make_config
+from testkit import local_model_or_skip
 
 import lift_metrics.cli
 from lift_metrics.optimizers import _provenance, _runner, _setup
@@ -18,57 +18,10 @@ from lift_metrics.optimizers._pipeline import LiftPipeline
 from lift_metrics.optimizers._runner import OptimizationResult, run_optimizer
 from lift_metrics.optimizers._tasks import default_tasks_path, task_records
 
-INIT: dict[str, dict[str, Any]] = {
-    "mipro": {
-        "auto": "none",
-        "num_candidates": 2,
-        "max_bootstrapped_demos": 1,
-        "max_labeled_demos": 1,
-    },
-    "copro": {"breadth": 2, "depth": 1, "track_stats": True},
-    "gepa": {"max_metric_calls": 12, "use_merge": False, "track_stats": True},
-}
-COMPILE: dict[str, dict[str, Any]] = {
-    "mipro": {"num_trials": 2, "minibatch": False},
-    "copro": {},
-    "gepa": {},
-}
-
 
 @pytest.fixture(scope="module")
 def task() -> dict[str, Any]:
     return task_records("train")[0]  # t001, add(a, b)
-
-
-def dummy_lm(task: dict[str, Any]) -> DummyLM:
-    """Answers every prompt the three optimizers and the pipeline send (most specific first)."""
-    answers = {
-        "proposed_instruction": {
-            "proposed_instruction": "Answer precisely.",
-            "proposed_prefix_for_output_field": "Answer:",
-        },
-        "`observations`": {"observations": "Small Python functions."},
-        "`summary`": {"summary": "Small Python functions."},
-        "`program_description`": {"program_description": "Prompt to IR to code."},
-        "`module_description`": {"module_description": "One step."},
-        "new_instruction": {"new_instruction": "Answer more precisely."},
-    }
-    return pipeline_lm(task["expected_ir"], task["expected_code"], answers)
-
-
-def make_config(tmp_path: Path, name: str, **extra: Any) -> RunConfig:
-    data: dict[str, Any] = {
-        "name": f"test-{name}",
-        "seed": 3,
-        "output_dir": str(tmp_path / "out"),
-        "optimizer": {"name": name, "init": INIT[name], "compile": COMPILE[name]},
-        "lm": {"model": "local"},
-        "metric": {"name": "end_to_end"},
-        "dataset": {"train_limit": 3, "val_limit": 3, "test_limit": 3},
-        "evaluation": {"n_resamples": 200},
-    }
-    data.update(extra)
-    return RunConfig.from_mapping(data)
 
 
 def no_temp_files(folder: Path) -> None:
@@ -354,12 +307,8 @@ def test_real_optimization_with_the_local_lm(tmp_path: Path) -> None:
 
     About a minute on an idle 2-core machine (max_tokens is kept small on purpose).
     """
-    from lift_metrics.lm import default_model_path
 
-    try:
-        default_model_path()
-    except (FileNotFoundError, ImportError) as exc:
-        pytest.skip(f"the bundled local model is not installed: {exc}")
+    local_model_or_skip()
     config = RunConfig.from_mapping(
         {
             "name": "real-local",

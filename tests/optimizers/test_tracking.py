@@ -10,8 +10,7 @@ from typing import Any
 
 import dspy
 import pytest
-from dspy.utils import DummyLM
-from optimizers_testkit import pipeline_lm
+from optimizers_testkit import dummy_lm
 
 from lift_metrics.optimizers._config import RunConfig
 from lift_metrics.optimizers._runner import OptimizationResult, run_optimizer
@@ -25,22 +24,6 @@ from lift_metrics.optimizers._tracking import (
 )
 
 mlflow = pytest.importorskip("mlflow", reason="mlflow is optional: pip install '.[tracking]'")
-
-
-def dummy_lm(task: dict[str, Any]) -> DummyLM:
-    """Answers the prompts of MIPROv2, COPRO and the pipeline (as in test_runner.py)."""
-    answers = {
-        "proposed_instruction": {
-            "proposed_instruction": "Answer precisely.",
-            "proposed_prefix_for_output_field": "Answer:",
-        },
-        "`observations`": {"observations": "Small Python functions."},
-        "`summary`": {"summary": "Small Python functions."},
-        "`program_description`": {"program_description": "Prompt to IR to code."},
-        "`module_description`": {"module_description": "One step."},
-        "new_instruction": {"new_instruction": "Answer more precisely."},
-    }
-    return pipeline_lm(task["expected_ir"], task["expected_code"], answers)
 
 
 @pytest.fixture(scope="module")

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+from optimizers_testkit import dummy_lm, make_config
 
 from lift_metrics.optimizers import _budget, run_optimizer
 from lift_metrics.optimizers._budget import (
@@ -66,17 +65,7 @@ def test_a_dollar_budget_is_refused_at_start_up_for_an_unknown_model() -> None:
     check_budget_prices(Budget(max_lm_calls=3), [UNKNOWN])
 
 
-def _runner_kit() -> tuple[Any, Any]:
-    sys.path.insert(0, str(Path(__file__).parent))
-    try:
-        from test_runner import dummy_lm, make_config
-    finally:
-        sys.path.remove(str(Path(__file__).parent))
-    return dummy_lm, make_config
-
-
 def test_a_run_with_a_dollar_budget_and_no_price_stops_before_writing(tmp_path: Path) -> None:
-    dummy_lm, make_config = _runner_kit()
     lm = dummy_lm(task_records("train")[0])
     lm.model = UNKNOWN
     config = make_config(tmp_path, "mipro", budget={"max_cost_usd": 1.0})
@@ -89,7 +78,6 @@ def test_a_run_with_a_dollar_budget_and_no_price_stops_before_writing(tmp_path: 
 def test_a_run_without_prices_reports_unknown_cost_not_zero(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    dummy_lm, make_config = _runner_kit()
     monkeypatch.setattr(_budget, "call_cost_usd", lambda model, usage: math.nan)
     config = make_config(tmp_path, "mipro")
     result = run_optimizer(config, lm=dummy_lm(task_records("train")[0]), progress=False)

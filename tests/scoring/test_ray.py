@@ -12,15 +12,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from testkit import humaneval_variants, write_jsonl
+from testkit import KeyRecordingBackend, humaneval_variants, write_jsonl
 
 from lift_metrics.scoring import (
-    JobResult,
     LocalBackend,
     RayBackend,
     ScoringJob,
@@ -83,25 +82,6 @@ def _processes_mentioning(text: str) -> list[str]:
         if text in command:
             found.append(f"{entry.name}: {command[:120]}")
     return found
-
-
-class _Counting:
-    """Wraps a backend and records the keys of the jobs it was sent."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.keys: list[int] = []
-
-    def run(self, jobs: Iterable[ScoringJob]) -> Iterator[JobResult]:
-        def recorded() -> Iterator[ScoringJob]:
-            for job in jobs:
-                self.keys.append(job.key)
-                yield job
-
-        return self.inner.run(recorded())
-
-    def close(self) -> None:
-        pass
 
 
 @pytest.fixture(scope="module")
@@ -246,7 +226,7 @@ def test_ray_resumes_and_scores_nothing_twice(tmp_path: Path, backend: RayBacken
     lines = results.read_bytes().splitlines(keepends=True)
     kept, cut = lines[:9], lines[9]
     results.write_bytes(b"".join(kept) + cut[: len(cut) // 2])  # killed mid-line
-    counting = _Counting(backend)
+    counting = KeyRecordingBackend(backend)
     resumed = score_samples(path, "humaneval", output=out, backend=counting)
     scored_before = {json.loads(line)["line"] for line in kept}
     assert sorted(counting.keys) == sorted(set(range(1, 25)) - scored_before)

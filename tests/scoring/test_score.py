@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from testkit import humaneval_variants, write_jsonl
+from testkit import KeyRecordingBackend, humaneval_variants, write_jsonl
 
 from lift_metrics.scoring import (
     JobResult,
@@ -45,23 +45,9 @@ def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     )
 
 
-class CountingBackend:
+def counting_backend() -> KeyRecordingBackend:
     """A LocalBackend that records the keys of the jobs it was sent."""
-
-    def __init__(self) -> None:
-        self.inner = LocalBackend(concurrency=2)
-        self.keys: list[int] = []
-
-    def run(self, jobs: Iterable[ScoringJob]) -> Iterator[JobResult]:
-        def recorded() -> Iterator[ScoringJob]:
-            for job in jobs:
-                self.keys.append(job.key)
-                yield job
-
-        return self.inner.run(recorded())
-
-    def close(self) -> None:
-        self.inner.close()
+    return KeyRecordingBackend(LocalBackend(concurrency=2), owns=True)
 
 
 # -- verdicts -----------------------------------------------------------------------------------
@@ -208,7 +194,7 @@ def test_pass_at_k_equals_human_evals_estimator() -> None:
 
 def test_a_k_above_the_fewest_samples_is_refused_before_running() -> None:
     samples = [{"task_id": "t001", "solution": "def add(a, b):\n    return a + b\n"}] * 2
-    backend = CountingBackend()
+    backend = counting_backend()
     with pytest.raises(ValueError, match="k=3 needs at least 3 samples"):
         score_samples(samples, "project", k=[1, 3], backend=backend)
     assert backend.keys == []
@@ -228,7 +214,7 @@ def test_rerun_skips_scored_samples(tmp_path: Path) -> None:
     out = tmp_path / "out"
     first = score_samples(path, "project", output=out)
     before = (out / "results.jsonl").read_bytes()
-    backend = CountingBackend()
+    backend = counting_backend()
     again = score_samples(path, "project", output=out, backend=backend)
     assert backend.keys == []  # nothing scored twice
     assert (out / "results.jsonl").read_bytes() == before
@@ -245,7 +231,7 @@ def test_resume_after_a_truncated_last_line(tmp_path: Path) -> None:
     kept, cut = lines[:7], lines[7]
     results.write_bytes(b"".join(kept) + cut[: len(cut) // 2])  # killed mid-line
     (out / "summary.json").unlink()
-    backend = CountingBackend()
+    backend = counting_backend()
     resumed = score_samples(path, "project", output=out, backend=backend)
     scored_before = {json.loads(line)["line"] for line in kept}
     assert sorted(backend.keys) == sorted(set(range(1, 13)) - scored_before)

@@ -52,7 +52,7 @@ def test_report_bad_input_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
     err = capsys.readouterr().err
     assert "record 0 (line 1): missing required field 'impl_rate'" in err
     assert main(["report", str(tmp_path / "nope.jsonl")]) == 2
-    assert "no such file" in capsys.readouterr().err
+    assert "file not found" in capsys.readouterr().err
 
 
 def test_compare_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:

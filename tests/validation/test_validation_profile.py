@@ -6,6 +6,7 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -174,13 +175,18 @@ def test_unrelated_similarity_floor_is_a_quantile_of_pairwise_cosines() -> None:
 # --- the CLI: the fit reads the calibration split only -------------------------------------
 
 
+def _small_ir_labels() -> list[dict[str, Any]]:
+    """The first 20 calibration and 10 held-out rows of the shipped ir_quality labels."""
+    rows = [json.loads(line) for line in shipped_labels_path("ir_quality").read_text().splitlines()]
+    picked = [r for r in rows if r["split"] == "calibration"][:20]
+    return picked + [r for r in rows if r["split"] == "heldout"][:10]
+
+
 @pytest.mark.slow
 def test_calibrate_with_floor_fits_on_calibration_items_only(
     cli_main, tmp_path: Path, write_jsonl, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    rows = [json.loads(line) for line in shipped_labels_path("ir_quality").read_text().splitlines()]
-    picked = [r for r in rows if r["split"] == "calibration"][:20]
-    picked += [r for r in rows if r["split"] == "heldout"][:10]
+    picked = _small_ir_labels()
     data = write_jsonl(tmp_path / "ir.jsonl", picked)
     seen: list[str] = []
     original = calibrate_module.metric_components
@@ -231,10 +237,7 @@ def test_calibrated_weights_land_with_the_report_or_not_at_all(
     cli_main, tmp_path: Path, write_jsonl, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A report that cannot be written (a full disk) leaves no weights file behind either."""
-    rows = [json.loads(line) for line in shipped_labels_path("ir_quality").read_text().splitlines()]
-    picked = [r for r in rows if r["split"] == "calibration"][:20]
-    picked += [r for r in rows if r["split"] == "heldout"][:10]
-    data = write_jsonl(tmp_path / "ir.jsonl", picked)
+    data = write_jsonl(tmp_path / "ir.jsonl", _small_ir_labels())
 
     def disk_full(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
