@@ -77,7 +77,8 @@ def test_logged_run_reads_back_with_mlflow_client(
 ) -> None:
     uri = f"sqlite:///{tmp_path / 'store' / 'mlflow.db'}"
     tracked = log_run_to_mlflow(finished_run, tracking_uri=uri, experiment="tests")
-    assert isinstance(tracked, TrackedRun) and tracked.tracking_uri == uri
+    assert isinstance(tracked, TrackedRun)
+    assert tracked.tracking_uri == uri
 
     client = mlflow.MlflowClient(tracking_uri=uri)
     assert client.get_experiment(tracked.experiment_id).name == "tests"
@@ -96,7 +97,8 @@ def test_logged_run_reads_back_with_mlflow_client(
 
     metrics = run.data.metrics  # latest value per key
     baseline, optimized = finished_run.baseline, finished_run.optimized
-    assert baseline is not None and optimized is not None
+    assert baseline is not None
+    assert optimized is not None
     stats = baseline.statistics["end_to_end"]
     assert metrics["baseline.end_to_end.mean"] == pytest.approx(stats.mean)
     assert metrics["optimized.end_to_end.mean"] == pytest.approx(optimized.mean_score)
@@ -122,7 +124,8 @@ def test_logged_run_reads_back_with_mlflow_client(
         if "full_eval_score" in v
     }
     logged = {m.step: m.value for m in client.get_metric_history(tracked.run_id, "trial_score")}
-    assert expected and logged == pytest.approx(expected)
+    assert expected
+    assert logged == pytest.approx(expected)
 
     tags = run.data.tags
     assert tags["verdict"] == finished_run.verdict
