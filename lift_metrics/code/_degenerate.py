@@ -101,7 +101,7 @@ def degenerate_kind(
     prompt: str | None = None,
     function: bool | None = None,
 ) -> str | None:
-    """Why ``text`` is not an attempt at the code asked for, or None when it is one.
+    r"""Why ``text`` is not an attempt at the code asked for, or None when it is one.
 
     Parameters
     ----------
@@ -152,13 +152,13 @@ def degenerate_kind(
     "template placeholder '{code}'"
     >>> degenerate_kind("I am not sure how to solve this problem, sorry.")
     'prose, not code'
-    >>> degenerate_kind("import math\\n", function=True)
+    >>> degenerate_kind("import math\n", function=True)
     'import lines only'
     >>> degenerate_kind("sorted(d)") is None  # a snippet: legitimate without a function asked
     True
-    >>> degenerate_kind("def f(x):\\n    '''Double x.'''\\n", entry_point="f")
+    >>> degenerate_kind("def f(x):\n    '''Double x.'''\n", entry_point="f")
     'the entry function has no body (docstring only)'
-    >>> degenerate_kind("def f(x):\\n    return 2 * x\\n", entry_point="f") is None
+    >>> degenerate_kind("def f(x):\n    return 2 * x\n", entry_point="f") is None
     True
     """
     check_code("text", text)

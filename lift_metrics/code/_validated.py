@@ -39,7 +39,7 @@ from lift_metrics.code._weighted import _run_concurrently
 
 
 def read_answer(text: str, entry_point: str | None, prompt: str | None) -> str:
-    """The code to score and run: extracted, and completed by the prompt when body-only."""
+    """Return the code to score and run: extracted, and completed by the prompt when body-only."""
     return complete_with_prompt(extract_code(text, entry_point=entry_point), prompt, entry_point)
 
 
@@ -106,7 +106,7 @@ def run_answer(
 
 
 def validated_score(passed: int, total: int, resemblance: float) -> float:
-    """The validated profile's score from the tests passed and the reference resemblance.
+    """Return the validated profile's score from the tests passed and the reference resemblance.
 
     Parameters
     ----------
@@ -145,7 +145,7 @@ def _validated(
     embedder: Embedder | None,
     sandbox: SandboxLike | None,
 ) -> CodeQualityBreakdown:
-    """The validated profile (see :func:`code_quality`'s Notes)."""
+    """Return the validated profile (see :func:`code_quality`'s Notes)."""
     from lift_metrics.code._reference import reference_score
 
     has_tests = normalized.count > 0

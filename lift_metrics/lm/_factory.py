@@ -35,7 +35,7 @@ def local_lm(
     seed: int = 0,
     cache: bool = True,
 ) -> LM:
-    """A ``dspy.LM`` backed by a GGUF model running in-process (llama.cpp via xllamacpp).
+    """Return a ``dspy.LM`` backed by a GGUF model running in-process (llama.cpp via xllamacpp).
 
     Parameters
     ----------

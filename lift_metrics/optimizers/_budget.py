@@ -116,7 +116,7 @@ class Budget:
         }
 
     def exceeded_by(self, totals: UsageTotals) -> str | None:
-        """The first cap that ``totals`` has reached, as a sentence; ``None`` when within budget.
+        """Return the first cap ``totals`` has reached, as a sentence; ``None`` when within budget.
 
         Examples
         --------
@@ -196,8 +196,10 @@ def _litellm() -> Any:
 
 @functools.cache
 def _listed(model: str) -> bool:
-    """Whether litellm's price table prices ``model`` (probed once per model; litellm prints
-    a provider list for an unknown provider, which is kept off the caller's stdout)."""
+    """Whether litellm's price table prices ``model`` (probed once per model).
+
+    Litellm prints a provider list for an unknown provider, which is kept off the caller's stdout.
+    """
     with contextlib.redirect_stdout(io.StringIO()):
         try:
             _litellm().cost_per_token(model=model, prompt_tokens=1, completion_tokens=1)
@@ -257,8 +259,9 @@ def call_cost_usd(model: str, usage: Mapping[str, Any]) -> float:
 
 
 def is_priced(model: str) -> bool:
-    """Whether calls of ``model`` can be priced: the local model, ``DummyLM`` or a model in
-    litellm's price table.
+    """Whether calls of ``model`` can be priced.
+
+    The local model, ``DummyLM`` or a model in litellm's price table.
 
     Examples
     --------
@@ -364,7 +367,7 @@ class UsageMeter:
         return out
 
     def totals(self) -> UsageTotals:
-        """A snapshot of the billed usage so far."""
+        """Return a snapshot of the billed usage so far."""
         with self._lock:
             return UsageTotals(
                 lm_calls=self._calls,
@@ -409,7 +412,7 @@ class UsageRecorder(UsageMeter):
 
 
 def budget_callback(meter: UsageMeter) -> Any:
-    """A DSPy callback that checks ``meter``'s budget before every LM call.
+    """Return a DSPy callback that checks ``meter``'s budget before every LM call.
 
     Returns
     -------

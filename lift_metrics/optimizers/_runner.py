@@ -82,10 +82,13 @@ _RUN_OUTPUTS = (
 
 
 def _clear_previous(out: Path, config_hash: str) -> None:
-    """Remove the outputs of an earlier run in ``out`` so that a run stopped early never sits
-    next to stale files of another run, and the hidden temporary files that a killed process
-    left before their atomic rename. The LM cache stays (it is what makes a rerun cheap);
-    GEPA's state folder stays only when the config is unchanged (GEPA resumes from it)."""
+    """Remove the outputs of an earlier run in ``out``, and a killed process's temporary files.
+
+    A run stopped early then never sits next to stale files of another run, nor next to the hidden
+    temporary files that a killed process left before their atomic rename. The LM cache stays (it is
+    what makes a rerun cheap); GEPA's state folder stays only when the config is unchanged (GEPA
+    resumes from it).
+    """
     import shutil
 
     previous_hash = None
@@ -356,8 +359,11 @@ def run_optimizer(
 
 
 def _track(result: OptimizationResult, tracking_uri: str | None) -> Any:
-    """Log the finished run to MLflow; a failure becomes one :class:`TrackingError` line
-    (the run's files are already complete: tracking comes after result.json and report.md)."""
+    """Log the finished run to MLflow.
+
+    A failure becomes one :class:`TrackingError` line (the run's files are already complete:
+    tracking comes after result.json and report.md).
+    """
     from lift_metrics.optimizers._tracking import (
         TrackingError,
         default_tracking_uri,

@@ -237,7 +237,7 @@ def _check_server(uri: str) -> None:
 
 
 def default_tracking_uri(output_dir: str | os.PathLike[str]) -> str:
-    """The default MLflow store of a run: SQLite in ``<output_dir>/mlflow/mlflow.db``.
+    """Return the default MLflow store of a run: SQLite in ``<output_dir>/mlflow/mlflow.db``.
 
     Parameters
     ----------
@@ -274,7 +274,7 @@ def _flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
 
 
 def _number(value: Any) -> float | None:
-    """A finite float for a metric, or None for what MLflow should not get."""
+    """Return a finite float for a metric, or None for what MLflow should not get."""
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, int | float) and math.isfinite(float(value)):
@@ -400,8 +400,10 @@ def _comparison_metrics(
 
 
 def _artifact_location(tracking_uri: str) -> str | None:
-    """Artifacts of a SQLite store go next to the database (as ``mlflow server`` does);
-    other stores keep MLflow's own default."""
+    """Return the artifact location: next to the database for a SQLite store.
+
+    That is what ``mlflow server`` does; other stores keep MLflow's own default (None).
+    """
     if not tracking_uri.startswith("sqlite:///"):
         return None
     database = Path(tracking_uri[len("sqlite:///") :])

@@ -174,8 +174,11 @@ MAX_SAME_HASH = 64
 
 
 def _check_hash_spread(members: list[Any]) -> None:
-    """Refuse set members or dict keys of which many hash alike: building the set would take
-    time quadratic in their number (a hash-flooding attack on whoever decodes the value)."""
+    """Refuse set members or dict keys of which many hash alike.
+
+    Building the set would take time quadratic in their number (a hash-flooding attack on whoever
+    decodes the value).
+    """
     if len(members) <= MAX_SAME_HASH:
         return
     counts: dict[int, int] = {}
@@ -261,8 +264,10 @@ def _canon(tree: Any, depth: int) -> str:
 
 
 def tree_repr(tree: Any, limit: int = 300) -> str:
-    """Return the Python ``repr`` of the value of a well-formed tagged tree, cut near
-    ``limit`` characters, without rebuilding the value (bounded work for any tree)."""
+    """Return the Python ``repr`` of a well-formed tagged tree's value, cut near ``limit``.
+
+    The value is not rebuilt: bounded work for any tree.
+    """
     out: list[str] = []
     budget = [limit]
 
@@ -764,8 +769,9 @@ _LANDLOCK_SCOPES = 3  # ABI 6: LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SC
 
 
 def _prepare_landlock(ctypes: Any, libc: Any, spec: dict[str, list[str]] | None) -> int | None:
-    """Build the child's Landlock ruleset once in the server; return its fd, or None where
-    the kernel has no Landlock (the child then runs without it).
+    """Build the child's Landlock ruleset once in the server.
+
+    Return its fd, or None where the kernel has no Landlock (the child then runs without it).
 
     ``spec``: ``{"read": [paths], "list": [directories whose names only may be listed],
     "write": [paths], "dev": [device files]}``. Paths that do not exist are skipped.
@@ -918,7 +924,7 @@ _REPEATS_SHOWN = 3
 
 
 def format_exc(exc: BaseException | None, _seen: set[int] | None = None) -> str:
-    """A traceback of ``exc`` in the layout of ``traceback.print_exc``, without source lines.
+    """Return a traceback of ``exc`` in the layout of ``traceback.print_exc``, without source lines.
 
     Each frame is one ``File "...", line N, in name`` line, a run of the same frame is cut
     after 3 (``[Previous line repeated N more times]``), and causes and contexts come first,
@@ -994,8 +1000,9 @@ AssertEntry = tuple[int, int, str, str, str, str]
 
 
 def _explain_assertion(exc: AssertionError, asserts: bytes) -> str:
-    """Name the failing assertion of a check script and the values involved, e.g.
-    ``AssertionError at line 3: assert candidate(2) == 5; left: 4, right: 5``.
+    """Name the failing assertion of a check script and the values involved.
+
+    For example ``AssertionError at line 3: assert candidate(2) == 5; left: 4, right: 5``.
 
     Only on failure, in the child: the assert statement is the first entry of ``asserts``
     (the parent's table of the script's asserts, :data:`AssertEntry` tuples as marshal data)
@@ -1423,9 +1430,12 @@ _SERVER_CAPS = (0, 1, 3, 5, 6, 7)
 
 
 def _drop_server_capabilities(ctypes: Any, libc: Any) -> None:
-    """As root: shrink the bounding set to :data:`_SERVER_CAPS` (where CAP_SETPCAP allows),
-    clear the ambient and inheritable sets, keep only those capabilities; the children
-    lose the rest with their uid change."""
+    """Drop, as root, every capability the server does not need.
+
+    Shrink the bounding set to :data:`_SERVER_CAPS` (where CAP_SETPCAP allows), clear the ambient
+    and inheritable sets, keep only those capabilities; the children lose the rest with their uid
+    change.
+    """
     for cap in range(64):
         if cap not in _SERVER_CAPS and cap != 8:
             libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP (fails harmlessly past the last)

@@ -76,8 +76,9 @@ class JobResult:
 
 
 def execute_job(sandbox: Any, job: ScoringJob) -> JobResult:
-    """Run ``job`` in ``sandbox`` (a :class:`lift_metrics.sandbox.Sandbox`); never raises
-    because of the program under test.
+    """Run ``job`` in ``sandbox`` (a :class:`lift_metrics.sandbox.Sandbox`).
+
+    Never raises because of the program under test.
 
     Backends that run jobs elsewhere call this next to their own sandbox.
     """
@@ -115,7 +116,7 @@ class ScoringBackend(Protocol):
 
 
 class LocalBackend:
-    """Runs jobs on this machine: ``concurrency`` threads, each driving one sandbox worker.
+    r"""Runs jobs on this machine: ``concurrency`` threads, each driving one sandbox worker.
 
     Parameters
     ----------
@@ -128,7 +129,7 @@ class LocalBackend:
 
     Examples
     --------
-    >>> job = ScoringJob(1, "def f(x):\\n    return x\\n", [({"x": 1}, 1)], "f", 3.0)
+    >>> job = ScoringJob(1, "def f(x):\n    return x\n", [({"x": 1}, 1)], "f", 3.0)
     >>> with LocalBackend(concurrency=1) as backend:
     ...     [result.status for result in backend.run([job])]
     ['passed']

@@ -97,7 +97,7 @@ def score_samples(
     code_quality: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> ScoreSummary:
-    """Score generated programs against their tasks' tests; pass@k with intervals.
+    r"""Score generated programs against their tasks' tests; pass@k with intervals.
 
     Parameters
     ----------
@@ -153,8 +153,8 @@ def score_samples(
     Examples
     --------
     >>> summary = score_samples(
-    ...     [{"task_id": "t001", "solution": "def add(a, b):\\n    return a + b\\n"},
-    ...      {"task_id": "t001", "solution": "def add(a, b):\\n    return a - b\\n"}],
+    ...     [{"task_id": "t001", "solution": "def add(a, b):\n    return a + b\n"},
+    ...      {"task_id": "t001", "solution": "def add(a, b):\n    return a - b\n"}],
     ...     "project")
     >>> summary.pass_at_k, summary.status_counts
     ({'pass@1': 0.5}, {'passed': 1, 'failed': 1})

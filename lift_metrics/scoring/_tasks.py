@@ -48,7 +48,7 @@ class ScoringTask:
         return f"ScoringTask(task_id={self.task_id!r}, entry_point={self.entry_point!r}, {kind})"
 
     def program(self, kind: str, text: str) -> str:
-        """The whole program of a sample: ``prompt + completion``, or the solution itself."""
+        """Return the whole program of a sample: ``prompt + completion``, or the solution itself."""
         return self.prompt + text if kind == "completion" else text
 
 
@@ -68,7 +68,7 @@ def _check_script(script: str, where: str) -> str:
 def assert_lines_script(
     asserts: list[str], *, setup: str = "", imports: list[str] | None = None
 ) -> str:
-    """A ``check(candidate)`` script that runs MBPP-style top-level ``assert`` lines.
+    """Return a ``check(candidate)`` script that runs MBPP-style top-level ``assert`` lines.
 
     The asserts call the function by its own name (it is defined in the same namespace);
     ``setup`` code and ``imports`` run first, inside ``check``.
@@ -87,7 +87,7 @@ _BUILTIN_CALLS = frozenset({"set", "list", "tuple", "sorted", "abs", "round", "l
 
 
 def _called_name(asserts: list[str]) -> str | None:
-    """The function the first assert calls (MBPP records name no entry point)."""
+    """Return the function the first assert calls (MBPP records name no entry point)."""
     for line in asserts:
         try:
             tree = _pyast.parse(line.strip())
@@ -178,8 +178,11 @@ def _read_lines(path: Path) -> list[str]:
 
 
 def _jsonl_records(path: Path, lines: list[str]) -> Iterator[tuple[int, str, Any]]:
-    """``(line number, where, record)`` for each non-blank line of ``path`` (already read as
-    ``lines``); ``where`` (``"FILE: line N"``) starts the error messages about that record."""
+    """Yield ``(line number, where, record)`` for each non-blank line of ``path``.
+
+    ``lines`` is the file already read; ``where`` (``"FILE: line N"``) starts the error messages
+    about that record.
+    """
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue

@@ -104,7 +104,7 @@ class IRPairScorer:
         return as_ir(predicted), as_expected(expected)
 
     def breakdown(self, item: Any) -> Any:
-        """The :class:`~lift_metrics.ir.IRQualityBreakdown` of one item."""
+        """Return the :class:`~lift_metrics.ir.IRQualityBreakdown` of one item."""
         from lift_metrics.ir import ir_quality_breakdown
 
         predicted, expected = self._pair(item)
@@ -120,7 +120,7 @@ class IRPairScorer:
         return float(self.breakdown(item).score)
 
     def group(self, item: Any) -> str | None:
-        """The expected function's name (pairs built on one function share a fold)."""
+        """Return the expected function's name (pairs built on one function share a fold)."""
         expected = item.get("expected") if isinstance(item, Mapping) else None
         if isinstance(expected, Mapping):
             signature = expected.get("signature")
@@ -223,7 +223,7 @@ class CodePairScorer:
         return f"CodePairScorer(weights={self.weights}{floor}{gate}{cap})"
 
     def breakdown(self, item: Any) -> Any:
-        """The :class:`~lift_metrics.code.CodeQualityBreakdown` of one item."""
+        """Return the :class:`~lift_metrics.code.CodeQualityBreakdown` of one item."""
         from lift_metrics.code import code_quality_breakdown
 
         entry_point = item.get("entry_point") if isinstance(item, Mapping) else None
@@ -243,7 +243,7 @@ class CodePairScorer:
         return float(self.breakdown(item).score)
 
     def group(self, item: Any) -> str | None:
-        """The entry point (pairs built on one function share a fold)."""
+        """Return the entry point (pairs built on one function share a fold)."""
         value = item.get("entry_point") if isinstance(item, Mapping) else None
         return None if value is None else str(value)
 
@@ -316,7 +316,7 @@ class EndToEndScorer:
         return f"EndToEndScorer(weights={self.weights})"
 
     def breakdown(self, item: Any) -> Any:
-        """The :class:`~lift_metrics.composite.EndToEndBreakdown` of one item."""
+        """Return the :class:`~lift_metrics.composite.EndToEndBreakdown` of one item."""
         from lift_metrics.composite import end_to_end_breakdown
 
         latency = item.get("latency_ms") if isinstance(item, Mapping) else None
@@ -341,7 +341,7 @@ class EndToEndScorer:
         return float(self.breakdown(item).score)
 
     def group(self, item: Any) -> str | None:
-        """The entry point, when given."""
+        """Return the entry point, when given."""
         value = item.get("entry_point") if isinstance(item, Mapping) else None
         return None if value is None else str(value)
 
@@ -350,8 +350,11 @@ class EndToEndScorer:
 
 
 def _code_pair(item: Any, scorer: str) -> tuple[str, str]:
-    """``(predicted, expected)`` code of an item: ``predicted_code``/``expected_code`` keys,
-    or ``prediction``/``reference`` (the CoNaLa grades' own names)."""
+    """``(predicted, expected)`` code of an item.
+
+    ``predicted_code``/``expected_code`` keys, or ``prediction``/``reference`` (the CoNaLa grades'
+    own names).
+    """
     if isinstance(item, Mapping) and "predicted_code" not in item and "prediction" in item:
         return str(_field(item, "prediction", scorer)), str(_field(item, "reference", scorer))
     return (
@@ -382,7 +385,7 @@ class ReferenceScorer:
         return "ReferenceScorer()"
 
     def breakdown(self, item: Any) -> Any:
-        """The :class:`~lift_metrics.code.ReferenceScoreBreakdown` of one item."""
+        """Return the :class:`~lift_metrics.code.ReferenceScoreBreakdown` of one item."""
         from lift_metrics.code import reference_score_breakdown
 
         predicted, expected = _code_pair(item, "reference_score")
@@ -392,7 +395,7 @@ class ReferenceScorer:
         return float(self.breakdown(item).score)
 
     def group(self, item: Any) -> str | None:
-        """The reference snippet (predictions for one task share a fold)."""
+        """Return the reference snippet (predictions for one task share a fold)."""
         try:
             return _code_pair(item, "reference_score")[1]
         except (TypeError, ValueError):
@@ -457,8 +460,10 @@ def builtin_scorer(
     wrong_answer_gate: bool = False,
     stub_cap: float | None = None,
 ) -> IRPairScorer | CodePairScorer | EndToEndScorer | ReferenceScorer:
-    """The item scorer for ``"ir_quality"``, ``"code_quality"``, ``"end_to_end"`` or
-    ``"reference_score"`` (which takes none of the options).
+    """Return the item scorer for a metric name.
+
+    The name is ``"ir_quality"``, ``"code_quality"``, ``"end_to_end"`` or ``"reference_score"``
+    (which takes none of the options).
 
     ``code_quality`` scores with its default ``"validated"`` profile unless weighted-sum
     options are given (``weights``, a ``similarity_floor`` above 0, ``wrong_answer_gate``,

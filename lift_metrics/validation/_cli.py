@@ -276,7 +276,7 @@ def _load(args: argparse.Namespace, data: Path) -> tuple[list[LabelledItem], str
 
 
 def _code_options(args: argparse.Namespace, spec: str) -> dict[str, Any]:
-    """The code_quality-only options given on the command line, for ``spec``."""
+    """Return the code_quality-only options given on the command line, for ``spec``."""
     if spec != "code_quality":
         return {}
     options: dict[str, Any] = {}
