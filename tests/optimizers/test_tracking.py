@@ -14,11 +14,11 @@ from dspy.utils import DummyLM
 from optimizers_testkit import pipeline_lm
 
 from lift_metrics.optimizers._config import RunConfig
+from lift_metrics.optimizers._run_metrics import trial_metrics
 from lift_metrics.optimizers._runner import OptimizationResult, run_optimizer
 from lift_metrics.optimizers._tasks import task_records
 from lift_metrics.optimizers._tracking import (
     TrackedRun,
-    _trial_metrics,
     default_tracking_uri,
     log_run_to_mlflow,
     require_mlflow,
@@ -209,7 +209,7 @@ def test_trial_metrics_of_copro_and_gepa() -> None:
         },
         "candidate_programs": [{"score": 55.0}, {"score": 40.0}],
     }
-    assert _trial_metrics(copro) == [
+    assert trial_metrics(copro) == [
         ("copro.best_score", 45.0, 0),
         ("copro.average_score", 30.0, 0),
         ("copro.best_score", 55.0, 1),
@@ -221,7 +221,7 @@ def test_trial_metrics_of_copro_and_gepa() -> None:
         "optimizer": "gepa",
         "gepa": {"val_aggregate_scores": [0.4, 0.6], "best_idx": 1, "total_metric_calls": 12},
     }
-    assert _trial_metrics(gepa) == [
+    assert trial_metrics(gepa) == [
         ("trial_score", 0.4, 0),
         ("trial_score", 0.6, 1),
         ("gepa.best_idx", 1.0, 0),
