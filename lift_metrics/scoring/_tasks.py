@@ -110,8 +110,6 @@ def _string_list(value: Any, field: str, where: str) -> list[str]:
 
 
 def _task_from(record: Any, where: str) -> ScoringTask:
-    from lift_metrics.optimizers import io_tests_from_json
-
     if not isinstance(record, Mapping):
         raise ValueError(f"{where}: a task must be a JSON object, got {type(record).__name__}")
     task_id = record.get("task_id", record.get("id"))
@@ -129,6 +127,16 @@ def _task_from(record: Any, where: str) -> ScoringTask:
         not isinstance(entry_point, str) or not entry_point.isidentifier()
     ):
         raise ValueError(f"{where}: 'entry_point' must be a function name, got {entry_point!r}")
+    tests, entry_point = _tests_from(record, where, entry_point)
+    return ScoringTask(task_id, prompt, entry_point, tests, _reference_from(record, prompt))
+
+
+def _tests_from(
+    record: Mapping[str, Any], where: str, entry_point: str | None
+) -> tuple[list[tuple[dict[str, Any], Any]] | str, str | None]:
+    """Return a task record's tests and its entry point (MBPP's: the function the asserts call)."""
+    from lift_metrics.optimizers import io_tests_from_json
+
     tests: list[tuple[dict[str, Any], Any]] | str
     present = [field for field in ("tests", "test", "test_list") if field in record]
     if len(present) != 1:
@@ -159,15 +167,17 @@ def _task_from(record: Any, where: str) -> ScoringTask:
             raise ValueError(f"{where}: {exc}") from None
         if not tests:
             raise ValueError(f"{where}: 'tests' is empty")
-    reference: str | None = None
+    return tests, entry_point
+
+
+def _reference_from(record: Mapping[str, Any], prompt: str) -> str | None:
+    """Return a task record's reference solution (``prompt + canonical_solution``), if any."""
     if isinstance(record.get("canonical_solution"), str):
-        reference = prompt + record["canonical_solution"]
-    else:
-        for key in ("reference", "expected_code", "code"):
-            if isinstance(record.get(key), str):
-                reference = record[key]
-                break
-    return ScoringTask(task_id, prompt, entry_point, tests, reference)
+        return prompt + record["canonical_solution"]
+    for key in ("reference", "expected_code", "code"):
+        if isinstance(record.get(key), str):
+            return record[key]
+    return None
 
 
 def _read_lines(path: Path) -> list[str]:
