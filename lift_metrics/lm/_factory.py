@@ -143,6 +143,39 @@ def _known_provider(provider: str) -> bool:
     return provider in litellm.provider_list
 
 
+def _remote_lm(
+    text: str, options: dict[str, Any], api_base: Any, api_key: Any, cache: Any
+) -> BaseLM:
+    """Return a ``dspy.LM`` for the model string ``text``, its provider and options checked."""
+    match = _MODEL_STRING.match(text)
+    if match is None:
+        raise ValueError(
+            "spec must be 'local', a path to a .gguf file or a DSPy model string "
+            f"'provider/model' (e.g. 'openai/gpt-4o-mini'), got {text!r}"
+        )
+    provider = match["provider"]
+    if not _known_provider(provider):
+        raise ValueError(
+            f"unknown LM provider {provider!r} in {text!r}; use a DSPy/LiteLLM provider such as "
+            "'openai', 'anthropic', 'ollama_chat' (for any OpenAI-compatible server: "
+            "'openai/NAME' with api_base)"
+        )
+    if not isinstance(cache, bool):
+        raise TypeError(f"cache must be True or False, got {type(cache).__name__} {cache!r}")
+    for name in ("api_base", "api_key"):
+        value = api_base if name == "api_base" else api_key
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ValueError(f"{name} must be a non-empty string, got {value!r}")
+    from dspy.clients.lm import LM
+
+    extra: dict[str, Any] = {}
+    if api_base is not None:
+        extra["api_base"] = api_base
+    if api_key is not None:
+        extra["api_key"] = api_key
+    return LM(text, cache=cache, **options, **extra)
+
+
 def resolve_lm(
     spec: str | os.PathLike[str] | Mapping[str, Any] | BaseLM | None = None,
     *,
@@ -236,30 +269,4 @@ def resolve_lm(
             )
         path = None if text in (None, "local") else text
         return local_lm(path, cache=cache, **options)
-    match = _MODEL_STRING.match(text)
-    if match is None:
-        raise ValueError(
-            "spec must be 'local', a path to a .gguf file or a DSPy model string "
-            f"'provider/model' (e.g. 'openai/gpt-4o-mini'), got {text!r}"
-        )
-    provider = match["provider"]
-    if not _known_provider(provider):
-        raise ValueError(
-            f"unknown LM provider {provider!r} in {text!r}; use a DSPy/LiteLLM provider such as "
-            "'openai', 'anthropic', 'ollama_chat' (for any OpenAI-compatible server: "
-            "'openai/NAME' with api_base)"
-        )
-    if not isinstance(cache, bool):
-        raise TypeError(f"cache must be True or False, got {type(cache).__name__} {cache!r}")
-    for name in ("api_base", "api_key"):
-        value = api_base if name == "api_base" else api_key
-        if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise ValueError(f"{name} must be a non-empty string, got {value!r}")
-    from dspy.clients.lm import LM
-
-    extra: dict[str, Any] = {}
-    if api_base is not None:
-        extra["api_base"] = api_base
-    if api_key is not None:
-        extra["api_key"] = api_key
-    return LM(text, cache=cache, **options, **extra)
+    return _remote_lm(text, options, api_base, api_key, cache)
