@@ -313,6 +313,49 @@ _classes: dict[str, Any] = {}
 _classes_lock = threading.Lock()
 
 
+def _signatures(dspy: Any) -> tuple[Any, Any]:
+    """Return the DSPy signatures of the answer judge and of the code review judge."""
+
+    def output(description: str) -> Any:
+        return dspy.OutputField(desc=f"{description} Integer 1-5: {SCALE_GUIDE}.")
+
+    answer_doc = (
+        "You are an impartial judge. Score the actual answer to the question on each "
+        "criterion from 1 to 5, comparing it with the expected answer and the retrieved "
+        f"sources. Scale: {SCALE_GUIDE}. Explain each score briefly in the reasoning."
+    )
+    answer_fields: dict[str, Any] = {
+        "question": (str, dspy.InputField(desc="the question that was asked")),
+        "expected_answer": (str, dspy.InputField(desc="the reference answer")),
+        "answer": (str, dspy.InputField(desc="the answer to judge")),
+        "sources": (
+            str,
+            dspy.InputField(desc="the retrieved sources the answer should rest on (may be empty)"),
+        ),
+        "reasoning": (str, dspy.OutputField(desc="short justification of each score")),
+    }
+    for name in ANSWER_CRITERIA:
+        answer_fields[name] = (int, output(_ANSWER_DESCRIPTIONS[name]))
+    answer_signature = dspy.Signature(answer_fields, answer_doc)
+
+    code_doc = (
+        "You are a senior code reviewer. Score the code on each criterion from 1 to 5. "
+        f"Scale: {SCALE_GUIDE}. Explain each score briefly in the reasoning."
+    )
+    code_fields: dict[str, Any] = {
+        "code": (str, dspy.InputField(desc="the source code to review")),
+        "task": (
+            str,
+            dspy.InputField(desc="what the code is meant to do (may be empty)"),
+        ),
+        "reasoning": (str, dspy.OutputField(desc="short justification of each score")),
+    }
+    for name in CODE_REVIEW_CRITERIA:
+        code_fields[name] = (int, output(_CODE_DESCRIPTIONS[name]))
+    code_signature = dspy.Signature(code_fields, code_doc)
+    return answer_signature, code_signature
+
+
 def _build() -> dict[str, Any]:
     """Define the DSPy signatures and modules (imports dspy; once per process)."""
     with _classes_lock:
@@ -323,45 +366,7 @@ def _build() -> dict[str, Any]:
         except ImportError as exc:  # pragma: no cover - a declared dependency
             raise ImportError("the LLM judges need dspy: pip install dspy") from exc
 
-        def output(description: str) -> Any:
-            return dspy.OutputField(desc=f"{description} Integer 1-5: {SCALE_GUIDE}.")
-
-        answer_doc = (
-            "You are an impartial judge. Score the actual answer to the question on each "
-            "criterion from 1 to 5, comparing it with the expected answer and the retrieved "
-            f"sources. Scale: {SCALE_GUIDE}. Explain each score briefly in the reasoning."
-        )
-        answer_fields: dict[str, Any] = {
-            "question": (str, dspy.InputField(desc="the question that was asked")),
-            "expected_answer": (str, dspy.InputField(desc="the reference answer")),
-            "answer": (str, dspy.InputField(desc="the answer to judge")),
-            "sources": (
-                str,
-                dspy.InputField(
-                    desc="the retrieved sources the answer should rest on (may be empty)"
-                ),
-            ),
-            "reasoning": (str, dspy.OutputField(desc="short justification of each score")),
-        }
-        for name in ANSWER_CRITERIA:
-            answer_fields[name] = (int, output(_ANSWER_DESCRIPTIONS[name]))
-        answer_signature = dspy.Signature(answer_fields, answer_doc)
-
-        code_doc = (
-            "You are a senior code reviewer. Score the code on each criterion from 1 to 5. "
-            f"Scale: {SCALE_GUIDE}. Explain each score briefly in the reasoning."
-        )
-        code_fields: dict[str, Any] = {
-            "code": (str, dspy.InputField(desc="the source code to review")),
-            "task": (
-                str,
-                dspy.InputField(desc="what the code is meant to do (may be empty)"),
-            ),
-            "reasoning": (str, dspy.OutputField(desc="short justification of each score")),
-        }
-        for name in CODE_REVIEW_CRITERIA:
-            code_fields[name] = (int, output(_CODE_DESCRIPTIONS[name]))
-        code_signature = dspy.Signature(code_fields, code_doc)
+        answer_signature, code_signature = _signatures(dspy)
 
         class _Judge(dspy.Module):
             criteria: tuple[str, ...] = ()
