@@ -94,6 +94,32 @@ def _looks_like_prose(text: str) -> bool:
     return prose / len(lines) >= 0.5
 
 
+def _function_kind(code: str, prompt: str | None, entry: str | None) -> str | None:
+    """Return why ``code`` is no attempt at the function asked for, or None when it is one."""
+    if prompt and code.strip() == prompt.strip():
+        return "the prompt echoed with no body"
+    full = complete_with_prompt(code, prompt, entry)
+    if not parses(full):
+        return None
+    tree = pyast.parse(full)
+    own = pyast.parse(code) if parses(code) else tree
+    kind = _module_kind(own)
+    if kind is not None:
+        return kind
+    functions = _functions(tree)
+    if entry is not None:
+        target: Any = functions.get(entry)
+    else:
+        target = next(iter(functions.values())) if len(functions) == 1 else None
+    if target is not None:
+        body_kind = _body_kind(target)
+        if body_kind in _NO_BODY:
+            if prompt and full != code:
+                return f"the prompt echoed with no body ({body_kind})"
+            return f"the entry function has no body ({body_kind})"
+    return None
+
+
 def degenerate_kind(
     text: str,
     *,
@@ -187,25 +213,4 @@ def degenerate_kind(
             return None  # broken code: an attempt, scored by the tests or the reference
     if not wants_function:
         return None
-    if prompt and code.strip() == prompt.strip():
-        return "the prompt echoed with no body"
-    full = complete_with_prompt(code, prompt, entry)
-    if not parses(full):
-        return None
-    tree = pyast.parse(full)
-    own = pyast.parse(code) if parses(code) else tree
-    kind = _module_kind(own)
-    if kind is not None:
-        return kind
-    functions = _functions(tree)
-    if entry is not None:
-        target: Any = functions.get(entry)
-    else:
-        target = next(iter(functions.values())) if len(functions) == 1 else None
-    if target is not None:
-        body_kind = _body_kind(target)
-        if body_kind in _NO_BODY:
-            if prompt and full != code:
-                return f"the prompt echoed with no body ({body_kind})"
-            return f"the entry function has no body ({body_kind})"
-    return None
+    return _function_kind(code, prompt, entry)

@@ -135,6 +135,16 @@ def validated_score(passed: int, total: int, resemblance: float) -> float:
     return min(1.0, PASS_FLOOR + (1.0 - PASS_FLOOR) * (passed - 1 + position) / total)
 
 
+def _untested_function_kind(code: str, reference_code: str, asked: str | None) -> str | None:
+    """Return why parsed code without tests is no attempt at the function asked for, or None."""
+    if asked is not None and not defines(code, asked):
+        return f"no function {asked!r} defined"
+    placeholder = stub_kind(code, reference_code, asked)
+    if placeholder is not None:
+        return f"the entry function is a placeholder ({placeholder})"
+    return None
+
+
 def _validated(
     predicted: str,
     expected: str,
@@ -183,12 +193,7 @@ def _validated(
     kind = degenerate_kind(predicted, entry_point=asked, prompt=prompt, function=wants_function)
     stub = candidate.parses and stub_kind(code, reference_code, asked) is not None
     if kind is None and wants_function and not has_tests and candidate.parses:
-        if asked is not None and not defines(code, asked):
-            kind = f"no function {asked!r} defined"
-        else:
-            placeholder = stub_kind(code, reference_code, asked)
-            if placeholder is not None:
-                kind = f"the entry function is a placeholder ({placeholder})"
+        kind = _untested_function_kind(code, reference_code, asked)
     if kind is not None:
         components["reference"] = 0.0
         if has_tests:
