@@ -65,6 +65,7 @@ def _summary(name: str, samples_ms: list[float]) -> str:
 
 
 def main() -> int:
+    """Time code_quality calls and print the figures; return the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=200, help="measured code_quality calls")
     parser.add_argument(

@@ -49,6 +49,7 @@ def _load_matrix_module() -> Any:
 
 
 def main() -> int:
+    """Score every gaming variant and list the ranking inversions; return the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fast", action="store_true", help="only the fast subset of problems")
     parser.add_argument("--show", type=int, default=40, help="inversions listed (default 40)")

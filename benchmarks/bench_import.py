@@ -18,6 +18,7 @@ PROBE = (
 
 
 def main() -> None:
+    """Time ``import lift_metrics`` in fresh interpreters and print the median."""
     times = [
         float(
             subprocess.run(

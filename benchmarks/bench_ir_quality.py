@@ -68,6 +68,7 @@ def _time(fn: object, calls: int) -> list[float]:
 
 
 def main() -> int:
+    """Time ir_quality calls and print the figures; return the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=500, help="measured ir_quality calls")
     args = parser.parse_args()

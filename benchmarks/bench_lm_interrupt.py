@@ -89,8 +89,11 @@ CHILD = textwrap.dedent(
 
 
 def _default_sigint() -> None:
-    """In the child: SIGINT as at a terminal. A shell starts background jobs with SIGINT
-    ignored, and Python then installs no KeyboardInterrupt handler."""
+    """In the child: restore SIGINT as at a terminal.
+
+    A shell starts background jobs with SIGINT ignored, and Python then installs no
+    KeyboardInterrupt handler.
+    """
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
@@ -160,6 +163,7 @@ def timeout_try(engine: Any) -> float:
 
 
 def summary(name: str, tries: list[dict[str, Any]]) -> bool:
+    """Print one line on ``tries``; return whether every try stopped cleanly and fast."""
     segfaults = sum(t["rc"] in (-signal.SIGSEGV, 128 + signal.SIGSEGV) for t in tries)
     other = sum(t["rc"] != 130 for t in tries) - segfaults
     marks = sum(t["crash_mark"] for t in tries)
@@ -177,6 +181,7 @@ def summary(name: str, tries: list[dict[str, Any]]) -> bool:
 
 
 def main() -> int:
+    """Interrupt local-LM generations repeatedly; return 0 when every try stopped cleanly."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tries", type=int, default=20)
     args = parser.parse_args()

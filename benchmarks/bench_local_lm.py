@@ -105,6 +105,7 @@ def _run(
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Measure the local LM's tokens/s with and without constrained decoding; return 0."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--cores", type=int, default=2, help="CPUs to pin the process to")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])

@@ -1,4 +1,4 @@
-"""The main job (``optimizers/quick.toml``) with several seeds: is the gain stable?
+"""The main job (``optimizers/quick.toml``) with several seeds, to see if the gain is stable.
 
 Issue 12 bars, checked on the run of every seed:
 
@@ -61,6 +61,7 @@ def _bars(result: Any) -> dict[str, bool]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the main job once per seed and check the bars; return the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[7, 11, 23])
     parser.add_argument("--config", default="optimizers/quick.toml")

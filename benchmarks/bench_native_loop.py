@@ -31,6 +31,7 @@ CODE, TESTS = bench_sandbox.CODE, bench_sandbox.TESTS
 
 
 def one(box: Sandbox) -> None:
+    """Run one passing execution in ``box``."""
     result = box.run_tests(CODE, TESTS, entry_point="add")
     if result.status != "passed":
         raise RuntimeError(f"execution did not pass: {result.status} {result.reason}")
@@ -61,8 +62,11 @@ def _stat(pid: int) -> list[str] | None:
 
 
 def _server_pids() -> list[int]:
-    """The sandbox servers under this process: the top-most processes whose command line
-    runs the worker bootstrap (a forked child has the same command line)."""
+    """Return the sandbox servers under this process.
+
+    They are the top-most processes whose command line runs the worker bootstrap (a forked
+    child has the same command line).
+    """
     parent: dict[int, int] = {}
     servers = set()
     for name in os.listdir("/proc"):
@@ -99,8 +103,11 @@ def _servers_cpu_s(pids: list[int]) -> float:
 
 
 def measure(native: bool, runs: int, workers: int) -> dict[str, Any]:
-    """One sandbox with the given loop: latency, throughput, and the servers' CPU time (with
-    their children's) per execution, which hardly depends on the machine's load."""
+    """Measure one sandbox with the given loop.
+
+    Return latency, throughput, and the servers' CPU time (with their children's) per
+    execution, which hardly depends on the machine's load.
+    """
     os.environ["LIFT_METRICS_SANDBOX_NATIVE"] = "1" if native else "0"
     with Sandbox(workers=workers, timeout_s=5.0) as box:
         if box.native != native:
@@ -121,6 +128,7 @@ def measure(native: bool, runs: int, workers: int) -> dict[str, Any]:
 
 
 def main() -> None:
+    """Compare the compiled and the Python server loop, in both orders."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2000, help="executions per measurement")
     parser.add_argument("--rounds", type=int, default=4, help="rounds (even: both orders)")

@@ -46,6 +46,7 @@ def _arms() -> tuple[list[RunRecord], list[RunRecord]]:
 
 
 def main() -> int:
+    """Time paired_comparison and check that it is reproducible; return the exit code."""
     treatment, control = _arms()
     best = float("inf")
     outputs = []

@@ -37,6 +37,7 @@ def _best_time(n: np.ndarray, c: np.ndarray, k: int | np.ndarray) -> tuple[float
 
 
 def main() -> int:
+    """Time pass_at_k on 1,000,000 pairs and check results repeat; return the exit code."""
     ok = True
     n, c = _problems(0, 200)
     cases = [

@@ -55,6 +55,7 @@ def _line(name: str, scores: np.ndarray, grades: np.ndarray, groups: list[str]) 
 
 
 def main() -> None:
+    """Measure reference_score's agreement with the CoNaLa grades and print it."""
     rows = [
         json.loads(line)
         for line in shipped_dataset_path("conala").read_text(encoding="utf-8").splitlines()

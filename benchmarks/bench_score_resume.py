@@ -69,6 +69,7 @@ def _complete_lines(path: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Kill a scoring run with SIGKILL midway, rerun it and compare; return the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-task", type=int, default=62, help="samples per problem")
     parser.add_argument("--kill-at", type=float, default=0.5, help="share scored at the kill")

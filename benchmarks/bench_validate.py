@@ -61,6 +61,7 @@ def _validate(out: Path, *extra: str) -> tuple[float, int, dict[str, object]]:
 
 
 def main() -> None:
+    """Run the validation bars on the shipped labels and print the figures."""
     with tempfile.TemporaryDirectory() as tmp:
         elapsed, code, data = _validate(Path(tmp) / "plain")
         print(

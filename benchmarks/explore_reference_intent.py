@@ -1,4 +1,4 @@
-"""Exploration: do features of the intent lift the no-test score on the CoNaLa dev grades?
+"""Exploration: whether features of the intent lift the no-test score on CoNaLa dev grades.
 
 CoNaLa's graders judged how useful a prediction is *for the intent* (the English task), while
 ``reference_score`` sees only the prediction and the reference. This script adds a few features
@@ -155,6 +155,7 @@ def _random_split_cv(x: np.ndarray, y: np.ndarray, groups: np.ndarray, seed: int
 
 
 def main() -> None:
+    """Fit the no-test model with and without intent features and compare."""
     from sklearn.model_selection import GroupKFold
 
     started = time.perf_counter()

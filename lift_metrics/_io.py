@@ -87,7 +87,7 @@ def jsonl_values(
 
 
 def _umask() -> int:
-    """The process's file-creation mask, read without changing it (Linux: /proc/self/status).
+    """Return the process's file-creation mask, read without changing it (Linux: /proc/self/status).
 
     ``os.umask`` can only be read by setting it, which races with other threads creating
     files; where /proc does not say, the common default 022 is assumed.
@@ -250,8 +250,11 @@ def _remove_stage(stage: Path, target: Path, created: bool) -> None:
 
 
 def _naming(exc: OSError, path: Path, stage: Path | None = None) -> OSError:
-    """The same error naming the file the user asked for: ``path`` when ``exc`` names none
-    (a failed write on a full disk names no file), the final place of a staged file."""
+    """Return the same error naming the file the user asked for.
+
+    The error names ``path`` when ``exc`` names none (a failed write on a full disk names no file),
+    and the final place of a staged file instead of the staged one.
+    """
     name = exc.filename
     if name is not None and stage is not None:
         with contextlib.suppress(ValueError):  # a file outside the stage keeps its name

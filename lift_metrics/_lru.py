@@ -31,7 +31,7 @@ class LRUCache(Generic[K, V]):
         self._data: collections.OrderedDict[K, V] = collections.OrderedDict()
 
     def get(self, key: K, default: V | None = None) -> V | None:
-        """The value stored under ``key`` (now the most recently used), else ``default``."""
+        """Return the value stored under ``key`` (now the most recently used), else ``default``."""
         with self.lock:
             if key not in self._data:
                 return default
@@ -49,12 +49,12 @@ class LRUCache(Generic[K, V]):
                 self._data.popitem(last=False)
 
     def keys(self) -> list[K]:
-        """The keys, least recently used first."""
+        """Return the keys, least recently used first."""
         with self.lock:
             return list(self._data)
 
     def __iter__(self) -> Iterator[K]:
-        """The keys, least recently used first (a copy: the cache may change meanwhile)."""
+        """Return the keys, least recently used first (a copy: the cache may change meanwhile)."""
         return iter(self.keys())
 
     def clear(self) -> None:

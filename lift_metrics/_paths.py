@@ -21,17 +21,17 @@ def _shipped_dir(name: str) -> Path:
 
 
 def datasets_dir() -> Path:
-    """The folder holding the shipped datasets (``datasets/`` in the repository)."""
+    """Return the folder holding the shipped datasets (``datasets/`` in the repository)."""
     return _shipped_dir("datasets")
 
 
 def configs_dir() -> Path:
-    """The folder holding the ready-made optimizer run configurations (``optimizers/``)."""
+    """Return the folder holding the ready-made optimizer run configurations (``optimizers/``)."""
     return _shipped_dir("optimizers")
 
 
 def cache_dir() -> Path:
-    """This package's cache: ``$XDG_CACHE_HOME/lift-metrics`` or ``~/.cache/lift-metrics``.
+    """Return this package's cache: ``$XDG_CACHE_HOME/lift-metrics`` or ``~/.cache/lift-metrics``.
 
     Not created by this function.
     """

@@ -72,8 +72,10 @@ def _os_error_line(exc: OSError) -> str:
 
 
 def _name_the_option(parser: argparse.ArgumentParser, command: str, message: str) -> str:
-    """``"n_resamples must be ..."`` -> ``"--n-resamples must be ..."``: a library check names
-    its parameter; on the command line the user knows it by its option."""
+    """``"n_resamples must be ..."`` -> ``"--n-resamples must be ..."``.
+
+    A library check names its parameter; on the command line the user knows it by its option.
+    """
     head = message.split(" ", 1)[0]
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction) and command in action.choices:
@@ -86,7 +88,7 @@ def _name_the_option(parser: argparse.ArgumentParser, command: str, message: str
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand registered."""
+    """Return the argument parser with every subcommand registered."""
     parser = _Parser(
         prog="lift-metrics",
         description=(

@@ -140,6 +140,7 @@ class Judgement:
         return None if mean is None else (mean - 1.0) / 4.0
 
     def __repr__(self) -> str:
+        """Return the criteria's grades, or what is missing."""
         if self.missing is not None:
             return f"Judgement(missing={self.missing!r})"
         shown = ", ".join(f"{k}={v}" for k, v in self.criteria.items())
@@ -289,6 +290,7 @@ class RepeatedJudgement:
         return statistics.stdev(scores) if len(scores) >= 2 else math.nan
 
     def __repr__(self) -> str:
+        """Return the counts and the score's mean and standard deviation."""
         return (
             f"RepeatedJudgement(n={self.n}, valid={self.n_valid}, "
             f"score_mean={self.score_mean:.3f}, score_std={self.score_std:.3f})"
@@ -314,13 +316,56 @@ _classes_lock = threading.Lock()
 def _answer_inputs(
     question: str, expected_answer: str, answer: str | None, sources: str | Sequence[str]
 ) -> dict[str, str]:
-    """The :class:`AnswerJudge` signature's inputs (a list of sources joined by blank lines)."""
+    """Return the :class:`AnswerJudge` signature's inputs (list sources joined by blank lines)."""
     return {
         "question": str(question),
         "expected_answer": str(expected_answer),
         "answer": "" if answer is None else str(answer),
         "sources": sources if isinstance(sources, str) else "\n\n".join(map(str, sources)),
     }
+
+
+def _signatures(dspy: Any) -> tuple[Any, Any]:
+    """Return the DSPy signatures of the answer judge and of the code review judge."""
+
+    def output(description: str) -> Any:
+        return dspy.OutputField(desc=f"{description} Integer 1-5: {SCALE_GUIDE}.")
+
+    answer_doc = (
+        "You are an impartial judge. Score the actual answer to the question on each "
+        "criterion from 1 to 5, comparing it with the expected answer and the retrieved "
+        f"sources. Scale: {SCALE_GUIDE}. Explain each score briefly in the reasoning."
+    )
+    answer_fields: dict[str, Any] = {
+        "question": (str, dspy.InputField(desc="the question that was asked")),
+        "expected_answer": (str, dspy.InputField(desc="the reference answer")),
+        "answer": (str, dspy.InputField(desc="the answer to judge")),
+        "sources": (
+            str,
+            dspy.InputField(desc="the retrieved sources the answer should rest on (may be empty)"),
+        ),
+        "reasoning": (str, dspy.OutputField(desc="short justification of each score")),
+    }
+    for name in ANSWER_CRITERIA:
+        answer_fields[name] = (int, output(_ANSWER_DESCRIPTIONS[name]))
+    answer_signature = dspy.Signature(answer_fields, answer_doc)
+
+    code_doc = (
+        "You are a senior code reviewer. Score the code on each criterion from 1 to 5. "
+        f"Scale: {SCALE_GUIDE}. Explain each score briefly in the reasoning."
+    )
+    code_fields: dict[str, Any] = {
+        "code": (str, dspy.InputField(desc="the source code to review")),
+        "task": (
+            str,
+            dspy.InputField(desc="what the code is meant to do (may be empty)"),
+        ),
+        "reasoning": (str, dspy.OutputField(desc="short justification of each score")),
+    }
+    for name in CODE_REVIEW_CRITERIA:
+        code_fields[name] = (int, output(_CODE_DESCRIPTIONS[name]))
+    code_signature = dspy.Signature(code_fields, code_doc)
+    return answer_signature, code_signature
 
 
 def _build() -> dict[str, Any]:
@@ -333,45 +378,7 @@ def _build() -> dict[str, Any]:
         except ImportError as exc:  # pragma: no cover - a declared dependency
             raise ImportError("the LLM judges need dspy: pip install dspy") from exc
 
-        def output(description: str) -> Any:
-            return dspy.OutputField(desc=f"{description} Integer 1-5: {SCALE_GUIDE}.")
-
-        answer_doc = (
-            "You are an impartial judge. Score the actual answer to the question on each "
-            "criterion from 1 to 5, comparing it with the expected answer and the retrieved "
-            f"sources. Scale: {SCALE_GUIDE}. Explain each score briefly in the reasoning."
-        )
-        answer_fields: dict[str, Any] = {
-            "question": (str, dspy.InputField(desc="the question that was asked")),
-            "expected_answer": (str, dspy.InputField(desc="the reference answer")),
-            "answer": (str, dspy.InputField(desc="the answer to judge")),
-            "sources": (
-                str,
-                dspy.InputField(
-                    desc="the retrieved sources the answer should rest on (may be empty)"
-                ),
-            ),
-            "reasoning": (str, dspy.OutputField(desc="short justification of each score")),
-        }
-        for name in ANSWER_CRITERIA:
-            answer_fields[name] = (int, output(_ANSWER_DESCRIPTIONS[name]))
-        answer_signature = dspy.Signature(answer_fields, answer_doc)
-
-        code_doc = (
-            "You are a senior code reviewer. Score the code on each criterion from 1 to 5. "
-            f"Scale: {SCALE_GUIDE}. Explain each score briefly in the reasoning."
-        )
-        code_fields: dict[str, Any] = {
-            "code": (str, dspy.InputField(desc="the source code to review")),
-            "task": (
-                str,
-                dspy.InputField(desc="what the code is meant to do (may be empty)"),
-            ),
-            "reasoning": (str, dspy.OutputField(desc="short justification of each score")),
-        }
-        for name in CODE_REVIEW_CRITERIA:
-            code_fields[name] = (int, output(_CODE_DESCRIPTIONS[name]))
-        code_signature = dspy.Signature(code_fields, code_doc)
+        answer_signature, code_signature = _signatures(dspy)
 
         class _Judge(dspy.Module):  # type: ignore[misc]  # dspy is untyped: mypy sees its classes as Any
             criteria: tuple[str, ...] = ()
@@ -459,8 +466,10 @@ def _build() -> dict[str, Any]:
                 return self._repeat(inputs, n, temperature)
 
         class CodeReviewJudge(_Judge):
-            """LLM code review: readability, idiomatic usage, error handling, extensibility,
-            testability, documentation, abstraction (1-5 each).
+            """Review code with an LLM on seven criteria, 1-5 each.
+
+            The criteria: readability, idiomatic usage, error handling, extensibility,
+            testability, documentation, abstraction.
 
             Call it with ``code`` and optionally ``task`` (what the code should do). Returns
             a ``dspy.Prediction`` shaped like :class:`AnswerJudge`'s.

@@ -90,6 +90,7 @@ class CostEstimate:
     price: ModelPrice | None
 
     def __repr__(self) -> str:
+        """Return the model, the cost and where its price comes from."""
         if not self.known or self.price is None:
             return f"CostEstimate(model={self.model!r}, unknown model: cost_usd=nan)"
         return (

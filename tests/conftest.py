@@ -24,7 +24,8 @@ import pytest
 _TESTKIT = Path(__file__).with_name("testkit.py")
 if "testkit" not in sys.modules:
     _spec = importlib.util.spec_from_file_location("testkit", _TESTKIT)
-    assert _spec is not None and _spec.loader is not None
+    assert _spec is not None
+    assert _spec.loader is not None
     _module = importlib.util.module_from_spec(_spec)
     sys.modules["testkit"] = _module
     _spec.loader.exec_module(_module)

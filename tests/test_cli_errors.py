@@ -416,7 +416,8 @@ def test_bad_input_is_one_line_and_exit_2(
     lines = err.strip().splitlines()
     assert code == 2, (name, code, err)
     assert len(lines) == 1, (name, err)
-    assert "Traceback" not in err and lines[0].startswith("lift-metrics"), err
+    assert "Traceback" not in err, err
+    assert lines[0].startswith("lift-metrics"), err
     assert must_name in lines[0], (name, lines[0])
     assert out == "", (name, out)
     for arg in args:  # a file is named once, not once per layer that saw the error
@@ -463,5 +464,6 @@ def test_evaluate_runs_above_the_bound_is_one_line(
     out = tmp_path / "o"
     assert main(["evaluate", "--runs", "5000", "--output-dir", str(out)]) == 2
     err = capsys.readouterr().err.strip()
-    assert "runs must be <= 1,000, got 5,000" in err and "\n" not in err
+    assert "runs must be <= 1,000, got 5,000" in err
+    assert "\n" not in err
     assert not out.exists()

@@ -71,4 +71,5 @@ def test_the_package_docstring_states_the_order_that_the_code_follows() -> None:
     assert doc is not None
     assert "``(predicted, expected)``" in doc
     assert "reverse of scikit-learn" in doc
-    assert "``a - b``" in doc and "ttest_rel" in doc
+    assert "``a - b``" in doc
+    assert "ttest_rel" in doc

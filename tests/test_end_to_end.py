@@ -109,7 +109,8 @@ def test_end_to_end_is_the_seed_weighted_sum(fake_code: list[tuple[Any, ...]]) -
     assert any(r.startswith("latency: 32000 ms over the 16000 ms target") for r in result.reasons)
     predicted, expected_code, tests, kwargs = fake_code[0]
     assert (predicted, expected_code, tests) == (CODE, CODE, TESTS)
-    assert kwargs["profile"].profile == "validated" and kwargs["sandbox"] is None
+    assert kwargs["profile"].profile == "validated"
+    assert kwargs["sandbox"] is None
 
 
 def test_end_to_end_without_latency_rescales_ir_and_code(fake_code: Any) -> None:
@@ -145,4 +146,5 @@ def test_end_to_end_with_the_real_code_metric_and_sandbox() -> None:
     code = code_quality_breakdown(broken, CODE, TESTS, weights=weights)
     assert result.components["code"] == pytest.approx(code.score)
     assert result.score == pytest.approx(0.4 * 1.0 + 0.5 * code.score + 0.1 * 1.0)
-    assert result.code.tests_passed == 1 and result.code.tests_total == 2
+    assert result.code.tests_passed == 1
+    assert result.code.tests_total == 2

@@ -26,16 +26,24 @@ def test_check_output_dir_names_the_file_in_the_way(tmp_path: Path) -> None:
 
 def test_staged_output_keeps_the_previous_files_when_writing_fails(tmp_path: Path) -> None:
     atomic_write_text(tmp_path / "report.md", "previous report")
-    with pytest.raises(OSError) as info, staged_output(tmp_path) as stage:
-        atomic_write_text(stage / "report.md", "new report")
-        raise OSError(errno.ENOSPC, "No space left on device")  # as a full disk would
+
+    def write_then_fail() -> None:
+        with staged_output(tmp_path) as stage:
+            atomic_write_text(stage / "report.md", "new report")
+            raise OSError(errno.ENOSPC, "No space left on device")  # as a full disk would
+
+    with pytest.raises(OSError, match="No space left on device") as info:
+        write_then_fail()
     assert info.value.filename == str(tmp_path)  # the error names the output folder
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
     assert (tmp_path / "report.md").read_text() == "previous report"
 
 
 def test_staged_output_names_the_final_file_not_the_staged_one(tmp_path: Path) -> None:
-    with pytest.raises(OSError) as info, staged_output(tmp_path / "out") as stage:
+    with (
+        pytest.raises(OSError, match="No space left on device") as info,
+        staged_output(tmp_path / "out") as stage,
+    ):
         raise OSError(errno.ENOSPC, "No space left on device", str(stage / "plot.png"))
     assert info.value.filename == str(tmp_path / "out" / "plot.png")
     assert not (tmp_path / "out").exists()  # it did not exist before: removed again

@@ -38,8 +38,10 @@ def test_answer_judge_valid_judgement() -> None:
     assert (result.correctness, result.completeness, result.faithfulness) == (4, 3, 5)
     assert result.reasoning == "mostly right"
     assert result.score == pytest.approx((4 - 1) / 4)  # mean 4 on 1-5 -> 0.75
-    assert result.missing is None and isinstance(result.judgement, Judgement)
-    assert isinstance(judge, dspy.Module) and len(judge.named_predictors()) == 1
+    assert result.missing is None
+    assert isinstance(result.judgement, Judgement)
+    assert isinstance(judge, dspy.Module)
+    assert len(judge.named_predictors()) == 1
 
 
 @pytest.mark.parametrize(
@@ -113,7 +115,8 @@ def test_repeat_counts_missing_judgements() -> None:
     lm = DummyLM([_answer_reply(5, 5, 5), _answer_reply(9, 5, 5)])
     with dspy.context(lm=lm):
         repeated = AnswerJudge().repeat(2, question="q", expected_answer="e", answer="a")
-    assert repeated.n_valid == 1 and "outside the 1-5 scale" in repeated.missing[0]
+    assert repeated.n_valid == 1
+    assert "outside the 1-5 scale" in repeated.missing[0]
     assert math.isnan(repeated.std["correctness"])  # one valid judgement: no spread
     assert repeated.score_mean == 1.0
 
@@ -121,8 +124,10 @@ def test_repeat_counts_missing_judgements() -> None:
 def test_parse_judgement_rejects_bools_and_fractions() -> None:
     outputs = {"correctness": True, "completeness": 3.5, "faithfulness": 2}
     judgement = parse_judgement(outputs, ANSWER_CRITERIA)
-    assert judgement.is_missing and judgement.score is None
-    assert "correctness=True" in judgement.missing and "completeness=3.5" in judgement.missing
+    assert judgement.is_missing
+    assert judgement.score is None
+    assert "correctness=True" in judgement.missing
+    assert "completeness=3.5" in judgement.missing
 
 
 def test_judge_validated_like_any_metric() -> None:
@@ -146,7 +151,8 @@ def test_judge_validated_like_any_metric() -> None:
     ]
     with dspy.context(lm=DummyLM({f"answer {k}": v for k, v in answers.items()})):
         result = validate_metric(AnswerJudge(), items, call="kwargs", name="answer judge")
-    assert result.n == 4 and result.missing[0][0] == "broken"
+    assert result.n == 4
+    assert result.missing[0][0] == "broken"
     assert result.scores == pytest.approx((1.0, (10 / 3 - 1) / 4, (5 / 3 - 1) / 4, 0.0))
     assert result.pearson > 0.95
 
@@ -168,4 +174,6 @@ def test_local_lm_judgement_is_on_scale_or_missing() -> None:
         assert all(1 <= getattr(result, n) <= 5 for n in ANSWER_CRITERIA)
         assert 0.0 <= result.score <= 1.0
     else:
-        assert result.score is None and isinstance(result.missing, str) and result.missing
+        assert result.score is None
+        assert isinstance(result.missing, str)
+        assert result.missing

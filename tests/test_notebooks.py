@@ -38,9 +38,11 @@ def test_committed_without_outputs(path: Path) -> None:
     code = [cell for cell in book.cells if cell.cell_type == "code"]
     assert code, "a notebook without code"
     for cell in code:
-        assert cell.outputs == [] and cell.execution_count is None, cell.source[:80]
+        assert cell.outputs == [], cell.source[:80]
+        assert cell.execution_count is None, cell.source[:80]
     first = book.cells[0]
-    assert first.cell_type == "markdown" and first.source.startswith("# ")
+    assert first.cell_type == "markdown"
+    assert first.source.startswith("# ")
     assert "own" in first.source  # says how to use it on one's own program
 
 

@@ -40,7 +40,8 @@ def test_different_models_stay_different(a: str, b: str) -> None:
 def test_prices_come_from_litellms_bundled_map() -> None:
     entry = litellm_cost_map()["gpt-4o"]
     price = lookup_price("openai/gpt-4o")
-    assert price is not None and price.source == "litellm"
+    assert price is not None
+    assert price.source == "litellm"
     assert price.input_price_per_m == pytest.approx(entry["input_cost_per_token"] * 1e6)
     assert price.output_price_per_m == pytest.approx(entry["output_cost_per_token"] * 1e6)
     assert lookup_price("gpt-4o") == price
@@ -51,7 +52,8 @@ def test_a_snapshot_litellm_knows_keeps_its_own_price() -> None:
     if "gpt-4o-2024-05-13" not in cost_map:
         pytest.skip("this litellm version has no gpt-4o-2024-05-13 entry")
     price = lookup_price("openai/gpt-4o-2024-05-13")
-    assert price is not None and price.model == "gpt-4o-2024-05-13"
+    assert price is not None
+    assert price.model == "gpt-4o-2024-05-13"
     assert price.input_price_per_m == pytest.approx(
         cost_map["gpt-4o-2024-05-13"]["input_cost_per_token"] * 1e6
     )
@@ -59,7 +61,8 @@ def test_a_snapshot_litellm_knows_keeps_its_own_price() -> None:
 
 def test_an_unknown_snapshot_is_priced_as_its_base_model() -> None:
     price = lookup_price("gpt-4o-2031-01-01")
-    assert price is not None and price.model == "gpt-4o"
+    assert price is not None
+    assert price.model == "gpt-4o"
 
 
 def test_cost_for_model_uses_stats_cost_usd() -> None:
@@ -96,7 +99,8 @@ def test_toml_overrides_add_and_replace_prices(tmp_path: Path) -> None:
     overrides = load_price_overrides(path)
     assert overrides["secret-model-v9"] == ModelPrice("secret-model-v9", 1.0, 2.0, "override")
     estimate = cost_usd_for_model("secret-model-v9", 1_000_000, 500_000, overrides=overrides)
-    assert estimate.known and estimate.cost_usd == pytest.approx(2.0)
+    assert estimate.known
+    assert estimate.cost_usd == pytest.approx(2.0)
     # an override wins over litellm, whatever the spelling; a path works too
     assert cost_usd_for_model(
         "openai/gpt-4o", 2_000_000, 0, overrides=path

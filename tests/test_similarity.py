@@ -141,7 +141,8 @@ def test_cache_is_lru_bounded(counting_embedder) -> None:
     embedder.embed(["b"])
     assert encoder.batches[-1] == ["b"]  # b had been evicted
     embedder.cache_clear()
-    assert embedder.cache_len() == 0 and embedder.hits == 0
+    assert embedder.cache_len() == 0
+    assert embedder.hits == 0
 
 
 def test_long_texts_are_cached_by_digest(counting_embedder) -> None:
@@ -223,7 +224,8 @@ def test_default_embedder_is_shared_and_lazy() -> None:
     embedder = get_default_embedder()
     assert embedder is get_default_embedder()
     assert isinstance(embedder, Embedder)
-    assert embedder.model_name == "all-MiniLM-L6-v2" and embedder.device == "cpu"
+    assert embedder.model_name == "all-MiniLM-L6-v2"
+    assert embedder.device == "cpu"
 
 
 # --- the real bundled model (a few seconds: torch import + model load) ------------------------
@@ -233,7 +235,8 @@ def test_default_embedder_is_shared_and_lazy() -> None:
 def test_real_model_embeddings_are_normalised() -> None:
     embedder = get_default_embedder()
     rows = embedder.embed(["def add(a, b): return a + b", "The cat sat on the mat.", ""])
-    assert rows.shape == (3, 384) and rows.dtype == np.float32
+    assert rows.shape == (3, 384)
+    assert rows.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(rows[:2], axis=1), 1.0, rtol=1e-5)
     assert embedder.dimension == 384
 
@@ -311,7 +314,8 @@ def test_onnx_cache_file_is_keyed_by_the_model_files(tmp_path, monkeypatch) -> N
     spec = _onnx_spec(str(model))
     assert spec is not None
     first = spec.cache_file()
-    assert first.parent == tmp_path / "xdg" / "lift-metrics" / "onnx" and first.suffix == ".onnx"
+    assert first.parent == tmp_path / "xdg" / "lift-metrics" / "onnx"
+    assert first.suffix == ".onnx"
     assert spec.cache_file() == first  # stable
     config = model / "config.json"
     os.utime(config, ns=(config.stat().st_atime_ns, config.stat().st_mtime_ns + 10**9))
@@ -362,7 +366,8 @@ def test_onnx_backend_agrees_with_sentence_transformers(tmp_path, monkeypatch) -
     torch_rows = SentenceTransformerEmbedder(backend="torch", cache_size=0).embed(AGREEMENT_TEXTS)
     exported = SentenceTransformerEmbedder(backend="onnx", cache_size=0)
     onnx_rows = exported.embed(AGREEMENT_TEXTS)  # exports into tmp_path on first use
-    assert exported.active_backend == "onnx" and exported.dimension == 384
+    assert exported.active_backend == "onnx"
+    assert exported.dimension == 384
     cosines = np.einsum("ij,ij->i", torch_rows, onnx_rows)
     assert cosines.min() >= 0.999, dict(zip(AGREEMENT_TEXTS, cosines.round(6), strict=True))
     np.testing.assert_allclose(np.linalg.norm(onnx_rows, axis=1), 1.0, rtol=1e-5)
@@ -400,7 +405,8 @@ def test_onnx_cache_is_reused_without_torch_and_rebuilt_when_corrupt(tmp_path) -
     (cached,) = (tmp_path / "lift-metrics" / "onnx").glob("*.onnx")
     cached.write_bytes(b"not an onnx model")
     backend, used_torch, rebuilt = run()  # a corrupt cache file is exported again
-    assert (backend, used_torch) == ("onnx", True) and rebuilt == pytest.approx(first, abs=1e-6)
+    assert (backend, used_torch) == ("onnx", True)
+    assert rebuilt == pytest.approx(first, abs=1e-6)
     assert cached.stat().st_size > 1_000_000
     # same-size corruption that ONNX Runtime would load without complaint: a few weight bytes
     # in the middle of the file flipped (it changed every similarity before the checksum)
@@ -427,7 +433,8 @@ def test_a_failed_export_falls_back_to_torch_under_auto_only(tmp_path, monkeypat
     auto = SentenceTransformerEmbedder(cache_size=0)
     with pytest.warns(RuntimeWarning, match=r"to ONNX failed \(RuntimeError: unsupported"):
         rows = auto.embed(["def add(a, b): return a + b"])
-    assert auto.active_backend == "torch" and rows.shape == (1, 384)
+    assert auto.active_backend == "torch"
+    assert rows.shape == (1, 384)
     with pytest.raises(RuntimeError, match="unsupported operator"):
         SentenceTransformerEmbedder(backend="onnx").embed(["x"])
     cache = tmp_path / "lift-metrics"

@@ -95,6 +95,32 @@ def _looks_like_prose(text: str) -> bool:
     return prose / len(lines) >= 0.5
 
 
+def _function_kind(code: str, prompt: str | None, entry: str | None) -> str | None:
+    """Return why ``code`` is no attempt at the function asked for, or None when it is one."""
+    if prompt and code.strip() == prompt.strip():
+        return "the prompt echoed with no body"
+    full = complete_with_prompt(code, prompt, entry)
+    if not parses(full):
+        return None
+    tree = pyast.parse(full)
+    own = pyast.parse(code) if parses(code) else tree
+    kind = _module_kind(own)
+    if kind is not None:
+        return kind
+    functions = _functions(tree)
+    if entry is not None:
+        target: Any = functions.get(entry)
+    else:
+        target = next(iter(functions.values())) if len(functions) == 1 else None
+    if target is not None:
+        body_kind = _body_kind(target)
+        if body_kind in _NO_BODY:
+            if prompt and full != code:
+                return f"the prompt echoed with no body ({body_kind})"
+            return f"the entry function has no body ({body_kind})"
+    return None
+
+
 def degenerate_kind(
     text: str,
     *,
@@ -102,7 +128,7 @@ def degenerate_kind(
     prompt: str | None = None,
     function: bool | None = None,
 ) -> str | None:
-    """Why ``text`` is not an attempt at the code asked for, or None when it is one.
+    r"""Why ``text`` is not an attempt at the code asked for, or None when it is one.
 
     Parameters
     ----------
@@ -153,13 +179,13 @@ def degenerate_kind(
     "template placeholder '{code}'"
     >>> degenerate_kind("I am not sure how to solve this problem, sorry.")
     'prose, not code'
-    >>> degenerate_kind("import math\\n", function=True)
+    >>> degenerate_kind("import math\n", function=True)
     'import lines only'
     >>> degenerate_kind("sorted(d)") is None  # a snippet: legitimate without a function asked
     True
-    >>> degenerate_kind("def f(x):\\n    '''Double x.'''\\n", entry_point="f")
+    >>> degenerate_kind("def f(x):\n    '''Double x.'''\n", entry_point="f")
     'the entry function has no body (docstring only)'
-    >>> degenerate_kind("def f(x):\\n    return 2 * x\\n", entry_point="f") is None
+    >>> degenerate_kind("def f(x):\n    return 2 * x\n", entry_point="f") is None
     True
     """
     check_code("text", text)
@@ -188,25 +214,4 @@ def degenerate_kind(
             return None  # broken code: an attempt, scored by the tests or the reference
     if not wants_function:
         return None
-    if prompt and code.strip() == prompt.strip():
-        return "the prompt echoed with no body"
-    full = complete_with_prompt(code, prompt, entry)
-    if not parses(full):
-        return None
-    tree = pyast.parse(full)
-    own = pyast.parse(code) if parses(code) else tree
-    kind = _module_kind(own)
-    if kind is not None:
-        return kind
-    functions = _functions(tree)
-    if entry is not None:
-        target: Any = functions.get(entry)
-    else:
-        target = next(iter(functions.values())) if len(functions) == 1 else None
-    if target is not None:
-        body_kind = _body_kind(target)
-        if body_kind in _NO_BODY:
-            if prompt and full != code:
-                return f"the prompt echoed with no body ({body_kind})"
-            return f"the entry function has no body ({body_kind})"
-    return None
+    return _function_kind(code, prompt, entry)

@@ -24,8 +24,10 @@ _MAX_LINES = 400  # beyond this, prose trimming stops at the ends instead of try
 
 
 def parses(code: str) -> bool:
-    """Whether ``code`` is Python that :func:`ast.parse` accepts (cached; at most
-    :data:`MAX_CODE_CHARS` characters)."""
+    """Tell whether ``code`` is Python that :func:`ast.parse` accepts.
+
+    Cached; code longer than :data:`MAX_CODE_CHARS` characters is refused without parsing.
+    """
     if len(code) > MAX_CODE_CHARS:
         return False
     return _parses(code)
@@ -53,7 +55,7 @@ def defines(code: str, name: str) -> bool:
 
 
 def single_function(code: str) -> str | None:
-    """The name of the only top-level function ``code`` defines, else None (internal)."""
+    """Return the name of the only top-level function ``code`` defines, else None (internal)."""
     if not parses(code):
         return None
     names = [
@@ -137,7 +139,7 @@ def _strip_prose(text: str) -> str:
 
 
 def extract_code(text: str, *, entry_point: str | None = None) -> str:
-    """The Python code in ``text``, read as a person would read a model's answer.
+    r"""Return the Python code in ``text``, read as a person would read a model's answer.
 
     Parameters
     ----------
@@ -173,18 +175,18 @@ def extract_code(text: str, *, entry_point: str | None = None) -> str:
 
     Examples
     --------
-    >>> extract_code("Here:\\n```python\\nx = 1\\n```\\nDone.")
-    'x = 1\\n'
-    >>> extract_code("x = 1\\n")
-    'x = 1\\n'
-    >>> answer = "Here is the function you asked for:\\n\\ndef f(x):\\n    return x\\n\\n"
-    >>> print(extract_code(answer + "It returns its argument unchanged.\\n"))
+    >>> extract_code("Here:\n```python\nx = 1\n```\nDone.")
+    'x = 1\n'
+    >>> extract_code("x = 1\n")
+    'x = 1\n'
+    >>> answer = "Here is the function you asked for:\n\ndef f(x):\n    return x\n\n"
+    >>> print(extract_code(answer + "It returns its argument unchanged.\n"))
     def f(x):
         return x
     <BLANKLINE>
-    >>> two = "```bash\\npip install numpy\\n```\\n```\\ndef g():\\n    pass\\n```\\n"
+    >>> two = "```bash\npip install numpy\n```\n```\ndef g():\n    pass\n```\n"
     >>> extract_code(two)
-    'def g():\\n    pass\\n'
+    'def g():\n    pass\n'
     """
     check_code("text", text)
     if entry_point is not None and not isinstance(entry_point, str):
@@ -201,7 +203,7 @@ def extract_code(text: str, *, entry_point: str | None = None) -> str:
 
 
 def complete_with_prompt(code: str, prompt: str | None, entry_point: str | None) -> str:
-    """``prompt + code`` for a body-only completion, else ``code``.
+    r"""``prompt + code`` for a body-only completion, else ``code``.
 
     The prompt is prepended when it is code that defines a function (a HumanEval prompt: a
     signature and docstring; a natural-language task is not), ``code`` does not itself
@@ -223,8 +225,8 @@ def complete_with_prompt(code: str, prompt: str | None, entry_point: str | None)
 
     Examples
     --------
-    >>> complete_with_prompt("    return a + b\\n", "def add(a, b):\\n    'Add.'\\n", "add")
-    "def add(a, b):\\n    'Add.'\\n    return a + b\\n"
+    >>> complete_with_prompt("    return a + b\n", "def add(a, b):\n    'Add.'\n", "add")
+    "def add(a, b):\n    'Add.'\n    return a + b\n"
     """
     if not prompt or not parses(prompt) or not re.search(r"^(?:async\s+)?def\s", prompt, re.M):
         return code  # no prompt, or a natural-language one: nothing to complete

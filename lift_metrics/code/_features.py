@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,6 +113,24 @@ def _docstring_node(node: ast.AST) -> ast.AST | None:
     return None
 
 
+def _from_import_names(node: ast.ImportFrom) -> list[str]:
+    """Return the dotted names a ``from ... import`` statement imports (``a.b`` or ``..b``)."""
+    base = "." * node.level + (node.module or "")
+    return [
+        f"{base}.{alias.name}" if node.module else f"{base}{alias.name}" for alias in node.names
+    ]
+
+
+def _type_alias_names(tree: ast.Module) -> Iterator[str]:
+    """Yield module-level names assigned in CapWords: type aliases (``Vector = list[float]``)."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign | ast.AnnAssign):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                if isinstance(target, ast.Name) and _CAP_WORDS.match(target.id):
+                    yield target.id
+
+
 def _extract(tree: ast.Module) -> CodeFeatures:
     imports: set[str] = set()
     names: dict[tuple[str, str], bool] = {}
@@ -129,9 +148,7 @@ def _extract(tree: ast.Module) -> CodeFeatures:
         if isinstance(node, ast.Import):
             imports.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = "." * node.level + (node.module or "")
-            for alias in node.names:
-                imports.add(f"{base}.{alias.name}" if node.module else f"{base}{alias.name}")
+            imports.update(_from_import_names(node))
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             functions += 1
             doc = _docstring_node(node)
@@ -156,13 +173,8 @@ def _extract(tree: ast.Module) -> CodeFeatures:
             name = node.id
             ok = name == "_" or bool(_SNAKE_CASE.match(name) or _UPPER_CASE.match(name))
             note("variable", name, ok)
-    # module-level type aliases (``Vector = list[float]``) may use CapWords
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Assign | ast.AnnAssign):
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            for target in targets:
-                if isinstance(target, ast.Name) and _CAP_WORDS.match(target.id):
-                    names[("variable", target.id)] = True
+    for name in _type_alias_names(tree):
+        names[("variable", name)] = True
     well = sum(names.values())
     bad = tuple(sorted(f"{kind} {name!r}" for (kind, name), ok in names.items() if not ok))
     return CodeFeatures(

@@ -36,7 +36,7 @@ def _bleu() -> Metric:
 
 
 def _sentence_score(metric: Callable[[], Metric], predicted: str, expected: str) -> float:
-    """A sacrebleu metric's sentence score (0-100) of one pair, in [0, 1]."""
+    """Return a sacrebleu metric's sentence score (0-100) of one pair, in [0, 1]."""
     check_code("predicted", predicted)
     check_code("expected", expected)
     with _LOCK:  # sacrebleu metric objects cache references: not thread-safe
@@ -113,7 +113,7 @@ def bleu_score(predicted: str, expected: str) -> float:
 
 
 def exact_match(predicted: str, expected: str) -> float:
-    """1.0 when the two texts are equal after stripping surrounding whitespace, else 0.0.
+    r"""1.0 when the two texts are equal after stripping surrounding whitespace, else 0.0.
 
     Parameters
     ----------
@@ -131,7 +131,7 @@ def exact_match(predicted: str, expected: str) -> float:
 
     Examples
     --------
-    >>> exact_match("x = 1\\n", "x = 1"), exact_match("x=1", "x = 1")
+    >>> exact_match("x = 1\n", "x = 1"), exact_match("x=1", "x = 1")
     (1.0, 0.0)
     """
     check_code("predicted", predicted)

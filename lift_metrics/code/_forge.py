@@ -93,7 +93,7 @@ def forge_inputs(
     sandbox: SandboxLike | None = None,
     timeout_s: float | None = None,
 ) -> ForgeInputs:
-    """Measure forgetest's score inputs on Python code: compiles, tests, lint findings.
+    r"""Measure forgetest's score inputs on Python code: compiles, tests, lint findings.
 
     Parameters
     ----------
@@ -128,7 +128,7 @@ def forge_inputs(
 
     Examples
     --------
-    >>> inputs = forge_inputs("import os\\nreturn 1\\n", [({"x": 1}, 1)])
+    >>> inputs = forge_inputs("import os\nreturn 1\n", [({"x": 1}, 1)])
     >>> inputs
     ForgeInputs(compiled=False, passed=0, failed=1, lint_warnings=2)
     >>> inputs.reason
@@ -158,7 +158,7 @@ def forge_score_from_code(
     sandbox: SandboxLike | None = None,
     timeout_s: float | None = None,
 ) -> float:
-    """forgetest's score of Python code: ``forge_inputs(...).score``.
+    """Forgetest's score of Python code: ``forge_inputs(...).score``.
 
     See :func:`forge_inputs` for the parameters, the Python counterparts of the inputs and
     the formula.

@@ -42,7 +42,7 @@ def check_wrong_answer_gate(value: Any) -> bool:
 
 
 def gate_by_wrong_answers(components: Mapping[str, float]) -> dict[str, float]:
-    """The components with ``semantic``, ``style`` and ``structural`` scaled by the tests.
+    """Return the components with ``semantic``, ``style`` and ``structural`` scaled by the tests.
 
     Parameters
     ----------

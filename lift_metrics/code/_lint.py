@@ -132,7 +132,7 @@ def _pyflakes(code: str, filename: str) -> list[LintFinding]:
 
 
 def lint_code(code: str) -> tuple[LintFinding, ...]:
-    """Lint findings for one piece of code (pyflakes rules: unused imports, undefined names...).
+    r"""Lint findings for one piece of code (pyflakes rules: unused imports, undefined names...).
 
     Parameters
     ----------
@@ -161,9 +161,9 @@ def lint_code(code: str) -> tuple[LintFinding, ...]:
 
     Examples
     --------
-    >>> [finding.code for finding in lint_code("import os\\n\\ndef f():\\n    return x\\n")]
+    >>> [finding.code for finding in lint_code("import os\n\ndef f():\n    return x\n")]
     ['F401', 'F821']
-    >>> lint_code("x = 1\\n")
+    >>> lint_code("x = 1\n")
     ()
     """
     check_code("code", code)
@@ -178,11 +178,11 @@ def lint_code(code: str) -> tuple[LintFinding, ...]:
 
 
 def count_lint_findings(code: str) -> int:
-    """Number of lint findings in ``code``, syntax errors excluded (see :func:`lint_code`).
+    r"""Return the number of lint findings in ``code``, syntax errors excluded (:func:`lint_code`).
 
     Examples
     --------
-    >>> count_lint_findings("import os\\nimport sys\\n")
+    >>> count_lint_findings("import os\nimport sys\n")
     2
     """
     return sum(1 for finding in lint_code(code) if finding.code != "invalid-syntax")

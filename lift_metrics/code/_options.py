@@ -88,7 +88,7 @@ class CodeQualityOptions:
         return self.weights is None
 
     def metric_options(self) -> dict[str, Any]:
-        """The weighted-sum options as keyword arguments (empty for the validated profile)."""
+        """Return the weighted-sum options as keyword arguments (none for the validated profile)."""
         if self.weights is None:
             return {}
         options: dict[str, Any] = {}

@@ -51,7 +51,7 @@ def code_quality_breakdown(
     wrong_answer_gate: bool | None = None,
     stub_cap: float | None = None,
 ) -> CodeQualityBreakdown:
-    """Score generated code like :func:`code_quality` and say why.
+    r"""Score generated code like :func:`code_quality` and say why.
 
     Parameters and raised errors are those of :func:`code_quality`.
 
@@ -64,7 +64,7 @@ def code_quality_breakdown(
 
     Examples
     --------
-    >>> reference = "def add(a, b):\\n    return a + b\\n"
+    >>> reference = "def add(a, b):\n    return a + b\n"
     >>> result = code_quality_breakdown("{code}", reference, [], entry_point="add")
     >>> result.score, result.degenerate
     (0.0, "template placeholder '{code}'")
@@ -122,7 +122,7 @@ def score_code(
     embedder: Embedder | None,
     sandbox: SandboxLike | None,
 ) -> CodeQualityBreakdown:
-    """The scoring core on validated inputs: every code scorer calls it.
+    """Return the scoring core on validated inputs: every code scorer calls it.
 
     :func:`code_quality_breakdown` validates its arguments and calls this; the DSPy metric
     objects (:mod:`lift_metrics.dspy_metrics`) call it directly with options built once.
@@ -168,7 +168,7 @@ def code_quality(
     wrong_answer_gate: bool | None = None,
     stub_cap: float | None = None,
 ) -> float:
-    """Quality of generated code against a reference and tests, in [0, 1].
+    r"""Quality of generated code against a reference and tests, in [0, 1].
 
     Parameters
     ----------
@@ -253,8 +253,8 @@ def code_quality(
 
        .. math::
 
-           s = \\begin{cases} 0.2\\,r & k = 0 \\\\
-               0.25 + 0.75\\,\\dfrac{k - 1 + (1 - 0.3\\,(1 - r))}{n} & k \\ge 1 \\end{cases}
+           s = \begin{cases} 0.2\,r & k = 0 \\
+               0.25 + 0.75\,\dfrac{k - 1 + (1 - 0.3\,(1 - r))}{n} & k \ge 1 \end{cases}
 
        An output that fails every test (wrong value, exception, timeout, crash, memory
        limit, ``sys.exit``, missing entry point, code that does not parse) scores at most
@@ -279,17 +279,17 @@ def code_quality(
     >>> class Parallel:  # every text -> the same unit vector: cosine 1
     ...     def embed(self, texts):
     ...         return np.ones((len(texts), 2)) / np.sqrt(2)
-    >>> reference = "def add(a, b):\\n    return a + b\\n"
+    >>> reference = "def add(a, b):\n    return a + b\n"
     >>> tests = [({"a": 1, "b": 2}, 3), ({"a": 2, "b": 2}, 4)]
     >>> code_quality(reference, reference, tests, embedder=Parallel())
     1.0
-    >>> fenced = "Sure:\\n```python\\n" + reference + "```\\n"
+    >>> fenced = "Sure:\n```python\n" + reference + "```\n"
     >>> code_quality(fenced, reference, tests, embedder=Parallel())
     1.0
-    >>> wrong = "def add(a, b):\\n    return a * b\\n"  # passes the second test only
+    >>> wrong = "def add(a, b):\n    return a * b\n"  # passes the second test only
     >>> 0.25 < code_quality(wrong, reference, tests, embedder=Parallel()) <= 0.625
     True
-    >>> stub = "def add(a, b):\\n    pass\\n"
+    >>> stub = "def add(a, b):\n    pass\n"
     >>> code_quality(stub, reference, tests, embedder=Parallel())
     0.0
     >>> round(code_quality(stub, reference, tests, embedder=Parallel(), profile="seed"), 3)

@@ -78,7 +78,7 @@ class ReferenceScoreBreakdown:
 
 
 def _apply_model(matrix: np.ndarray, model: Mapping[str, Any]) -> np.ndarray:
-    """The model's score of each feature row: linear combination, then the monotone map."""
+    """Return the model's score of each feature row: linear combination, then the monotone map."""
     columns = [REFERENCE_FEATURES.index(name) for name in model["features"]]
     weights = np.asarray(model["weights"], dtype=np.float64)
     linear = matrix[:, columns] @ weights + float(model["intercept"])
@@ -145,7 +145,7 @@ def reference_score_breakdown(
 
 
 def reference_score(predicted: str, expected: str, *, embedder: Embedder | None = None) -> float:
-    """Score ``predicted`` against the reference ``expected`` without tests, in [0, 1].
+    r"""Score ``predicted`` against the reference ``expected`` without tests, in [0, 1].
 
     Parameters
     ----------
@@ -177,10 +177,10 @@ def reference_score(predicted: str, expected: str, *, embedder: Embedder | None 
     F1 of the called names (``os.path.join`` and ``join``), of the identifiers and of the
     literals; the cosine of the syntax-tree node-type counts (token-kind counts when a side
     does not parse); the token length ratio; whether the prediction parses; and
-    :math:`1 / (1 + \\#\\text{<unk>})`. Quote styles and tokenizer marks (backticks,
+    :math:`1 / (1 + \#\text{<unk>})`. Quote styles and tokenizer marks (backticks,
     ``#SPACE#``) are normalised first. The score is
 
-    .. math:: s = g\\left(b + \\sum_k w_k x_k\\right), \\quad w_k \\ge 0,
+    .. math:: s = g\left(b + \sum_k w_k x_k\right), \quad w_k \ge 0,
 
     where :math:`g` is a monotone piecewise-linear map to [0, 1]. :math:`w`, :math:`b` and
     :math:`g` come from ``lift_metrics/code/reference_model.json``, fitted by

@@ -159,7 +159,7 @@ def _tokens(text: str) -> tuple[tuple[str, str], ...]:
 
 
 def _calls(text: str, tree: ast.AST | None) -> set[str]:
-    """Called names, dotted (``os.path.join``) and by their last part (``join``)."""
+    """Return the called names, dotted (``os.path.join``) and by their last part (``join``)."""
     names: set[str] = set()
     if tree is not None:
         for node in ast.walk(tree):
@@ -343,7 +343,7 @@ def _check_pairs(predicted: Any, expected: Any) -> tuple[list[str], list[str]]:
 def reference_feature_matrix(
     predicted: Sequence[str], expected: Sequence[str], *, embedder: Embedder | None = None
 ) -> tuple[np.ndarray, list[str | None], list[list[str]]]:
-    """The feature rows of many pairs, with each pair's degenerate kind and reasons.
+    """Return the feature rows of many pairs, with each pair's degenerate kind and reasons.
 
     Parameters
     ----------

@@ -166,7 +166,7 @@ def grouped_bootstrap_interval(
     confidence_level: float = 0.95,
     seed: int = 0,
 ) -> tuple[float, float, float]:
-    """A correlation and its percentile bootstrap interval, resampling whole groups.
+    """Return a correlation and its percentile bootstrap interval, resampling whole groups.
 
     Parameters
     ----------
@@ -224,7 +224,7 @@ def grouped_bootstrap_interval(
 
 
 def graders_mean(row: Mapping[str, Any]) -> float:
-    """The mean of a CoNaLa row's per-grader grades (``grades``), else its ``grade``.
+    """Return the mean of a CoNaLa row's per-grader grades (``grades``), else its ``grade``.
 
     The model is fitted on this mean: it uses every grader's judgement, and is less noisy than
     the aggregated ``grade`` it is then judged against.

@@ -120,7 +120,7 @@ def _is_framework(module: str, prefixes: tuple[str, ...]) -> bool:
 def analyze_code(
     source: str, *, framework_prefixes: Sequence[str] | str = (), path: str | None = None
 ) -> StaticAnalysis:
-    """Static code-quality metrics of Python source (radon + ``ast``).
+    r"""Compute static code-quality metrics of Python source (radon + ``ast``).
 
     Parameters
     ----------
@@ -153,8 +153,8 @@ def analyze_code(
     Examples
     --------
     >>> result = analyze_code(
-    ...     "import dspy\\nimport os\\n\\n\\ndef f(x: int) -> int:\\n"
-    ...     "    if x > 0:  # positive\\n        return x\\n    return -x\\n",
+    ...     "import dspy\nimport os\n\n\ndef f(x: int) -> int:\n"
+    ...     "    if x > 0:  # positive\n        return x\n    return -x\n",
     ...     framework_prefixes=("dspy",),
     ... )
     >>> result.sloc, result.comment_lines, result.functions, result.max_complexity
@@ -256,7 +256,7 @@ def python_files(path: str | os.PathLike[str]) -> list[Path]:
 def analyze_path(
     path: str | os.PathLike[str], *, framework_prefixes: Sequence[str] | str = ()
 ) -> list[StaticAnalysis]:
-    """Static metrics of a Python file, or of every ``*.py`` file under a directory.
+    """Compute static metrics of a Python file, or of every ``*.py`` file under a directory.
 
     Parameters
     ----------

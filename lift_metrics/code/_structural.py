@@ -8,7 +8,7 @@ from lift_metrics.similarity import sequence_similarity
 
 
 def structural_similarity(predicted: str, expected: str) -> float:
-    """Similarity of the shapes of two syntax trees, blind to names, literals and comments.
+    r"""Similarity of the shapes of two syntax trees, blind to names, literals and comments.
 
     Parameters
     ----------
@@ -36,7 +36,7 @@ def structural_similarity(predicted: str, expected: str) -> float:
     normalised Levenshtein similarity of the two sequences
     (:func:`lift_metrics.similarity.sequence_similarity`):
 
-    .. math:: 1 - \\frac{d(s_p, s_e)}{\\max(|s_p|, |s_e|)}
+    .. math:: 1 - \frac{d(s_p, s_e)}{\max(|s_p|, |s_e|)}
 
     What it captures that embeddings miss: it is blind to naming and prose, so a correct
     solution with renamed identifiers or different comments scores 1.0, while a text
@@ -48,10 +48,10 @@ def structural_similarity(predicted: str, expected: str) -> float:
 
     Examples
     --------
-    >>> reference = "def add(a, b):\\n    return a + b\\n"
-    >>> structural_similarity("def plus(x, y):\\n    # sum\\n    return x + y\\n", reference)
+    >>> reference = "def add(a, b):\n    return a + b\n"
+    >>> structural_similarity("def plus(x, y):\n    # sum\n    return x + y\n", reference)
     1.0
-    >>> structural_similarity("def add(a, b):\\n    return a\\n", reference)
+    >>> structural_similarity("def add(a, b):\n    return a\n", reference)
     0.7
     """
     check_code("predicted", predicted)

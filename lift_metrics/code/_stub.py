@@ -54,7 +54,7 @@ def _is_docstring(node: ast.stmt) -> bool:
 
 
 def _is_literal(node: ast.expr) -> bool:
-    """A constant written out (``0``, ``-1``, ``None``, ``""``, ``[]``, ``{}``, ``(1, 2)``)."""
+    """Tell whether ``node`` is a constant (``0``, ``-1``, ``None``, ``""``, ``[]``, ``(1, 2)``)."""
     try:
         ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -70,7 +70,7 @@ def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 
 
 def placeholder_kind(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
-    """What kind of placeholder the function's body is, or ``None`` when it does some work.
+    r"""Return what kind of placeholder the function's body is, or ``None`` when it does some work.
 
     A placeholder body, once a leading docstring is set aside, is empty (docstring only),
     only ``pass`` / ``...`` statements, a single ``raise NotImplementedError`` (with or
@@ -79,10 +79,10 @@ def placeholder_kind(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | 
 
     Examples
     --------
-    >>> tree = ast.parse("def f(x):\\n    raise NotImplementedError('later')\\n")
+    >>> tree = ast.parse("def f(x):\n    raise NotImplementedError('later')\n")
     >>> placeholder_kind(tree.body[0])
     'raise NotImplementedError'
-    >>> placeholder_kind(ast.parse("def f(x):\\n    return x + 1\\n").body[0]) is None
+    >>> placeholder_kind(ast.parse("def f(x):\n    return x + 1\n").body[0]) is None
     True
     """
     body = list(function.body)
@@ -114,7 +114,7 @@ def placeholder_kind(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | 
 
 
 def _analyse(code: str) -> tuple[bool, dict[str, str | None]]:
-    """(parses, top-level function name -> its placeholder kind or None)."""
+    """Return (parses, top-level function name -> its placeholder kind or None)."""
     if len(code) > MAX_CODE_CHARS:
         return False, {}
     try:
@@ -139,7 +139,7 @@ def _entry(functions: dict[str, str | None], entry_point: str | None) -> str | N
 
 
 def stub_kind(predicted: str, expected: str | None, entry_point: str | None) -> str | None:
-    """The placeholder kind of ``predicted``'s entry function when it is a stub, else None.
+    """Return the placeholder kind of ``predicted``'s entry function when it is a stub, else None.
 
     Internal: :func:`is_stub` with the reason (for ``code_quality_breakdown``'s reasons).
     """
@@ -157,7 +157,7 @@ def stub_kind(predicted: str, expected: str | None, entry_point: str | None) -> 
 
 
 def is_stub(predicted: str, expected: str | None = None, *, entry_point: str | None = None) -> bool:
-    """Whether the predicted entry function is a placeholder that does no work.
+    r"""Whether the predicted entry function is a placeholder that does no work.
 
     Parameters
     ----------
@@ -194,13 +194,13 @@ def is_stub(predicted: str, expected: str | None = None, *, entry_point: str | N
 
     Examples
     --------
-    >>> is_stub("def f(x):\\n    '''Double x.'''\\n    pass\\n")
+    >>> is_stub("def f(x):\n    '''Double x.'''\n    pass\n")
     True
-    >>> is_stub("def f(x):\\n    return x\\n", "def f(x):\\n    return 2 * x\\n")
+    >>> is_stub("def f(x):\n    return x\n", "def f(x):\n    return 2 * x\n")
     True
-    >>> is_stub("def f(x):\\n    return x\\n", "def f(x):\\n    return x\\n")
+    >>> is_stub("def f(x):\n    return x\n", "def f(x):\n    return x\n")
     False
-    >>> is_stub("def f(x):\\n    return x * 3\\n")
+    >>> is_stub("def f(x):\n    return x * 3\n")
     False
     """
     check_code("predicted", predicted)

@@ -33,7 +33,7 @@ def style_parts(predicted: str, expected: str) -> tuple[float, float, float, Cod
 
 
 def style_conformance(predicted: str, expected: str) -> float:
-    """How well the predicted code follows the reference's imports and Python conventions.
+    r"""How well the predicted code follows the reference's imports and Python conventions.
 
     Parameters
     ----------
@@ -54,9 +54,9 @@ def style_conformance(predicted: str, expected: str) -> float:
 
     Notes
     -----
-    .. math:: \\text{style} = (I + N + D) / 3
+    .. math:: \text{style} = (I + N + D) / 3
 
-    - **Imports** :math:`I = |P \\cap E| / |P \\cup E|`, the Jaccard index of the imported
+    - **Imports** :math:`I = |P \cap E| / |P \cup E|`, the Jaccard index of the imported
       names (``import a.b`` gives ``a.b``; ``from a import b`` gives ``a.b``; relative
       imports keep their dots), collected anywhere in the module. Two import-free programs
       score 1.0 (docs/decisions.md#jaccard-of-two-empty-sets-is-1).
@@ -65,7 +65,7 @@ def style_conformance(predicted: str, expected: str) -> float:
       (dunders allowed), variables (assignment, loop, ``with`` and comprehension targets) in
       snake_case or UPPER_CASE (CapWords also allowed for module-level type aliases),
       classes in CapWords; leading underscores allowed. No names defined: 1.0.
-    - **Docstrings** :math:`D = 0.5 + 0.5 \\cdot f_{doc}` where :math:`f_{doc}` is the fraction
+    - **Docstrings** :math:`D = 0.5 + 0.5 \cdot f_{doc}` where :math:`f_{doc}` is the fraction
       of function definitions (methods and nested functions included) that have a
       docstring; without any function, 1.0 if the module has a docstring, else 0.5
       (1.0 / 0.5).
@@ -74,14 +74,14 @@ def style_conformance(predicted: str, expected: str) -> float:
 
     Examples
     --------
-    >>> reference = "import math\\n\\ndef area(r):\\n    return math.pi * r ** 2\\n"
+    >>> reference = "import math\n\ndef area(r):\n    return math.pi * r ** 2\n"
     >>> good = (
-    ...     'import math\\n\\ndef area(r):\\n    \"\"\"Disk area.\"\"\"\\n'
-    ...     "    return math.pi * r**2\\n"
+    ...     'import math\n\ndef area(r):\n    \"\"\"Disk area.\"\"\"\n'
+    ...     "    return math.pi * r**2\n"
     ... )
     >>> style_conformance(good, reference)
     1.0
-    >>> style_conformance("def Area(R):\\n    return 3.14159 * R * R\\n", reference)
+    >>> style_conformance("def Area(R):\n    return 3.14159 * R * R\n", reference)
     0.16666666666666666
     """
     check_code("predicted", predicted)

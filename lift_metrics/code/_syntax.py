@@ -6,7 +6,7 @@ from lift_metrics.code._features import check_code, code_features
 
 
 def syntax_correctness(code: str) -> float:
-    """Whether ``code`` is syntactically valid Python: 1.0 or 0.0.
+    r"""Whether ``code`` is syntactically valid Python: 1.0 or 0.0.
 
     Parameters
     ----------
@@ -33,7 +33,7 @@ def syntax_correctness(code: str) -> float:
 
     Examples
     --------
-    >>> syntax_correctness("def add(a, b):\\n    return a + b\\n")
+    >>> syntax_correctness("def add(a, b):\n    return a + b\n")
     1.0
     >>> syntax_correctness("def add(a, b) return a + b")
     0.0

@@ -47,7 +47,7 @@ class NormalizedTests:
         return 1 if self.script is not None else len(self.cases)
 
     def payload(self) -> list[tuple[dict[str, Any], Any]] | str:
-        """What :meth:`Sandbox.run_tests` takes."""
+        """Return what :meth:`Sandbox.run_tests` takes."""
         return self.script if self.script is not None else list(self.cases)
 
 
@@ -226,7 +226,7 @@ def test_pass_rate(
     timeout_s: float | None = None,
     prompt: str | None = None,
 ) -> float:
-    """Fraction of the tests that ``code`` passes, run in the sandbox.
+    r"""Fraction of the tests that ``code`` passes, run in the sandbox.
 
     Parameters
     ----------
@@ -276,11 +276,11 @@ def test_pass_rate(
 
     Examples
     --------
-    >>> test_pass_rate("def f(x):\\n    return x\\n", [({"x": 1}, 1), ({"x": 2}, 3)])
+    >>> test_pass_rate("def f(x):\n    return x\n", [({"x": 1}, 1), ({"x": 2}, 3)])
     0.5
     >>> test_pass_rate("def f(x) return x", [({"x": 1}, 1)])
     0.0
-    >>> fenced = "Here it is:\\n```python\\ndef f(x):\\n    return x\\n```"
+    >>> fenced = "Here it is:\n```python\ndef f(x):\n    return x\n```"
     >>> test_pass_rate(fenced, [({"x": 1}, 1)])
     1.0
     """

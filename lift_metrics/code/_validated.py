@@ -39,7 +39,7 @@ from lift_metrics.code._weighted import _run_concurrently
 
 
 def read_answer(text: str, entry_point: str | None, prompt: str | None) -> str:
-    """The code to score and run: extracted, and completed by the prompt when body-only."""
+    """Return the code to score and run: extracted, and completed by the prompt when body-only."""
     return complete_with_prompt(extract_code(text, entry_point=entry_point), prompt, entry_point)
 
 
@@ -106,7 +106,7 @@ def run_answer(
 
 
 def validated_score(passed: int, total: int, resemblance: float) -> float:
-    """The validated profile's score from the tests passed and the reference resemblance.
+    """Return the validated profile's score from the tests passed and the reference resemblance.
 
     Parameters
     ----------
@@ -135,6 +135,16 @@ def validated_score(passed: int, total: int, resemblance: float) -> float:
     return min(1.0, PASS_FLOOR + (1.0 - PASS_FLOOR) * (passed - 1 + position) / total)
 
 
+def _untested_function_kind(code: str, reference_code: str, asked: str | None) -> str | None:
+    """Return why parsed code without tests is no attempt at the function asked for, or None."""
+    if asked is not None and not defines(code, asked):
+        return f"no function {asked!r} defined"
+    placeholder = stub_kind(code, reference_code, asked)
+    if placeholder is not None:
+        return f"the entry function is a placeholder ({placeholder})"
+    return None
+
+
 def _validated(
     predicted: str,
     expected: str,
@@ -145,7 +155,7 @@ def _validated(
     embedder: Embedder | None,
     sandbox: SandboxLike | None,
 ) -> CodeQualityBreakdown:
-    """The validated profile (see :func:`code_quality`'s Notes)."""
+    """Return the validated profile (see :func:`code_quality`'s Notes)."""
     from lift_metrics.code._reference import reference_score
 
     has_tests = normalized.count > 0
@@ -183,12 +193,7 @@ def _validated(
     kind = degenerate_kind(predicted, entry_point=asked, prompt=prompt, function=wants_function)
     stub = candidate.parses and stub_kind(code, reference_code, asked) is not None
     if kind is None and wants_function and not has_tests and candidate.parses:
-        if asked is not None and not defines(code, asked):
-            kind = f"no function {asked!r} defined"
-        else:
-            placeholder = stub_kind(code, reference_code, asked)
-            if placeholder is not None:
-                kind = f"the entry function is a placeholder ({placeholder})"
+        kind = _untested_function_kind(code, reference_code, asked)
     if kind is not None:
         components["reference"] = 0.0
         if has_tests:

@@ -73,7 +73,7 @@ def _run_concurrently(
 def _style(
     candidate: CodeFeatures, predicted: str, expected: str
 ) -> tuple[dict[str, float], str | None]:
-    """The style component, its three parts, and the reason it is below 1 (if it is)."""
+    """Return the style component, its three parts, and the reason it is below 1 (if it is)."""
     imports, naming, docstrings, _ = style_parts(predicted, expected)
     style = (imports + naming + docstrings) / 3.0
     parts = {
@@ -103,7 +103,7 @@ def _weighted(
     embedder: Embedder | None,
     sandbox: SandboxLike | None,
 ) -> CodeQualityBreakdown:
-    """The weighted-sum family: seed, shipped and custom profiles."""
+    """Return the weighted-sum family: seed, shipped and custom profiles."""
     weight = dict(options.weights or {})
     if weight["semantic"] > 0:
         embedder = resolve_embedder(embedder)

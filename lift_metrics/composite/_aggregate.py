@@ -121,7 +121,7 @@ def aggregate_metric(
     cost_ceiling_usd: float = DEFAULT_COST_CEILING_USD,
     latency_ceiling_ms: float = DEFAULT_LATENCY_CEILING_MS,
 ) -> float:
-    """Single optimization target in [0, 1] from quality, cost and latency.
+    r"""Single optimization target in [0, 1] from quality, cost and latency.
 
     Parameters
     ----------
@@ -153,11 +153,11 @@ def aggregate_metric(
     -----
     .. math::
 
-        \\text{quality} = (ir + code + e2e) / 3, \\quad
-        \\text{cost} = 1 - \\min(c / c_{max}, 1), \\quad
-        \\text{latency} = 1 - \\min(L / L_{max}, 1)
+        \text{quality} = (ir + code + e2e) / 3, \quad
+        \text{cost} = 1 - \min(c / c_{max}, 1), \quad
+        \text{latency} = 1 - \min(L / L_{max}, 1)
 
-        \\text{aggregate} = w_q\\,\\text{quality} + w_c\\,\\text{cost} + w_l\\,\\text{latency}
+        \text{aggregate} = w_q\,\text{quality} + w_c\,\text{cost} + w_l\,\text{latency}
 
     ``e2e_score`` already contains the IR and code scores, so they count twice in
     ``quality``; this definition is kept as specified

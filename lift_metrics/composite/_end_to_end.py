@@ -43,7 +43,7 @@ DEFAULT_TARGET_MS = 16_000.0
 
 
 def latency_penalty(latency_ms: float, *, target_ms: float = DEFAULT_TARGET_MS) -> float:
-    """Latency score in (0, 1]: 1 up to the target, then exponential decay.
+    r"""Latency score in (0, 1]: 1 up to the target, then exponential decay.
 
     Despite the name (kept from the original specification) this is a higher-is-better
     score: 1.0 means no penalty.
@@ -68,10 +68,10 @@ def latency_penalty(latency_ms: float, *, target_ms: float = DEFAULT_TARGET_MS) 
     -----
     .. math::
 
-        p(L) = \\begin{cases} 1 & L \\le T \\\\ e^{-2 (L/T - 1)} & L > T \\end{cases}
+        p(L) = \begin{cases} 1 & L \le T \\ e^{-2 (L/T - 1)} & L > T \end{cases}
 
     The original specification says "50% penalty at 2x target"; its formula (kept here)
-    yields :math:`e^{-2} \\approx 0.135` at 2x, 0.368 at 1.5x and 0.0025 at 4x
+    yields :math:`e^{-2} \approx 0.135` at 2x, 0.368 at 1.5x and 0.0025 at 4x
     (docs/decisions.md#latency-penalty-formula-kept). The function is continuous at the target.
 
     Examples
@@ -139,7 +139,7 @@ class EndToEndBreakdown:
 def _combine(
     components: Mapping[str, float], weights: Mapping[str, float] | None
 ) -> tuple[float, dict[str, float]]:
-    """The end-to-end formula: weighted sum, ``latency`` dropped when it was not measured."""
+    """Return the end-to-end formula: weighted sum, ``latency`` dropped when it was not measured."""
     w = normalize_weights("weights", weights, DEFAULT_E2E_WEIGHTS)
     if "latency" not in components:
         rest = w["ir"] + w["code"]
@@ -163,7 +163,7 @@ def end_to_end_from_parts(
     weights: Mapping[str, float] | None,
     reasons: Sequence[str] = (),
 ) -> EndToEndBreakdown:
-    """The end-to-end breakdown of parts already scored.
+    """Return the end-to-end breakdown of parts already scored.
 
     :func:`end_to_end_breakdown` scores the IR and the code and calls this; the DSPy metric
     objects (:class:`lift_metrics.dspy_metrics.EndToEnd`) call it with their own parts.
@@ -242,7 +242,7 @@ def end_to_end_breakdown(
     prompt: str | None = None,
     timeout_s: float | None = None,
 ) -> EndToEndBreakdown:
-    """Compute :func:`end_to_end` and keep the IR and code breakdowns and what lost points.
+    r"""Compute :func:`end_to_end` and keep the IR and code breakdowns and what lost points.
 
     Parameters
     ----------
@@ -285,8 +285,8 @@ def end_to_end_breakdown(
     -----
     .. math::
 
-        \\text{e2e} = w_{ir}\\,\\text{ir\\_quality} + w_{code}\\,\\text{code\\_quality}
-        + w_{lat}\\,\\text{latency\\_penalty}(L)
+        \text{e2e} = w_{ir}\,\text{ir\_quality} + w_{code}\,\text{code\_quality}
+        + w_{lat}\,\text{latency\_penalty}(L)
 
     Examples
     --------
@@ -297,8 +297,8 @@ def end_to_end_breakdown(
     ...       "parameters": [{"name": "a"}, {"name": "b"}]}}
     >>> result = end_to_end_breakdown(
     ...     predicted_ir=ir, expected_ir=ir,
-    ...     predicted_code="def add(a, b):\\n    return a - b\\n",
-    ...     expected_code="def add(a, b):\\n    return a + b\\n",
+    ...     predicted_code="def add(a, b):\n    return a - b\n",
+    ...     expected_code="def add(a, b):\n    return a + b\n",
     ...     tests=[({"a": 1, "b": 2}, 3), ({"a": 0, "b": 0}, 0)], latency_ms=1_000,
     ...     ir_weights={"intent": 0, "signature": 1, "structure": 1, "constraints": 1},
     ...     code_weights={"syntax": 0.2, "tests": 0.4, "semantic": 0, "style": 0.1})
@@ -371,8 +371,29 @@ def end_to_end(
 ) -> float:
     """End-to-end pipeline quality in [0, 1]: 0.4 IR + 0.5 code + 0.1 latency.
 
-    All arguments are keyword-only; see :func:`end_to_end_breakdown` for their meaning and
-    for the parts and reasons behind the score.
+    All arguments are keyword-only; :func:`end_to_end_breakdown` takes the same ones and
+    returns the parts and reasons behind the score.
+
+    Parameters
+    ----------
+    predicted_ir, expected_ir : IR, mapping or JSON string
+        Generated and ground-truth IR (see :func:`lift_metrics.ir.ir_quality`).
+    predicted_code, expected_code : str
+        Generated and ground-truth Python source.
+    tests : sequence of (kwargs, expected) or str
+        I/O cases or a HumanEval-style ``check(candidate)`` script.
+    latency_ms : float or None
+        Pipeline latency in milliseconds; ``None`` (not measured) leaves the latency term out.
+    target_ms : float, default 16000
+        Latency budget for :func:`latency_penalty`.
+    weights : mapping, optional
+        Keys ``ir``, ``code``, ``latency``; default 0.4 / 0.5 / 0.1.
+    ir_weights, code_weights : mapping, optional
+        ``weights`` of the IR and the code metric.
+    code_profile : str, path, CalibrationProfile, CodeQualityOptions or None, default None
+        The code metric's profile, as ``profile`` in :func:`lift_metrics.code.code_quality`.
+    embedder, sandbox, entry_point, prompt, timeout_s
+        Passed on to the IR and code metrics.
 
     Returns
     -------

@@ -84,7 +84,7 @@ def route_cost(
     gpu_type: str = "L40S",
     gpu_prices_per_second: Mapping[str, float] | None = None,
 ) -> float:
-    """Cost in USD of one request on a route (docs/composite.md#route_cost).
+    r"""Cost in USD of one request on a route (docs/composite.md#route_cost).
 
     Parameters
     ----------
@@ -117,8 +117,8 @@ def route_cost(
 
     Notes
     -----
-    Per token: :math:`\\text{tokens} \\cdot (s\\,p_{in} + (1 - s)\\,p_{out}) / 10^6`.
-    Per second: :math:`\\text{duration\\_ms} / 1000 \\cdot p_{gpu}`.
+    Per token: :math:`\text{tokens} \cdot (s\,p_{in} + (1 - s)\,p_{out}) / 10^6`.
+    Per second: :math:`\text{duration\_ms} / 1000 \cdot p_{gpu}`.
 
     Examples
     --------

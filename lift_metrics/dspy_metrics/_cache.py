@@ -34,7 +34,7 @@ class _ResultCache(LRUCache[Any, Any]):
 
 
 def _cache_key(value: Any) -> Any:
-    """A hashable, content-based key for IR/test values (dicts, lists, models, strings).
+    """Return a hashable, content-based key for IR/test values (dicts, lists, models, strings).
 
     :data:`_UNCACHEABLE` for a value with no usable key (nested too deep to encode, or one
     whose ``repr`` raises); a key holding it is never looked up or stored.

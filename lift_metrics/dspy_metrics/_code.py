@@ -109,7 +109,7 @@ class _CodePart:
         self.sandbox = sandbox
 
     def _failing_code_ceiling(self) -> float:
-        """The most the code part can score when the code fails every test."""
+        """Return the most the code part can score when the code fails every test."""
         from lift_metrics.code import FAIL_CEILING
 
         if self.code_quality_options.validated:
@@ -127,7 +127,7 @@ class _CodePart:
         return self._code_options
 
     def _code_inputs(self, example: Any) -> tuple[str, Any, str | None, str | None]:
-        """(reference, tests, entry point, prompt) from the example; config errors raise."""
+        """Return (reference, tests, entry point, prompt) from the example; config errors raise."""
         name = type(self).__name__
         expected = _example_field(name, example, str(self.expected_code_field))
         if not isinstance(expected, str):
@@ -141,7 +141,7 @@ class _CodePart:
         return expected, tests, *self._task_fields(example)
 
     def _task_fields(self, example: Any) -> tuple[str | None, str | None]:
-        """The optional entry point and prompt of the example (absent: None)."""
+        """Return the optional entry point and prompt of the example (absent: None)."""
         found: list[str | None] = []
         for field in (self.entry_point_field, self.prompt_field):
             value = _MISSING if field is None else _read(example, field)
@@ -207,7 +207,7 @@ class _CodePart:
 
 
 class CodeQuality(_CodePart, _Metric):
-    """:func:`lift_metrics.code.code_quality` as a DSPy metric.
+    r""":func:`lift_metrics.code.code_quality` as a DSPy metric.
 
     Parameters
     ----------
@@ -264,8 +264,8 @@ class CodeQuality(_CodePart, _Metric):
     >>> class Parallel:  # every text -> the same unit vector: cosine 1
     ...     def embed(self, texts):
     ...         return np.ones((len(texts), 2)) / np.sqrt(2)
-    >>> example = {"expected_code": "def add(a, b):\\n    return a + b\\n"}
-    >>> stub = {"code": "def add(a, b):\\n    pass\\n"}
+    >>> example = {"expected_code": "def add(a, b):\n    return a + b\n"}
+    >>> stub = {"code": "def add(a, b):\n    pass\n"}
     >>> CodeQuality(embedder=Parallel(), tests_field=None)(example, stub)
     0.0
     >>> CodeQuality(embedder=Parallel(), tests_field=None, profile="seed")(example, stub) > 0.9

@@ -163,7 +163,7 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
             self.threshold = _threshold_above(EndToEnd._failing_ceiling(self))
 
     def _failing_ceiling(self) -> float:
-        """The best score of an output whose code fails every test (all else perfect)."""
+        """Return the best score of an output whose code fails every test (all else perfect)."""
         w = dict(self.weights)
         if self.latency_field is None:
             rest = w["ir"] + w["code"]
@@ -328,7 +328,7 @@ class Aggregate(EndToEnd):
             self.threshold = _threshold_above(self._failing_ceiling())
 
     def _failing_ceiling(self) -> float:
-        """The best aggregate of an output whose code fails every test (all else perfect)."""
+        """Return the best aggregate of an output whose code fails every test (all else perfect)."""
         e2e = EndToEnd._failing_ceiling(self)
         parts = [self._failing_code_ceiling(), e2e] + ([1.0] if self.scores_ir else [])
         quality = sum(parts) / len(parts)

@@ -45,7 +45,7 @@ def _feedback_text(
     pred_name: str | None,
     relevant_parts: Callable[[], set[str] | None],
 ) -> str:
-    """The feedback of ``metric`` on ``result`` (see :meth:`_Metric.feedback`).
+    """Return the feedback of ``metric`` on ``result`` (see :meth:`_Metric.feedback`).
 
     ``relevant_parts`` gives the parts whose fields the traced predictor produced (None: unknown);
     it is only called when some reason lost points.

@@ -60,7 +60,7 @@ def _fields_of(obj: Any) -> list[str]:
 
 
 def _inputs_of(example: Any) -> dict[str, Any]:
-    """The input fields of a ``dspy.Example`` (all fields without ``with_inputs``), as a dict."""
+    """Return a ``dspy.Example``'s input fields (all without ``with_inputs``) as a dict."""
     if isinstance(example, Mapping):
         return {str(k): v for k, v in example.items()}
     if getattr(example, "_input_keys", None):
@@ -142,7 +142,7 @@ def _short(value: Any, limit: int = 120) -> str:
 
 
 def _number_field(prediction: Any, field: str, unit: str) -> tuple[float, str | None]:
-    """A non-negative number from the prediction, or (inf, reason) when it is not one."""
+    """Return a non-negative number from the prediction, or (inf, reason) when it is not one."""
     try:
         value = _prediction_field(prediction, field)
     except _PartFailedError as exc:

@@ -155,7 +155,7 @@ class _Metric:
 
     @staticmethod
     def example_id(example: Any) -> str | None:
-        """The id that breakdowns and history entries carry for ``example``.
+        """Return the id that breakdowns and history entries carry for ``example``.
 
         The example's ``id`` field, else its ``task_id`` field (as text), else ``"sha256:"``
         and 16 hex digits of the SHA-256 of its inputs as sorted JSON: the fields named by
@@ -192,7 +192,7 @@ class _Metric:
     _RUNTIME_STATE = ("_lock", "_history", "_cache", "_sandbox_spec")
 
     def __getstate__(self) -> dict[str, Any]:
-        """The configuration, without the lock, the history, the cache or a sandbox's workers.
+        """Return the configuration: no lock, history, cache or sandbox workers.
 
         A :class:`~lift_metrics.sandbox.Sandbox` given as ``sandbox`` travels as its settings
         (workers, timeout, memory, isolation): the copy starts its own pool on first use.
@@ -235,7 +235,7 @@ class _Metric:
         self._cache = _ResultCache(cache_size)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        """A copy with its own configuration; the sandbox and the embedder are shared.
+        """Return a copy with its own configuration; the sandbox and the embedder are shared.
 
         Both are resources (worker processes, a loaded model), thread-safe, and hold no
         configuration of the metric; the history and the cache start empty.
@@ -253,7 +253,7 @@ class _Metric:
         return clone
 
     def _sandbox(self) -> Sandbox | None:
-        """The sandbox to run code in; a copy made by pickling starts its pool here, once."""
+        """Return the sandbox to run code in; a copy made by pickling starts its pool here, once."""
         spec = getattr(self, "_sandbox_spec", None)
         sandbox = getattr(self, "sandbox", None)
         if sandbox is None and spec is not None:
@@ -353,5 +353,5 @@ class _Metric:
 
 
 def _threshold_above(ceiling: float) -> float:
-    """A default bootstrapping threshold: 0.05 above ``ceiling``, at least 0.5, at most 0.99."""
+    """Return the default bootstrapping threshold: ``ceiling`` + 0.05, within [0.5, 0.99]."""
     return round(min(0.99, max(0.5, ceiling + 0.05)), 4)

@@ -35,7 +35,7 @@ logger = logging.getLogger(__name__)
 
 
 class TestPassRate(_CodePart, _Metric):
-    """The share of tests a prediction's code passes, as a DSPy metric (pass@1 as objective).
+    r"""The share of tests a prediction's code passes, as a DSPy metric (pass@1 as objective).
 
     The code is read as :func:`lift_metrics.code.code_quality` reads it (fences and prose
     removed, ``prompt + answer`` for a body-only completion) and run in the sandbox; an
@@ -68,11 +68,11 @@ class TestPassRate(_CodePart, _Metric):
     >>> example = {"tests": [{"inputs": {"a": 1, "b": 2}, "expected": 3},
     ...                      {"inputs": {"a": 0, "b": 0}, "expected": 0}]}
     >>> metric = TestPassRate()
-    >>> metric(example, {"code": "def add(a, b):\\n    return a * b\\n"})
+    >>> metric(example, {"code": "def add(a, b):\n    return a * b\n"})
     0.5
     >>> metric(example, {"code": "{code}"})
     0.0
-    >>> AllTestsPass()(example, {"code": "```python\\ndef add(a, b):\\n    return a + b\\n```"})
+    >>> AllTestsPass()(example, {"code": "```python\ndef add(a, b):\n    return a + b\n```"})
     1.0
     """
 
@@ -184,18 +184,36 @@ class TestPassRate(_CodePart, _Metric):
 
 
 class AllTestsPass(TestPassRate):
-    """1.0 when a prediction's code passes every test, else 0.0 (strict pass@1), for DSPy.
+    r"""1.0 when a prediction's code passes every test, else 0.0 (strict pass@1), for DSPy.
 
-    Parameters and reading of the code are those of :class:`TestPassRate`; the feedback
-    lists the failing tests in the same way.
+    The code is read as :class:`TestPassRate` reads it; the feedback lists the failing tests
+    in the same way.
+
+    Parameters
+    ----------
+    tests_field : str, default "tests"
+        Example field with the tests; an example without tests raises ValueError.
+    entry_point_field : str or None, default "entry_point"
+        Optional example field naming the function to test (absent: the only top-level one).
+    prompt_field : str or None, default "prompt"
+        Optional example field with a HumanEval-style prompt that completes a body-only
+        answer (absent or None: not used).
+    code_field : str, default "code"
+        Prediction field with the generated code.
+    sandbox, timeout_s
+        As in :class:`CodeQuality` (defaults: the process-wide sandbox and its time limit).
+    threshold : float, default 1.0
+        ``score >= threshold`` accepts a demonstration when bootstrapping.
+    history_size, cache_size, trace_returns
+        As in :class:`IRQuality`.
 
     Examples
     --------
-    >>> example = {"tests": "def check(candidate):\\n    assert candidate(2) == 4\\n",
+    >>> example = {"tests": "def check(candidate):\n    assert candidate(2) == 4\n",
     ...            "entry_point": "double"}
-    >>> AllTestsPass()(example, {"code": "def double(x):\\n    return x + 2\\n"})
+    >>> AllTestsPass()(example, {"code": "def double(x):\n    return x + 2\n"})
     1.0
-    >>> AllTestsPass()(example, {"code": "def double(x):\\n    return x * 3\\n"})
+    >>> AllTestsPass()(example, {"code": "def double(x):\n    return x * 3\n"})
     0.0
     """
 

@@ -473,7 +473,7 @@ def ir_quality(
     embedder: Embedder | None = None,
     similarity_floor: float = 0.0,
 ) -> float:
-    """Weighted IR quality in [0, 1] (docs/ir.md#ir_quality).
+    r"""Weighted IR quality in [0, 1] (docs/ir.md#ir_quality).
 
     Parameters
     ----------
@@ -495,8 +495,8 @@ def ir_quality(
     -----
     .. math::
 
-        0.3\\,\\text{intent} + 0.3\\,\\text{signature} + 0.2\\,\\text{structure}
-        + 0.2\\,\\text{constraints}
+        0.3\,\text{intent} + 0.3\,\text{signature} + 0.2\,\text{structure}
+        + 0.2\,\text{constraints}
 
     See :func:`ir_quality_breakdown` for the parts and the reasons for lost points.
 

@@ -133,7 +133,7 @@ def _describe_errors(error: ValidationError) -> str:
 
 
 def parse_ir(source: IR | Mapping[str, Any] | str | bytes) -> IR:
-    """Turn language-model output into an :class:`IR`, or raise :class:`IRParseError`.
+    r"""Turn language-model output into an :class:`IR`, or raise :class:`IRParseError`.
 
     Parameters
     ----------
@@ -166,8 +166,8 @@ def parse_ir(source: IR | Mapping[str, Any] | str | bytes) -> IR:
 
     Examples
     --------
-    >>> text = 'Sure! ```json\\n{"intent": "Double x.", "signature": {"name": "double",'
-    >>> text += ' "parameters": ["x"]}, "effects": ["RETURNS"]}\\n```'
+    >>> text = 'Sure! ```json\n{"intent": "Double x.", "signature": {"name": "double",'
+    >>> text += ' "parameters": ["x"]}, "effects": ["RETURNS"]}\n```'
     >>> ir = parse_ir(text)
     >>> ir.signature.parameters[0].name, ir.effects[0].kind.value
     ('x', 'returns')

@@ -33,8 +33,10 @@ _SHUTDOWN = threading.Event()
 
 
 class GenerationCancelledError(RuntimeError):
-    """An LM call stopped before its answer was complete: its example timed out, or the
-    process is shutting down (Ctrl-C, interpreter exit)."""
+    """An LM call stopped before its answer was complete.
+
+    Its example timed out, or the process is shutting down (Ctrl-C, interpreter exit).
+    """
 
 
 @contextlib.contextmanager

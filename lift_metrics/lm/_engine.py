@@ -154,7 +154,7 @@ class LocalEngine:
         )
 
     def dump_state(self) -> dict[str, Any]:
-        """Settings that rebuild this engine (DSPy saves custom engines with them).
+        """Return the settings that rebuild this engine (DSPy saves custom engines with them).
 
         ``model_path`` and ``n_threads`` are ``None`` where the defaults were used, so the
         state means "the bundled model, this machine's default threads" wherever it loads.
@@ -234,7 +234,7 @@ class AsyncLocalEngine:
         return self
 
     def dump_state(self) -> dict[str, Any]:
-        """Settings that rebuild this engine (see :meth:`LocalEngine.dump_state`)."""
+        """Return the settings that rebuild this engine (see :meth:`LocalEngine.dump_state`)."""
         return self.sync.dump_state()
 
     @classmethod

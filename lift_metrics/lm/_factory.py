@@ -36,7 +36,7 @@ def local_lm(
     seed: int = 0,
     cache: bool = True,
 ) -> LM:
-    """A ``dspy.LM`` backed by a GGUF model running in-process (llama.cpp via xllamacpp).
+    """Return a ``dspy.LM`` backed by a GGUF model running in-process (llama.cpp via xllamacpp).
 
     Parameters
     ----------
@@ -164,6 +164,42 @@ def _known_provider(provider: str) -> bool:
     return provider in litellm.provider_list
 
 
+def _remote_lm(
+    text: str, options: dict[str, Any], api_base: Any, api_key: Any, cache: Any
+) -> BaseLM:
+    """Return a ``dspy.LM`` for the model string ``text``, its provider and options checked."""
+    match = _MODEL_STRING.match(text)
+    if match is None:
+        raise InputValueError(
+            "spec must be 'local', a path to a .gguf file or a DSPy model string "
+            f"'provider/model' (e.g. 'openai/gpt-4o-mini'), got {text!r}"
+        )
+    provider = match["provider"]
+    if not _known_provider(provider):
+        raise InputValueError(
+            f"unknown LM provider {provider!r} in {text!r}; use a DSPy/LiteLLM provider such as "
+            "'openai', 'anthropic', 'ollama_chat' (for any OpenAI-compatible server: "
+            "'openai/NAME' with api_base)"
+        )
+    if not isinstance(cache, bool):
+        raise InputTypeError(f"cache must be True or False, got {type(cache).__name__} {cache!r}")
+    for name in ("api_base", "api_key"):
+        value = api_base if name == "api_base" else api_key
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise InputValueError(f"{name} must be a non-empty string, got {value!r}")
+    from dspy.clients.lm import LM
+
+    extra: dict[str, Any] = {}
+    if api_base is not None:
+        extra["api_base"] = api_base
+    if api_key is not None:
+        extra["api_key"] = api_key
+    try:
+        return LM(text, cache=cache, **options, **extra)
+    except (TypeError, ValueError) as exc:  # DSPy refuses an option's value: the message as is
+        raise InputValueError(str(exc)) from exc
+
+
 def resolve_lm(
     spec: str | os.PathLike[str] | Mapping[str, Any] | BaseLM | None = None,
     *,
@@ -259,33 +295,4 @@ def resolve_lm(
             )
         path = None if text in (None, "local") else text
         return local_lm(path, cache=cache, **options)
-    match = _MODEL_STRING.match(text)
-    if match is None:
-        raise InputValueError(
-            "spec must be 'local', a path to a .gguf file or a DSPy model string "
-            f"'provider/model' (e.g. 'openai/gpt-4o-mini'), got {text!r}"
-        )
-    provider = match["provider"]
-    if not _known_provider(provider):
-        raise InputValueError(
-            f"unknown LM provider {provider!r} in {text!r}; use a DSPy/LiteLLM provider such as "
-            "'openai', 'anthropic', 'ollama_chat' (for any OpenAI-compatible server: "
-            "'openai/NAME' with api_base)"
-        )
-    if not isinstance(cache, bool):
-        raise InputTypeError(f"cache must be True or False, got {type(cache).__name__} {cache!r}")
-    for name in ("api_base", "api_key"):
-        value = api_base if name == "api_base" else api_key
-        if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise InputValueError(f"{name} must be a non-empty string, got {value!r}")
-    from dspy.clients.lm import LM
-
-    extra: dict[str, Any] = {}
-    if api_base is not None:
-        extra["api_base"] = api_base
-    if api_key is not None:
-        extra["api_key"] = api_key
-    try:
-        return LM(text, cache=cache, **options, **extra)
-    except (TypeError, ValueError) as exc:  # DSPy refuses an option's value: the message as is
-        raise InputValueError(str(exc)) from exc
+    return _remote_lm(text, options, api_base, api_key, cache)

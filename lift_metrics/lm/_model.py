@@ -108,7 +108,7 @@ def check_gguf(model_path: str | os.PathLike[str] | None) -> Path:
 
 
 def _describe_start(head: bytes) -> str:
-    """'it is empty' or 'it starts with 89 dd 00 01 ...' (hex, plus the text when printable)."""
+    """Return 'it is empty' or 'it starts with 89 dd 00 01 ...' (hex, and text when printable)."""
     if not head:
         return "it is empty"
     shown = " ".join(f"{byte:02x}" for byte in head)
@@ -118,7 +118,7 @@ def _describe_start(head: bytes) -> str:
 
 
 def _fingerprint(path: Path) -> str:
-    """A short, stable content fingerprint of a model file (size + first and last MiB).
+    """Return a short, stable content fingerprint of a model file (size + first and last MiB).
 
     It goes into the LM's model name so that DSPy's response cache never serves one model's
     answers for another file that happens to share a name.

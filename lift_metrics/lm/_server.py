@@ -66,7 +66,7 @@ def default_n_threads() -> int:
 
 
 def _get_server(path: Path, n_ctx: int, n_threads: int, n_parallel: int) -> Any:
-    """The process-wide xllamacpp server for these settings, loading the model on first use."""
+    """Return the process-wide xllamacpp server for these settings; load the model on first use."""
     global _EXIT_HOOK_INSTALLED
     key = (str(path), n_ctx, n_threads, n_parallel)
     with _SERVERS_LOCK:
@@ -84,7 +84,7 @@ def _get_server(path: Path, n_ctx: int, n_threads: int, n_parallel: int) -> Any:
 
 @contextlib.contextmanager
 def _lease(path: Path, n_ctx: int, n_threads: int, n_parallel: int) -> Iterator[Any]:
-    """A server counted as busy for the duration, so that shutdown waits for the request."""
+    """Return a server counted as busy for the duration, so that shutdown waits for the request."""
     global _IN_FLIGHT
     with _SERVERS_LOCK:  # lookup and count together: shutdown never frees a server in use
         server = _get_server(path, n_ctx, n_threads, n_parallel)

@@ -13,7 +13,7 @@ __all__ = ["CompactJSONAdapter", "FencedCodeAdapter"]
 
 
 class FencedCodeAdapter(ChatAdapter):  # type: ignore[misc]  # dspy is untyped: mypy sees its classes as Any
-    """A DSPy adapter for small models writing code: plain chat turns, code in a fence.
+    r"""A DSPy adapter for small models writing code: plain chat turns, code in a fence.
 
     For a signature with one output field the system message is the instructions alone,
     each input field is a ``Name:`` section of the user message and the output field is
@@ -38,9 +38,9 @@ class FencedCodeAdapter(ChatAdapter):  # type: ignore[misc]  # dspy is untyped: 
     >>> [m["role"] for m in messages]
     ['system', 'user', 'assistant', 'user']
     >>> messages[2]["content"]
-    '```python\\n    return 2 * x\\n```'
-    >>> FencedCodeAdapter().parse(Double, "```python\\n    return 3\\n```")
-    {'body': '```python\\n    return 3\\n```'}
+    '```python\n    return 2 * x\n```'
+    >>> FencedCodeAdapter().parse(Double, "```python\n    return 3\n```")
+    {'body': '```python\n    return 3\n```'}
     """
 
     def __init__(self) -> None:
@@ -52,7 +52,7 @@ class FencedCodeAdapter(ChatAdapter):  # type: ignore[misc]  # dspy is untyped: 
         return names[0] if len(names) == 1 else None
 
     def format_system_message(self, signature: Any) -> str:
-        """The instructions (ChatAdapter's system message for several output fields)."""
+        """Return the instructions (ChatAdapter's system message for several output fields)."""
         if self._single(signature) is None:
             return str(super().format_system_message(signature))
         return textwrap.dedent(signature.instructions).strip()
@@ -82,7 +82,7 @@ class FencedCodeAdapter(ChatAdapter):  # type: ignore[misc]  # dspy is untyped: 
     def format_assistant_message_content(
         self, signature: Any, outputs: dict[str, Any], missing_field_message: str | None = None
     ) -> str:
-        """The output field's value in a ``python`` fence."""
+        """Return the output field's value in a ``python`` fence."""
         name = self._single(signature)
         if name is None:
             return str(
@@ -92,7 +92,7 @@ class FencedCodeAdapter(ChatAdapter):  # type: ignore[misc]  # dspy is untyped: 
         return f"```python\n{'' if value is None else value}\n```"
 
     def parse(self, signature: Any, completion: str) -> dict[str, Any]:
-        """The whole completion as the one output field."""
+        """Return the whole completion as the one output field."""
         name = self._single(signature)
         if name is None:
             return dict(super().parse(signature, completion))
@@ -100,8 +100,9 @@ class FencedCodeAdapter(ChatAdapter):  # type: ignore[misc]  # dspy is untyped: 
 
 
 class CompactJSONAdapter(JSONAdapter):  # type: ignore[misc]  # dspy is untyped: mypy sees its classes as Any
-    """``dspy.JSONAdapter`` whose JSON (the output format and the demonstrations' answers)
-    is written on one line, without ``null`` fields.
+    """``dspy.JSONAdapter`` writing its JSON on one line, without ``null`` fields.
+
+    The output format and the demonstrations' answers are written that way.
 
     A small model copies the layout of the answers it is shown: indented JSON costs it about
     twice the tokens of the same object on one line, and generation time is most of a

@@ -117,7 +117,7 @@ class Budget:
         }
 
     def exceeded_by(self, totals: UsageTotals) -> str | None:
-        """The first cap that ``totals`` has reached, as a sentence; ``None`` when within budget.
+        """Return the first cap ``totals`` has reached, as a sentence; ``None`` when within budget.
 
         Examples
         --------
@@ -189,8 +189,10 @@ def _as_int(value: Any) -> int:
 
 @functools.cache
 def _listed(model: str) -> bool:
-    """Whether litellm's price table prices ``model`` (probed once per model; litellm prints
-    a provider list for an unknown provider, which is kept off the caller's stdout)."""
+    """Whether litellm's price table prices ``model`` (probed once per model).
+
+    Litellm prints a provider list for an unknown provider, which is kept off the caller's stdout.
+    """
     with contextlib.redirect_stdout(io.StringIO()):
         try:
             offline_litellm().cost_per_token(model=model, prompt_tokens=1, completion_tokens=1)
@@ -250,8 +252,9 @@ def call_cost_usd(model: str, usage: Mapping[str, Any]) -> float:
 
 
 def is_priced(model: str) -> bool:
-    """Whether calls of ``model`` can be priced: the local model, ``DummyLM`` or a model in
-    litellm's price table.
+    """Whether calls of ``model`` can be priced.
+
+    The local model, ``DummyLM`` or a model in litellm's price table.
 
     Examples
     --------
@@ -357,7 +360,7 @@ class UsageMeter:
         return out
 
     def totals(self) -> UsageTotals:
-        """A snapshot of the billed usage so far."""
+        """Return a snapshot of the billed usage so far."""
         with self._lock:
             return UsageTotals(
                 lm_calls=self._calls,
@@ -402,7 +405,7 @@ class UsageRecorder(UsageMeter):
 
 
 def budget_callback(meter: UsageMeter) -> Any:
-    """A DSPy callback that checks ``meter``'s budget before every LM call.
+    """Return a DSPy callback that checks ``meter``'s budget before every LM call.
 
     Returns
     -------

@@ -191,9 +191,10 @@ _EVALUATION_FILES = ("evaluation.json", "evaluation.md", "evaluation_run*.json",
 
 
 def _clear_previous_evaluation(output_dir: Path) -> None:
-    """Delete the files of an earlier evaluation in ``output_dir``, and temporary files a
-    killed one left behind, so that a run stopped before it saves leaves no result that
-    looks like its own. The LM cache (``cache/``) is kept.
+    """Delete an earlier evaluation's files in ``output_dir`` and a killed one's temporary files.
+
+    A run stopped before it saves then leaves no result that looks like its own. The LM cache
+    (``cache/``) is kept.
     """
     if not output_dir.is_dir():
         return

@@ -47,7 +47,7 @@ _RATES_LOCK = threading.Lock()
 
 
 class PassRateMetric:
-    """The share of an example's tests that ``prediction.code`` passes, as a DSPy metric.
+    r"""The share of an example's tests that ``prediction.code`` passes, as a DSPy metric.
 
     Parameters
     ----------
@@ -65,7 +65,7 @@ class PassRateMetric:
     --------
     >>> from types import SimpleNamespace as NS
     >>> example = NS(tests=[({"a": 1, "b": 2}, 3), ({"a": 0, "b": 0}, 1)], entry_point="add")
-    >>> prediction = NS(code="def add(a, b):\\n    return a + b\\n")
+    >>> prediction = NS(code="def add(a, b):\n    return a + b\n")
     >>> solved = PassRateMetric(all_or_nothing=True)
     >>> PassRateMetric()(example, prediction), solved(example, prediction)
     (0.5, 0.0)
@@ -82,7 +82,7 @@ class PassRateMetric:
         return f"PassRateMetric(all_or_nothing={self.all_or_nothing})"
 
     def rate(self, example: Any, prediction: Any) -> float:
-        """The share of the example's tests the prediction's code passes."""
+        """Return the share of the example's tests the prediction's code passes."""
         from lift_metrics.code import test_pass_rate
 
         code = getattr(prediction, "code", None)
@@ -103,7 +103,7 @@ class PassRateMetric:
         return rate
 
     def __call__(self, example: Any, prediction: Any, trace: Any = None, *_: Any) -> float | bool:
-        """The score; with a ``trace`` (DSPy bootstrapping) whether it is above 0."""
+        """Return the score; with a ``trace`` (DSPy bootstrapping) whether it is above 0."""
         rate = self.rate(example, prediction)
         score = (1.0 if rate >= 1.0 else 0.0) if self.all_or_nothing else rate
         return score if trace is None else score > 0.0
@@ -119,7 +119,7 @@ def _defines(code: str, name: str | None) -> bool:
 
 
 def degenerate_kind(outputs: Mapping[str, Any], entry_point: str | None = None) -> str | None:
-    """How a pipeline output is degenerate, or ``None`` when it is a real attempt.
+    r"""How a pipeline output is degenerate, or ``None`` when it is a real attempt.
 
     Parameters
     ----------
@@ -140,9 +140,9 @@ def degenerate_kind(outputs: Mapping[str, Any], entry_point: str | None = None) 
     --------
     >>> degenerate_kind({"code": "{code}"}), degenerate_kind({"code": ""})
     ('placeholder', 'empty')
-    >>> degenerate_kind({"code": "def g():\\n    return 1\\n"}, "f")
+    >>> degenerate_kind({"code": "def g():\n    return 1\n"}, "f")
     'no_function'
-    >>> degenerate_kind({"code": "def f():\\n    return 1\\n"}, "f") is None
+    >>> degenerate_kind({"code": "def f():\n    return 1\n"}, "f") is None
     True
     """
     from lift_metrics.optimizers._functions import is_placeholder
@@ -215,14 +215,15 @@ def code_summary(evaluation: Any, examples: Sequence[Any]) -> dict[str, Any]:
 
 
 def save_generated_code(evaluation: Any, folder: str | Path) -> list[Path]:
-    """Write each task's generated code to ``folder/<task_id>.py`` (``<task_id>_run<r>.py``
-    for runs after the first), atomically; a task without code gets an empty file.
+    r"""Write each task's generated code to ``folder/<task_id>.py``, atomically.
+
+    Runs after the first write ``<task_id>_run<r>.py``; a task without code gets an empty file.
 
     Examples
     --------
     >>> import tempfile, dspy
     >>> from lift_metrics.optimizers._evaluate import evaluate_program
-    >>> ev = evaluate_program(lambda prompt: dspy.Prediction(code="x = 1\\n"),
+    >>> ev = evaluate_program(lambda prompt: dspy.Prediction(code="x = 1\n"),
     ...                       [dspy.Example(prompt="p", task_id="t1").with_inputs("prompt")],
     ...                       metrics={"one": lambda ex, pred: 1.0})
     >>> with tempfile.TemporaryDirectory() as tmp:

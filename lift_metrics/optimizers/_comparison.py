@@ -15,7 +15,7 @@ from lift_metrics.optimizers._result import MetricDelta
 
 
 def _trials(optimizer_name: str, optimizer: Any, program: Any) -> dict[str, Any]:
-    """The optimizer's own history, made JSON-friendly."""
+    """Return the optimizer's own history, made JSON-friendly."""
     out: dict[str, Any] = {"optimizer": optimizer_name}
     if program is None:
         return out
@@ -43,9 +43,11 @@ def _trials(optimizer_name: str, optimizer: Any, program: Any) -> dict[str, Any]
 def _deltas(
     baseline: Evaluation, optimized: Evaluation, *, n_resamples: int, level: float, seed: int
 ) -> tuple[MetricDelta, ...]:
-    """Per-metric paired deltas (optimized - baseline) over the test examples both evaluated,
-    from :func:`lift_metrics.stats.paired_bootstrap` (one seed for every metric: the same
-    resampled rows)."""
+    """Return per-metric paired deltas (optimized - baseline) over the test examples both evaluated.
+
+    They come from :func:`lift_metrics.stats.paired_bootstrap` (one seed for every metric: the same
+    resampled rows).
+    """
     from lift_metrics.stats import paired_bootstrap
 
     base = {e.index: e for e in baseline.examples}

@@ -222,7 +222,7 @@ class RunConfig:
         return self.cache_dir if self.cache_dir is not None else self.output_dir / "cache"
 
     def replace(self, **changes: Any) -> RunConfig:
-        """A copy with some fields changed (``config.replace(output_dir=Path("x"))``)."""
+        """Return a copy with some fields changed (``config.replace(output_dir=Path("x"))``)."""
         return dataclasses.replace(self, **changes)
 
     @classmethod
@@ -237,7 +237,8 @@ class RunConfig:
         """
         tables = _validate(data, source)
         opt = tables.optimizer
-        assert opt.name is not None and tables.lm is not None
+        assert opt.name is not None
+        assert tables.lm is not None
         instructions = opt.instructions
         if instructions == "default":
             no_prompt_lm = opt.name == "mipro" and tables.prompt_lm is None

@@ -66,7 +66,7 @@ def _is_local(model: str) -> bool:
 
 
 def _check_lm_options(key: str, table: Mapping[str, Any]) -> None:
-    """The option names and values of an ``[lm]``/``[prompt_lm]`` table, without building it.
+    """Return the option names and values of an ``[lm]``/``[prompt_lm]`` table, without building it.
 
     The local model is loaded when its LM is built, so everything that would fail there is
     checked here first: unknown options, ``api_base`` with the local model, a temperature
@@ -161,7 +161,7 @@ _MINIMUMS: dict[str, dict[str, dict[str, int]]] = {
 
 
 def _check_ranges(name: str, where: str, args: Mapping[str, Any]) -> None:
-    """Counts at or above their minimum; every float finite (TOML accepts nan and inf)."""
+    """Check counts are at least their minimum, every float finite (TOML accepts nan and inf)."""
     minimums = _MINIMUMS[name][where]
     for key, value in args.items():
         if isinstance(value, bool):

@@ -187,7 +187,7 @@ class Evaluation:
         }
 
     def to_markdown(self, *, title: str = "Evaluation") -> str:
-        """A Markdown report: summary per metric, then one row per example."""
+        """Return a Markdown report: summary per metric, then one row per example."""
         lines = [f"## {title}", ""]
         lines.append(
             f"- {len(self.examples)} examples x {len(self.runs)} run(s); "

@@ -47,7 +47,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _outputs(prediction: Any) -> dict[str, Any]:
-    """A JSON-friendly snapshot of a prediction's fields (long texts cut)."""
+    """Return a JSON-friendly snapshot of a prediction's fields (long texts cut)."""
     out: dict[str, Any] = {}
     keys = list(prediction.keys()) if hasattr(prediction, "keys") else []
     for key in keys:
@@ -62,9 +62,11 @@ def _outputs(prediction: Any) -> dict[str, Any]:
 
 
 class _Job:
-    """One example in flight on a daemon thread. Python cannot kill threads: a timed-out job
-    is cancelled (a local-LM generation stops at its next token, later LM calls are refused)
-    and abandoned, its result discarded."""
+    """One example in flight on a daemon thread.
+
+    Python cannot kill threads: a timed-out job is cancelled (a local-LM generation stops at
+    its next token, later LM calls are refused) and abandoned, its result discarded.
+    """
 
     def __init__(self, index: int, target: Callable[[], Any]) -> None:
         self.index = index
@@ -423,8 +425,10 @@ def save_evaluation(
     provenance: Mapping[str, Any] | None = None,
     title: str = "Evaluation",
 ) -> list[Path]:
-    """Write an evaluation atomically: ``{stem}_run{r}.json`` per run, ``{stem}.json``
-    (the aggregate, with ``provenance``) and ``{stem}.md``; return the paths written.
+    """Write an evaluation atomically.
+
+    ``{stem}_run{r}.json`` per run, ``{stem}.json`` (the aggregate, with ``provenance``) and
+    ``{stem}.md``; return the paths written.
 
     Examples
     --------

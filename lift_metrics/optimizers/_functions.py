@@ -58,7 +58,7 @@ def _usable_hint(hint: str | None) -> str | None:
 
 
 def function_header(ir: Any, *, return_type: bool = False) -> str:
-    """The ``def`` line of the function an IR describes, always valid Python.
+    """Return the ``def`` line of the function an IR describes, always valid Python.
 
     Parameters
     ----------
@@ -111,8 +111,10 @@ def function_header(ir: Any, *, return_type: bool = False) -> str:
 
 
 def function_body(code: str, entry_point: str) -> str:
-    """The body of the top-level function ``entry_point`` of ``code``, indented by four
-    spaces and without its docstring; the module's imports move into the body.
+    r"""Return the body of the top-level function ``entry_point`` of ``code``.
+
+    It is indented by four spaces and without its docstring; the module's imports move into the
+    body.
 
     The code step's demonstrations are labelled with it (from the tasks' reference code).
 
@@ -125,7 +127,7 @@ def function_body(code: str, entry_point: str) -> str:
 
     Examples
     --------
-    >>> source = "import math\\ndef f(x):\\n    '''Doc.'''\\n    return math.sqrt(x)\\n"
+    >>> source = "import math\ndef f(x):\n    '''Doc.'''\n    return math.sqrt(x)\n"
     >>> print(function_body(source, "f"))
         import math
         return math.sqrt(x)
@@ -156,7 +158,7 @@ def function_body(code: str, entry_point: str) -> str:
 
 
 def assemble_function(header: str, answer: str) -> str:
-    """Put the code step's answer under the header: the generated function's source.
+    r"""Put the code step's answer under the header: the generated function's source.
 
     Parameters
     ----------
@@ -181,7 +183,7 @@ def assemble_function(header: str, answer: str) -> str:
     >>> print(assemble_function("def add(a, b):", "return a + b"), end="")
     def add(a, b):
         return a + b
-    >>> answer = "if x < 0:\\n        return -1\\n    return 1"
+    >>> answer = "if x < 0:\n        return -1\n    return 1"
     >>> print(assemble_function("def sign(x):", answer), end="")
     def sign(x):
         if x < 0:

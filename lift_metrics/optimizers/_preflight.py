@@ -57,10 +57,11 @@ def _check_reachable(table: Mapping[str, Any], key: str) -> None:
 
 
 def preflight(config: RunConfig) -> None:
-    """Checks that need files or the network but no LM call: the task file, split sizes
-    against the optimizer's needs, the output and cache folders (writable, no file in the
-    way), the local model files (exist, GGUF), the LM server's address. ``optimize --check``
-    runs it and so does every run, before any LM is built.
+    """Run the checks that need files or the network but no LM call.
+
+    The task file, split sizes against the optimizer's needs, the output and cache folders
+    (writable, no file in the way), the local model files (exist, GGUF), the LM server's address.
+    ``optimize --check`` runs it and so does every run, before any LM is built.
 
     Raises
     ------
@@ -107,9 +108,11 @@ def preflight(config: RunConfig) -> None:
 
 
 def _check_lm(table: Mapping[str, Any], key: str, source: Path | None) -> None:
-    """The LM of ``[key]`` without a call: a local model file must exist and start with the
-    GGUF magic (it is not loaded); a remote model is built once (an unknown provider fails
-    here) and its ``api_base`` must accept a connection."""
+    """Return the LM of ``[key]`` without a call.
+
+    A local model file must exist and start with the GGUF magic (it is not loaded); a remote model
+    is built once (an unknown provider fails here) and its ``api_base`` must accept a connection.
+    """
     from lift_metrics.lm import check_gguf as _check_gguf
     from lift_metrics.lm import resolve_lm
 

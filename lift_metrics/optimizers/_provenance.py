@@ -58,8 +58,11 @@ def _lm_description(lm: Any) -> dict[str, Any]:
 
 
 def to_jsonable_safe(value: Any, depth: int = 0) -> Any:
-    """:func:`lift_metrics._io.to_jsonable`, with a short ``repr`` for what it cannot convert
-    (DSPy programs become their predictors' instructions and demo counts)."""
+    """Return :func:`lift_metrics._io.to_jsonable` with a short ``repr`` for the rest.
+
+    What it cannot convert gets a short ``repr`` (DSPy programs become their predictors'
+    instructions and demo counts).
+    """
     if depth > 8:
         return repr(value)[:200]
     named = getattr(value, "named_predictors", None)
@@ -94,8 +97,10 @@ def save_program(program: Any, path: str | Path) -> Path:
 
 
 def load_program(path: str | Path) -> Any:
-    """Load a program written by :func:`save_program` (``program.json`` of a run) into a
-    fresh :class:`~lift_metrics.optimizers.LiftPipeline`.
+    """Load a program written by :func:`save_program` into a fresh pipeline.
+
+    The program is a run's ``program.json``; the pipeline a
+    :class:`~lift_metrics.optimizers.LiftPipeline`.
 
     Raises
     ------

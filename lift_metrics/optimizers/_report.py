@@ -33,7 +33,7 @@ def _fmt(value: float | None, digits: int = 4) -> str:
 
 
 def result_table(result: OptimizationResult) -> Any:
-    """The final rich table: one row per metric, baseline / optimized / delta [CI] / verdict."""
+    """Return the final rich table: a row per metric; baseline, optimized, delta [CI], verdict."""
     from rich import box
     from rich.table import Table
 
@@ -88,8 +88,11 @@ def _share(value: float | None) -> str:
 
 
 def code_report_lines(result: OptimizationResult) -> list[str]:
-    """The report's "Generated code" section: tasks solved, tests passed, degenerate outputs
-    per arm, with the paired intervals of ``tasks_solved`` and ``tests_passed``."""
+    """Return the report's "Generated code" section.
+
+    Tasks solved, tests passed, degenerate outputs per arm, with the paired intervals of
+    ``tasks_solved`` and ``tests_passed``.
+    """
     if not result.code:
         return []
     lines = [
@@ -132,7 +135,7 @@ def code_report_lines(result: OptimizationResult) -> list[str]:
 
 
 def predictor_lines(predictors: Mapping[str, Any]) -> list[str]:
-    """The report's "Optimized predictors" section: instruction and demonstrations."""
+    """Return the report's "Optimized predictors" section: instruction and demonstrations."""
     if not predictors:
         return []
     lines = ["", "## Optimized predictors"]
@@ -153,7 +156,7 @@ def predictor_lines(predictors: Mapping[str, Any]) -> list[str]:
 
 
 def render_report(result: OptimizationResult) -> str:
-    """The run's Markdown report."""
+    """Return the run's Markdown report."""
     cfg = result.config
     level = cfg.evaluation.confidence_level
     lines = [

@@ -40,8 +40,10 @@ class MetricDelta:
 
     @property
     def verdict(self) -> str:
-        """``improved`` / ``regressed`` when the interval excludes 0, else ``inconclusive``
-        (``no difference`` when every pair is equal)."""
+        """Return ``improved`` / ``regressed`` when the interval excludes 0, else ``inconclusive``.
+
+        It is ``no difference`` when every pair is equal.
+        """
         if self.ci_low == self.ci_high == 0.0:
             return "no difference"
         if self.ci_low > 0:

@@ -82,10 +82,13 @@ _RUN_OUTPUTS = (
 
 
 def _clear_previous(out: Path, config_hash: str) -> None:
-    """Remove the outputs of an earlier run in ``out`` so that a run stopped early never sits
-    next to stale files of another run, and the hidden temporary files that a killed process
-    left before their atomic rename. The LM cache stays (it is what makes a rerun cheap);
-    GEPA's state folder stays only when the config is unchanged (GEPA resumes from it)."""
+    """Remove the outputs of an earlier run in ``out``, and a killed process's temporary files.
+
+    A run stopped early then never sits next to stale files of another run, nor next to the hidden
+    temporary files that a killed process left before their atomic rename. The LM cache stays (it is
+    what makes a rerun cheap); GEPA's state folder stays only when the config is unchanged (GEPA
+    resumes from it).
+    """
     import shutil
 
     previous_hash = None
@@ -187,11 +190,7 @@ def run_optimizer(
     started_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     preflight(config)
     if mlflow:
-        from lift_metrics.optimizers._tracking import check_tracking_uri, require_mlflow
-
-        if mlflow is not True:
-            mlflow = check_tracking_uri(str(mlflow))
-        require_mlflow()
+        mlflow = _check_mlflow(mlflow)
     task_lm, proposal_lm = _resolve_lms(config, lm, prompt_lm)
     check_budget_prices(
         config.budget,
@@ -205,29 +204,7 @@ def run_optimizer(
     optimizer = _build_optimizer(config, metric, task_lm, proposal_lm)
     train, val, test = _examples(config)
     out = config.output_dir
-    dataset_file = config.dataset.path
-    if dataset_file is None:
-        from lift_metrics.optimizers._tasks import default_tasks_path
-
-        dataset_file = default_tasks_path()
-    provenance = {
-        "started_at": started_at,
-        "config_hash": config.config_hash,
-        "dataset_file": str(dataset_file),
-        "dataset_hash": _file_hash(Path(dataset_file)),
-        "dataset_sizes": {"train": len(train), "val": len(val), "test": len(test)},
-        "task_ids": {"test": [str(e.get("task_id")) for e in test]},
-        "seeds": {
-            "run": config.seed,
-            "optimizer": config.optimizer.init_args.get("seed", config.seed),
-            "bootstrap": config.seed,
-        },
-        "lm": _lm_description(task_lm),
-        "prompt_lm": _lm_description(proposal_lm),
-        "versions": _versions(),
-        "platform": platform.platform(),
-        "argv": list(sys.argv),
-    }
+    provenance = _provenance(config, started_at, (task_lm, proposal_lm), (train, val, test))
     _clear_previous(out, config.config_hash)
     atomic_write_json(out / "config.json", {"config": config.to_dict(), "provenance": provenance})
     meter = UsageMeter(config.budget)
@@ -303,25 +280,7 @@ def run_optimizer(
     deltas: tuple[MetricDelta, ...] = ()
     comparison = None
     if baseline is not None and optimized is not None and optimized.examples:
-        level = config.evaluation.confidence_level
-        deltas = _deltas(
-            baseline,
-            optimized,
-            n_resamples=config.evaluation.n_resamples,
-            level=level,
-            seed=config.seed,
-        )
-        comparison = _comparison(baseline, optimized, threshold, config)
-        atomic_write_json(
-            out / "comparison.json",
-            {
-                "primary_metric": config.metric.name,
-                "threshold": threshold,
-                "verdict": deltas[0].verdict if deltas else None,
-                "deltas": [d.to_dict() for d in deltas],
-                "ab": None if comparison is None else comparison.to_dict(),
-            },
-        )
+        deltas, comparison = _compare(baseline, optimized, threshold, config)
     code = {
         arm: code_summary(ev, test)
         for arm, ev in (("baseline", baseline), ("optimized", optimized))
@@ -355,9 +314,78 @@ def run_optimizer(
     return result
 
 
+def _check_mlflow(mlflow: bool | str) -> bool | str:
+    """Check that MLflow is installed and the tracking URI usable; return the URI checked."""
+    from lift_metrics.optimizers._tracking import check_tracking_uri, require_mlflow
+
+    if mlflow is not True:
+        mlflow = check_tracking_uri(str(mlflow))
+    require_mlflow()
+    return mlflow
+
+
+def _provenance(
+    config: RunConfig, started_at: str, lms: tuple[Any, Any], splits: tuple[list[Any], ...]
+) -> dict[str, Any]:
+    """Return where a run's inputs come from: config and data hashes, seeds, LMs, versions."""
+    task_lm, proposal_lm = lms
+    train, val, test = splits
+    dataset_file = config.dataset.path
+    if dataset_file is None:
+        from lift_metrics.optimizers._tasks import default_tasks_path
+
+        dataset_file = default_tasks_path()
+    return {
+        "started_at": started_at,
+        "config_hash": config.config_hash,
+        "dataset_file": str(dataset_file),
+        "dataset_hash": _file_hash(Path(dataset_file)),
+        "dataset_sizes": {"train": len(train), "val": len(val), "test": len(test)},
+        "task_ids": {"test": [str(e.get("task_id")) for e in test]},
+        "seeds": {
+            "run": config.seed,
+            "optimizer": config.optimizer.init_args.get("seed", config.seed),
+            "bootstrap": config.seed,
+        },
+        "lm": _lm_description(task_lm),
+        "prompt_lm": _lm_description(proposal_lm),
+        "versions": _versions(),
+        "platform": platform.platform(),
+        "argv": list(sys.argv),
+    }
+
+
+def _compare(
+    baseline: Any, optimized: Any, threshold: float, config: RunConfig
+) -> tuple[tuple[MetricDelta, ...], Any]:
+    """Compare the two arms; write ``comparison.json``; return the deltas and the A/B result."""
+    deltas = _deltas(
+        baseline,
+        optimized,
+        n_resamples=config.evaluation.n_resamples,
+        level=config.evaluation.confidence_level,
+        seed=config.seed,
+    )
+    comparison = _comparison(baseline, optimized, threshold, config)
+    atomic_write_json(
+        config.output_dir / "comparison.json",
+        {
+            "primary_metric": config.metric.name,
+            "threshold": threshold,
+            "verdict": deltas[0].verdict if deltas else None,
+            "deltas": [d.to_dict() for d in deltas],
+            "ab": None if comparison is None else comparison.to_dict(),
+        },
+    )
+    return deltas, comparison
+
+
 def _track(result: OptimizationResult, tracking_uri: str | None) -> Any:
-    """Log the finished run to MLflow; a failure becomes one :class:`TrackingError` line
-    (the run's files are already complete: tracking comes after result.json and report.md)."""
+    """Log the finished run to MLflow.
+
+    A failure becomes one :class:`TrackingError` line (the run's files are already complete:
+    tracking comes after result.json and report.md).
+    """
     from lift_metrics.optimizers._tracking import (
         TrackingError,
         default_tracking_uri,

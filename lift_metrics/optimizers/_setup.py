@@ -117,7 +117,7 @@ def _compile(config: RunConfig, optimizer: Any, train: list[Any], val: list[Any]
 
 
 def with_pipeline_labels(example: Any) -> Any:
-    """The example plus ``ir``, ``header`` and ``body`` labels named like the pipeline's fields.
+    """Return the example plus ``ir``, ``header`` and ``body`` labels named as pipeline fields.
 
     The task examples carry ``expected_ir`` / ``expected_code``; DSPy's labeled
     demonstrations (``max_labeled_demos`` of MIPROv2, BootstrapFewShot) copy fields by the
@@ -152,10 +152,13 @@ def _examples(config: RunConfig) -> tuple[list[Any], list[Any], list[Any]]:
 
 
 def evaluation_metrics(name: str, primary: Any) -> dict[str, Any]:
-    """The metrics an evaluation reports: the primary one first, then (for the composite
-    ``end_to_end``/``aggregate``) ``ir_quality`` and ``code_quality`` with default weights,
-    then ``tests_passed`` (share of the task's tests passed) and ``tasks_solved`` (1 when
-    all pass) of :class:`~lift_metrics.optimizers._code_report.PassRateMetric`."""
+    """Return the metrics an evaluation reports.
+
+    The primary one first, then (for the composite ``end_to_end``/``aggregate``) ``ir_quality`` and
+    ``code_quality`` with default weights, then ``tests_passed`` (share of the task's tests passed)
+    and ``tasks_solved`` (1 when all pass) of
+    :class:`~lift_metrics.optimizers._code_report.PassRateMetric`.
+    """
     from lift_metrics.dspy_metrics import CodeQuality, IRQuality
     from lift_metrics.optimizers._code_report import PassRateMetric
 

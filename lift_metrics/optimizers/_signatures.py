@@ -66,18 +66,19 @@ def _compact_schema_json() -> str:
 
 
 class PromptIR(IR):
-    """The IR as the pipeline's output type: the fields and validation of
-    :class:`~lift_metrics.IR`, with a compact JSON schema (no titles, docstrings or
-    ``$ref``s). DSPy writes the schema into the prompt and sends it as ``response_format``
-    for constrained decoding; compact, it costs about a quarter of the prompt tokens, which
-    matters for a small local model's context. It also bounds the lists (at most 3 effects,
-    3 constraints, 8 parameters) and the free texts (160 characters for a description, 40
-    for a name), so
-    that constrained decoding cannot repeat an item until ``max_tokens``."""
+    """The IR as the pipeline's output type.
+
+    The fields and validation of :class:`~lift_metrics.IR`, with a compact JSON schema (no titles,
+    docstrings or ``$ref``s). DSPy writes the schema into the prompt and sends it as
+    ``response_format`` for constrained decoding; compact, it costs about a quarter of the prompt
+    tokens, which matters for a small local model's context. It also bounds the lists (at most 3
+    effects, 3 constraints, 8 parameters) and the free texts (160 characters for a description, 40
+    for a name), so that constrained decoding cannot repeat an item until ``max_tokens``.
+    """
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
-        """The compact, self-contained schema (also valid when nested in another schema)."""
+        """Return the compact, self-contained schema (also valid when nested in another schema)."""
         result: dict[str, Any] = json.loads(_compact_schema_json())
         return result
 
@@ -86,7 +87,7 @@ class PromptToIR(Signature):  # type: ignore[misc]  # dspy is untyped: mypy sees
     """Read a request for one Python function and describe that function as an IR: a one- or
     two-sentence intent, the signature (function name, parameters with type hints, return
     type), the ordered effects (reads, writes, calls, raises, returns, io, network, mutation)
-    and checkable constraints."""
+    and checkable constraints."""  # noqa: D205, D209 (DSPy sends this text as the instructions)
 
     prompt: str = InputField(desc="what the function should do, in plain English")
     ir: PromptIR = OutputField(desc="the function's intermediate representation")
@@ -95,7 +96,7 @@ class PromptToIR(Signature):  # type: ignore[misc]  # dspy is untyped: mypy sees
 class WriteBody(Signature):  # type: ignore[misc]  # dspy is untyped: mypy sees its classes as Any
     """Write the Python function that the request asks for. Keep the given header line
     exactly and write the statements of its body; use only the standard library. Answer
-    with the code only."""
+    with the code only."""  # noqa: D205, D209 (DSPy sends this text as the instructions)
 
     prompt: str = InputField(desc="what the function should do, in plain English")
     header: str = InputField(desc="the function's first line, built from the IR's signature")

@@ -123,6 +123,20 @@ def io_tests_from_json(cases: Any) -> list[tuple[dict[str, Any], Any]]:
 
 def _check_record(record: Any) -> dict[str, Any]:
     """Validate one parsed record; return it with defaults filled in."""
+    difficulty, tags = _check_fields(record)
+    _check_expected_code(record)
+    _check_expected_ir(record)
+    try:
+        tests = io_tests_from_json(record["tests"])
+    except ValueError as exc:
+        raise _RecordError(f"field {exc}") from None
+    if not tests:
+        raise _RecordError("field 'tests' must hold at least one test")
+    return {**record, "difficulty": difficulty, "tags": list(tags)}
+
+
+def _check_fields(record: Any) -> tuple[str, list[str]]:
+    """Check the record's fields, their types and plain values; return difficulty and tags."""
     if not isinstance(record, dict):
         raise _RecordError(f"a task must be a JSON object, got {type(record).__name__}")
     unknown = sorted(set(record) - set(_REQUIRED) - set(_OPTIONAL))
@@ -149,7 +163,11 @@ def _check_record(record: Any) -> dict[str, Any]:
     tags = record.get("tags", [])
     if not all(isinstance(tag, str) for tag in tags):
         raise _RecordError("field 'tags' must be a list of strings")
+    return difficulty, tags
 
+
+def _check_expected_code(record: dict[str, Any]) -> None:
+    """Check that ``expected_code`` parses and defines the entry point at top level."""
     entry_point = record["entry_point"]
     if not entry_point.isidentifier():
         raise _RecordError(f"field 'entry_point' must be a Python name, got {entry_point!r}")
@@ -168,6 +186,9 @@ def _check_record(record: Any) -> dict[str, Any]:
             f"(it defines {sorted(defined)})"
         )
 
+
+def _check_expected_ir(record: dict[str, Any]) -> None:
+    """Check that ``expected_ir`` is a valid IR naming the entry point."""
     from pydantic import ValidationError
 
     from lift_metrics.ir import IR
@@ -181,19 +202,12 @@ def _check_record(record: Any) -> dict[str, Any]:
             f"field 'expected_ir' is not a valid IR: {location}: {first['msg']}"
             f" ({exc.error_count()} error(s))"
         ) from None
+    entry_point = record["entry_point"]
     if ir.signature.name != entry_point:
         raise _RecordError(
             f"field 'expected_ir' names the function {ir.signature.name!r} but "
             f"'entry_point' is {entry_point!r}"
         )
-
-    try:
-        tests = io_tests_from_json(record["tests"])
-    except ValueError as exc:
-        raise _RecordError(f"field {exc}") from None
-    if not tests:
-        raise _RecordError("field 'tests' must hold at least one test")
-    return {**record, "difficulty": difficulty, "tags": list(tags)}
 
 
 def task_records(

@@ -32,17 +32,23 @@ MLflow is optional (``pip install 'lift-metrics[tracking]'``) and imported on fi
 from __future__ import annotations
 
 import json
-import math
 import os
 import socket
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 from lift_metrics.errors import InputTypeError, InputValueError, LiftMetricsError
+from lift_metrics.optimizers._run_metrics import (
+    comparison_metrics,
+    evaluation_metrics,
+    flatten,
+    metric_number,
+    trial_metrics,
+)
 
 __all__ = [
     "DEFAULT_EXPERIMENT",
@@ -70,7 +76,6 @@ _ARTIFACT_FILES = (
     "result.json",
 )
 _ARTIFACT_DIRS = ("baseline", "optimized")
-_STAT_FIELDS = ("mean", "median", "std_dev", "min", "max")
 
 
 @dataclass(frozen=True)
@@ -245,7 +250,7 @@ def _check_server(uri: str) -> None:
 
 
 def default_tracking_uri(output_dir: str | os.PathLike[str]) -> str:
-    """The default MLflow store of a run: SQLite in ``<output_dir>/mlflow/mlflow.db``.
+    """Return the default MLflow store of a run: SQLite in ``<output_dir>/mlflow/mlflow.db``.
 
     Parameters
     ----------
@@ -272,144 +277,16 @@ def _read_json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """Leaves of nested mappings as ``("a.b.c", value)``; lists stay leaves."""
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            yield from _flatten(item, f"{prefix}.{key}" if prefix else str(key))
-    else:
-        yield prefix, value
-
-
-def _number(value: Any) -> float | None:
-    """A finite float for a metric, or None for what MLflow should not get."""
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, int | float) and math.isfinite(float(value)):
-        return float(value)
-    return None
-
-
 def _param_value(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
     return text if len(text) <= _PARAM_VALUE_CHARS else text[: _PARAM_VALUE_CHARS - 3] + "..."
 
 
-def _trial_metrics(trials: Mapping[str, Any]) -> list[tuple[str, float, int]]:
-    """Per-trial scores of MIPROv2, COPRO and GEPA as ``(name, value, step)``.
-
-    MIPROv2: ``trial_score`` (full evaluation, DSPy's 0-100 scale) and
-    ``trial_minibatch_score`` per trial number; COPRO: ``copro.best_score`` /
-    ``copro.average_score`` per depth (best over predictors) and ``candidate_score`` per
-    candidate; GEPA: ``trial_score`` per candidate (its validation aggregate, 0-1).
-    """
-    out: list[tuple[str, float, int]] = []
-    logs = trials.get("trial_logs")
-    if isinstance(logs, Mapping):
-        for key, entry in logs.items():
-            if not isinstance(entry, Mapping) or not str(key).lstrip("-").isdigit():
-                continue
-            for field, name in (
-                ("full_eval_score", "trial_score"),
-                ("mb_score", "trial_minibatch_score"),
-            ):
-                number = _number(entry.get(field))
-                if number is not None:
-                    out.append((name, number, int(key)))
-    best = trials.get("results_best")
-    if isinstance(best, Mapping) and best:
-        by_depth: dict[int, dict[str, float]] = {}
-        for stats in best.values():
-            if not isinstance(stats, Mapping):
-                continue
-            for depth, high, mean in zip(
-                stats.get("depth", []), stats.get("max", []), stats.get("average", []), strict=False
-            ):
-                slot = by_depth.setdefault(int(depth), {"best": -math.inf, "average": -math.inf})
-                slot["best"] = max(slot["best"], float(high))
-                slot["average"] = max(slot["average"], float(mean))
-        for depth, slot in sorted(by_depth.items()):
-            out.append(("copro.best_score", slot["best"], depth))
-            out.append(("copro.average_score", slot["average"], depth))
-    if trials.get("optimizer") != "mipro":
-        for step, candidate in enumerate(trials.get("candidate_programs") or []):
-            number = _number(candidate.get("score")) if isinstance(candidate, Mapping) else None
-            if number is not None:
-                out.append(("candidate_score", number, step))
-    gepa = trials.get("gepa")
-    if isinstance(gepa, Mapping):
-        for step, score in enumerate(gepa.get("val_aggregate_scores") or []):
-            number = _number(score)
-            if number is not None:
-                out.append(("trial_score", number, step))
-        for key in ("best_idx", "total_metric_calls", "num_full_val_evals"):
-            number = _number(gepa.get(key))
-            if number is not None:
-                out.append((f"gepa.{key}", number, 0))
-    score = _number(trials.get("score"))
-    if score is not None:
-        out.append(("best_trial_score", score, 0))
-    return out
-
-
-def _evaluation_metrics(arm: str, evaluation: Mapping[str, Any]) -> list[tuple[str, float, int]]:
-    out: list[tuple[str, float, int]] = []
-    for metric, stats in (evaluation.get("statistics") or {}).items():
-        for field in _STAT_FIELDS:
-            number = _number(stats.get(field)) if isinstance(stats, Mapping) else None
-            if number is not None:
-                out.append((f"{arm}.{metric}.{field}", number, 0))
-    for field in ("n_examples", "n_runs", "timed_out", "total_tokens", "cost_usd", "wall_time_s"):
-        number = _number(evaluation.get(field))
-        if number is not None:
-            out.append((f"{arm}.{field}", number, 0))
-    for example in evaluation.get("examples") or []:
-        step = int(example.get("index", 0))
-        for metric, score in (example.get("mean_scores") or {}).items():
-            number = _number(score)
-            if number is not None:
-                out.append((f"{arm}.{metric}", number, step))
-        latency = _number(example.get("mean_latency_ms"))
-        if latency is not None:
-            out.append((f"{arm}.latency_ms", latency, step))
-    return out
-
-
-def _comparison_metrics(
-    comparison: Mapping[str, Any],
-) -> tuple[list[tuple[str, float, int]], dict[str, str]]:
-    metrics: list[tuple[str, float, int]] = []
-    tags: dict[str, str] = {}
-    if comparison.get("verdict") is not None:
-        tags["verdict"] = str(comparison["verdict"])
-    if comparison.get("primary_metric") is not None:
-        tags["primary_metric"] = str(comparison["primary_metric"])
-    for delta in comparison.get("deltas") or []:
-        name = delta["metric"]
-        tags[f"verdict.{name}"] = str(delta.get("verdict"))
-        for field, suffix in (
-            ("mean_delta", ""),
-            ("ci_low", ".ci_low"),
-            ("ci_high", ".ci_high"),
-            ("p_value", ".p_value"),
-        ):
-            number = _number(delta.get(field))
-            if number is not None:
-                metrics.append((f"delta.{name}{suffix}", number, 0))
-    ab = comparison.get("ab")
-    if isinstance(ab, Mapping):
-        for key, value in _flatten(ab, "ab"):
-            number = _number(value)
-            if number is not None:
-                metrics.append((key, number, 0))
-            elif isinstance(value, str) and key.endswith(("verdict", "decision")):
-                tags[key] = value
-    return metrics, tags
-
-
 def _artifact_location(tracking_uri: str) -> str | None:
-    """Artifacts of a SQLite store go next to the database (as ``mlflow server`` does);
-    other stores keep MLflow's own default."""
+    """Return the artifact location: next to the database for a SQLite store.
+
+    That is what ``mlflow server`` does; other stores keep MLflow's own default (None).
+    """
     if not tracking_uri.startswith("sqlite:///"):
         return None
     database = Path(tracking_uri[len("sqlite:///") :])
@@ -548,34 +425,34 @@ def _log_everything(
 
     params = [
         param_cls(key, _param_value(value))
-        for key, value in _flatten(config)
+        for key, value in flatten(config)
         if value is not None and key
     ]
     metrics: list[tuple[str, float, int]] = []
     tags: dict[str, str] = {}
     trials = _read_json(folder / "trials.json")
     if isinstance(trials, Mapping):
-        metrics += _trial_metrics(trials)
+        metrics += trial_metrics(trials)
     for arm in ("baseline", "optimized"):
         evaluation = _read_json(folder / arm / f"{arm}.json")
         if isinstance(evaluation, Mapping):
-            metrics += _evaluation_metrics(arm, evaluation)
+            metrics += evaluation_metrics(arm, evaluation)
             tags[f"{arm}.complete"] = str(bool(evaluation.get("complete", True))).lower()
     comparison = _read_json(folder / "comparison.json")
     if isinstance(comparison, Mapping):
-        extra, comparison_tags = _comparison_metrics(comparison)
+        extra, comparison_tags = comparison_metrics(comparison)
         metrics += extra
         tags.update(comparison_tags)
     result = _read_json(folder / "result.json")
     if isinstance(result, Mapping):
-        for key, value in _flatten(
+        for key, value in flatten(
             {
                 "usage": result.get("usage") or {},
                 "wall_time_s": result.get("wall_time_s"),
                 "metric_time_s": result.get("metric_time_s"),
             }
         ):
-            number = _number(value)
+            number = metric_number(value)
             if number is not None:
                 metrics.append((key, number, 0))
         tags["stop_reason"] = str(result.get("stop_reason") or "")

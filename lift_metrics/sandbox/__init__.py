@@ -1,4 +1,4 @@
-"""Running untrusted code against tests: safe and fast.
+r"""Running untrusted code against tests: safe and fast.
 
 ``Sandbox`` keeps warm fork-server workers (inside bwrap when it can start: PID, network, IPC
 and mount namespaces, only the interpreter's files visible and read-only, private /tmp,
@@ -7,7 +7,7 @@ when root, Landlock and a seccomp filter. Input/output cases are judged in the t
 from a bounded JSON encoding of the returned value, with exact types.
 
 >>> from lift_metrics.sandbox import execute_code
->>> execute_code("def add(a, b):\\n    return a + b\\n", {"a": 2, "b": 3}).value
+>>> execute_code("def add(a, b):\n    return a + b\n", {"a": 2, "b": 3}).value
 5
 """
 

@@ -83,7 +83,7 @@ def execute_code(
     timeout_s: float | None = None,
     sandbox: Sandbox | None = None,
 ) -> ExecutionOutput:
-    """Call the entry point of ``code`` with ``inputs`` in the sandbox and return its value.
+    r"""Call the entry point of ``code`` with ``inputs`` in the sandbox and return its value.
 
     The ``execute_code(code, inputs)`` of the original specification, run in a fresh isolated
     process.
@@ -123,10 +123,10 @@ def execute_code(
 
     Examples
     --------
-    >>> out = execute_code("def double(x):\\n    return [x, x]\\n", {"x": 21})
+    >>> out = execute_code("def double(x):\n    return [x, x]\n", {"x": 21})
     >>> out.ok, out.value
     (True, [21, 21])
-    >>> execute_code("def f():\\n    return 1 / 0\\n", {}).error
+    >>> execute_code("def f():\n    return 1 / 0\n", {}).error
     'ZeroDivisionError: division by zero'
     """
     if not isinstance(inputs, dict):

@@ -127,8 +127,10 @@ def _inside(path: str, directory: str) -> bool:
 
 
 def python_trees() -> list[str]:
-    """Return the directories the sandboxed interpreter needs, read-only: its own directory,
-    its standard library (``sys.base_prefix``) and the site-packages on ``sys.path``.
+    """Return the directories the sandboxed interpreter needs, read-only.
+
+    Its own directory, its standard library (``sys.base_prefix``) and the site-packages on
+    ``sys.path``.
 
     Not ``sys.prefix`` as a whole (a virtualenv may sit inside a checkout) and nothing else
     of the filesystem.
@@ -143,9 +145,10 @@ def python_trees() -> list[str]:
 
 
 def hidden_package_dirs() -> list[str]:
-    """Return the directories hidden behind empty mounts inside the sandbox: this package in
-    any site-packages (an installed copy's ``_data`` holds the shipped datasets with their
-    expected values), whichever copy is imported. Candidate code never needs it.
+    """Return the directories hidden behind empty mounts inside the sandbox.
+
+    This package in any site-packages (an installed copy's ``_data`` holds the shipped datasets with
+    their expected values), whichever copy is imported. Candidate code never needs it.
     """
     package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
     name = os.path.basename(package)
@@ -157,12 +160,13 @@ def hidden_package_dirs() -> list[str]:
 
 
 def landlock_spec(tmp_root: str, *, shm: bool, visible_only: bool = False) -> dict[str, list[str]]:
-    """Return what the child may reach under Landlock: read the interpreter's trees (in
-    site-packages every entry but this package, whose name stays listed) and the system
-    directories, write its temp root (and ``/dev/shm`` when it is private, under bwrap),
-    use the harmless devices.
-    ``visible_only``: everything visible may be read (inside bwrap, where the mount namespace
-    already shows only the interpreter's trees and the system libraries).
+    """Return what the child may reach under Landlock.
+
+    Read the interpreter's trees (in site-packages every entry but this package, whose name stays
+    listed) and the system directories, write its temp root (and ``/dev/shm`` when it is private,
+    under bwrap), use the harmless devices. ``visible_only``: everything visible may be read (inside
+    bwrap, where the mount namespace already shows only the interpreter's trees and the system
+    libraries).
     """
     write = [tmp_root] + (["/dev/shm"] if shm else [])
     dev = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
@@ -241,9 +245,10 @@ def process_command(config_json: str) -> list[str]:
 
 
 def worker_source_frame(*, native: bool = True) -> bytes:
-    """Return what a new worker reads first on stdin: the server's source code, then the
-    compiled server loop (empty when there is none, or ``native`` is False), each as a
-    length-prefixed frame.
+    """Return what a new worker reads first on stdin.
+
+    The server's source code, then the compiled server loop (empty when there is none, or ``native``
+    is False), each as a length-prefixed frame.
     """
     data = WORKER_SOURCE_PATH.read_bytes()
     library = native_library() if native else b""
@@ -348,8 +353,9 @@ def _build_native() -> bytes:
 
 
 def child_uid(slot: int) -> int | None:
-    """Return the unprivileged uid the children of pool slot ``slot`` run as, when the
-    caller is root; None otherwise (no uid change is possible).
+    """Return the unprivileged uid the children of pool slot ``slot`` run as, when root.
+
+    When the caller is not root, return None (no uid change is possible).
 
     Each slot has its own uid, so candidates running at the same time cannot signal each
     other or touch each other's files. The range is picked per calling process to keep two
@@ -370,8 +376,10 @@ ROOT_PROCESS_REFUSAL = (
 
 
 def process_refusal() -> str | None:
-    """Return why process isolation must refuse to run here (root, and no unprivileged uid
-    can read the interpreter), or None when it may run."""
+    """Return why process isolation must refuse to run here, or None when it may run.
+
+    It refuses as root when no unprivileged uid can read the interpreter.
+    """
     if os.geteuid() == 0 and not world_readable_python():
         return ROOT_PROCESS_REFUSAL.format(
             detail="a directory above it is not readable by other users"

@@ -30,8 +30,10 @@ COMPILE_TIMEOUT_S = 120
 
 
 def find_compiler() -> str | None:
-    """Return the C compiler to use (``$CC``, ``cc`` or ``gcc``), or None (none, or not Linux:
-    the loop uses Linux system calls)."""
+    """Return the C compiler to use (``$CC``, ``cc`` or ``gcc``), or None.
+
+    None when there is none, or off Linux (the loop uses Linux system calls).
+    """
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     return compiler if compiler and sys.platform == "linux" else None
 
@@ -58,8 +60,10 @@ def pack_prebuilt(library: bytes, source: bytes) -> bytes:
 
 
 def read_prebuilt(path: Path = PREBUILT_PATH, source: Path = NATIVE_SOURCE_PATH) -> bytes | None:
-    """Return the library in ``path`` if it was compiled from ``source`` as it is now and is
-    intact; None otherwise (missing, stale or damaged)."""
+    """Return the library in ``path`` if compiled from ``source`` as it is now and intact.
+
+    Return None otherwise (missing, stale or damaged).
+    """
     try:
         blob = path.read_bytes()
         current = hashlib.sha256(source.read_bytes()).digest()

@@ -60,7 +60,7 @@ def _warn_fallback(detail: str) -> None:
 
 
 class Sandbox(ClosesOnExit):
-    """A pool of warm, isolated fork-server workers that run untrusted code against tests.
+    r"""A pool of warm, isolated fork-server workers that run untrusted code against tests.
 
     Each worker is a small Python server (standard library only) started once, inside bwrap
     when available. Every execution runs in a fresh child forked from it; the child is forked
@@ -156,7 +156,7 @@ class Sandbox(ClosesOnExit):
     Examples
     --------
     >>> with Sandbox(workers=1) as box:
-    ...     result = box.run_tests("def add(a, b):\\n    return a + b\\n",
+    ...     result = box.run_tests("def add(a, b):\n    return a + b\n",
     ...                            [({"a": 1, "b": 2}, 3), ({"a": 1, "b": 1}, 3)])
     >>> result.status, result.passed_count, result.total
     ('failed', 1, 2)
@@ -278,7 +278,7 @@ class Sandbox(ClosesOnExit):
             self._idle.put(index)
 
     def _take_slot(self) -> int:
-        """An idle slot; a sandbox allowed to grow adds one when every slot is busy."""
+        """Return an idle slot; a sandbox allowed to grow adds one when every slot is busy."""
         try:
             return self._idle.get_nowait()
         except queue.Empty:
@@ -325,7 +325,7 @@ class Sandbox(ClosesOnExit):
         entry_point: str | None = None,
         timeout_s: float | None = None,
     ) -> ExecutionResult:
-        """Run ``code`` against ``tests`` in a fresh isolated process and judge the results.
+        r"""Run ``code`` against ``tests`` in a fresh isolated process and judge the results.
 
         Parameters
         ----------
@@ -376,10 +376,10 @@ class Sandbox(ClosesOnExit):
         Examples
         --------
         >>> with Sandbox(workers=1) as box:
-        ...     ok = box.run_tests("def inc(x):\\n    return x + 1\\n", [({"x": 1}, 2)])
+        ...     ok = box.run_tests("def inc(x):\n    return x + 1\n", [({"x": 1}, 2)])
         ...     script = box.run_tests(
-        ...         "def inc(x):\\n    return x + 1\\n",
-        ...         "def check(candidate):\\n    assert candidate(1) == 2\\n")
+        ...         "def inc(x):\n    return x + 1\n",
+        ...         "def check(candidate):\n    assert candidate(1) == 2\n")
         ...     bad = box.run_tests("def inc(x) return x", [({"x": 1}, 2)])
         >>> ok.status, script.status, bad.status
         ('passed', 'passed', 'error')

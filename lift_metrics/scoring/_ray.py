@@ -97,7 +97,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _host_port(address: str) -> tuple[str, int] | None:
-    """The host and port of ``HOST:PORT`` or ``ray://HOST:PORT`` (None for ``auto``/``local``)."""
+    """Return host and port of ``HOST:PORT``/``ray://HOST:PORT`` (None for ``auto``/``local``)."""
     bare = address.removeprefix("ray://")
     if bare in ("auto", "local"):
         return None

@@ -76,7 +76,7 @@ class SampleResult:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object written to ``results.jsonl``."""
+        """Return the JSON object written to ``results.jsonl``."""
         out: dict[str, Any] = {
             "line": self.line,
             "digest": self.digest,
@@ -114,7 +114,7 @@ class SampleResult:
 
 
 def _tasks_digest(tasks: Mapping[str, ScoringTask]) -> str:
-    """A hash of everything about the tasks that decides a verdict."""
+    """Return a hash of everything about the tasks that decides a verdict."""
     import hashlib
 
     digest = hashlib.sha256()

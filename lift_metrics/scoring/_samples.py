@@ -51,7 +51,7 @@ class Sample:
 
 
 def sample_digest(task_id: str, kind: str, text: str, sample_id: str | None) -> str:
-    """The content hash that ties a result to the sample it was computed from."""
+    """Return the content hash that ties a result to the sample it was computed from."""
     payload = json.dumps([task_id, kind, text, sample_id], ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
@@ -103,7 +103,7 @@ def _check_ids(samples: list[Sample], label: str) -> None:
 
 
 def load_samples(path: str | os.PathLike[str]) -> list[Sample]:
-    """Read and validate a JSON Lines file of generated programs.
+    r"""Read and validate a JSON Lines file of generated programs.
 
     Parameters
     ----------
@@ -131,7 +131,7 @@ def load_samples(path: str | os.PathLike[str]) -> list[Sample]:
     --------
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "samples.jsonl"
-    >>> _ = path.write_text('{"task_id": "HumanEval/0", "completion": "    return False"}\\n')
+    >>> _ = path.write_text('{"task_id": "HumanEval/0", "completion": "    return False"}\n')
     >>> load_samples(path)
     [Sample(line=1, task_id='HumanEval/0', kind='completion')]
     """

@@ -100,7 +100,7 @@ def score_samples(
     code_quality: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> ScoreSummary:
-    """Score generated programs against their tasks' tests; pass@k with intervals.
+    r"""Score generated programs against their tasks' tests; pass@k with intervals.
 
     Parameters
     ----------
@@ -156,8 +156,8 @@ def score_samples(
     Examples
     --------
     >>> summary = score_samples(
-    ...     [{"task_id": "t001", "solution": "def add(a, b):\\n    return a + b\\n"},
-    ...      {"task_id": "t001", "solution": "def add(a, b):\\n    return a - b\\n"}],
+    ...     [{"task_id": "t001", "solution": "def add(a, b):\n    return a + b\n"},
+    ...      {"task_id": "t001", "solution": "def add(a, b):\n    return a - b\n"}],
     ...     "project")
     >>> summary.pass_at_k, summary.status_counts
     ({'pass@1': 0.5}, {'passed': 1, 'failed': 1})
@@ -177,19 +177,7 @@ def score_samples(
     done: dict[int, SampleResult] = {}
     results_path: Path | None = None
     if output is not None:
-        folder = Path(output)
-        if folder.exists() and not folder.is_dir():
-            raise InputValueError(f"output {str(folder)!r} exists and is not a folder")
-        results_path = folder / RESULTS_NAME
-        settings = {"tasks_digest": _tasks_digest(task_map), "timeout_s": limit_s}
-        if resume:
-            _check_settings(folder / RUN_NAME, settings, results_path)
-            for result in read_results(results_path, by_line, label):
-                done[result.line] = result
-        folder.mkdir(parents=True, exist_ok=True)
-        if not resume:
-            results_path.write_bytes(b"")
-        atomic_write_json(folder / RUN_NAME, settings)
+        results_path = _open_output(Path(output), task_map, limit_s, resume, by_line, label, done)
     resumed = len(done)
     todo = [sample for sample in sample_list if sample.line not in done]
     if output is not None and todo:  # a summary only ever describes a finished run
@@ -221,13 +209,7 @@ def score_samples(
             if progress is not None:
                 progress(len(done), total)
     finally:
-        close = getattr(stream, "close", None)
-        if callable(close):
-            close()
-        if appender is not None:
-            appender.close()
-        if owned:
-            runner.close()
+        _close_run(stream, appender, runner if owned else None)
     missing = [line for line in by_line if line not in done]
     if missing:
         raise RuntimeError(
@@ -244,6 +226,46 @@ def score_samples(
     if output is not None:
         atomic_write_json(Path(output) / SUMMARY_NAME, summary.to_dict())
     return summary
+
+
+def _open_output(
+    folder: Path,
+    task_map: Mapping[str, ScoringTask],
+    limit_s: float,
+    resume: bool,
+    by_line: Mapping[int, Sample],
+    label: str,
+    done: dict[int, SampleResult],
+) -> Path:
+    """Prepare the output folder; put the results a resumed run kept into ``done``.
+
+    Return the results file: emptied for a new run, checked against this run's settings for
+    a resumed one.
+    """
+    if folder.exists() and not folder.is_dir():
+        raise InputValueError(f"output {str(folder)!r} exists and is not a folder")
+    results_path = folder / RESULTS_NAME
+    settings = {"tasks_digest": _tasks_digest(task_map), "timeout_s": limit_s}
+    if resume:
+        _check_settings(folder / RUN_NAME, settings, results_path)
+        for result in read_results(results_path, by_line, label):
+            done[result.line] = result
+    folder.mkdir(parents=True, exist_ok=True)
+    if not resume:
+        results_path.write_bytes(b"")
+    atomic_write_json(folder / RUN_NAME, settings)
+    return results_path
+
+
+def _close_run(stream: Any, appender: _Appender | None, runner: ScoringBackend | None) -> None:
+    """Close the result stream, the results file and the backend this run created."""
+    close = getattr(stream, "close", None)
+    if callable(close):
+        close()
+    if appender is not None:
+        appender.close()
+    if runner is not None:
+        runner.close()
 
 
 def _quality(sample: Sample, task: ScoringTask, timeout_s: float) -> float | None:

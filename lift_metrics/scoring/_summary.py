@@ -89,7 +89,7 @@ class ScoreSummary:
         }
 
     def format_table(self) -> str:
-        """A plain-text table: pass@k with intervals, then status counts."""
+        """Return a plain-text table: pass@k with intervals, then status counts."""
         rows = [f"{'metric':<10} {'value':>8}  95% bootstrap CI over {self.n_tasks} tasks"]
         for key, value in self.pass_at_k.items():
             rows.append(f"{key:<10} {value:>8.4f}  {self.intervals[key].format()}")
@@ -126,7 +126,7 @@ def summarize_results(
     confidence_level: float = 0.95,
     seed: int = 0,
 ) -> ScoreSummary:
-    """pass@k with bootstrap intervals, per-task counts and status counts of ``results``.
+    r"""pass@k with bootstrap intervals, per-task counts and status counts of ``results``.
 
     Parameters
     ----------
@@ -152,7 +152,7 @@ def summarize_results(
     Notes
     -----
     pass@k of a task with n samples, c correct, is the unbiased estimator
-    :math:`1 - \\binom{n-c}{k} / \\binom{n}{k}` (:func:`lift_metrics.stats.pass_at_k`); the
+    :math:`1 - \binom{n-c}{k} / \binom{n}{k}` (:func:`lift_metrics.stats.pass_at_k`); the
     reported figure is its mean over tasks. The interval resamples tasks with replacement
     (10,000 times) and takes the percentiles of the mean.
     """

@@ -49,7 +49,7 @@ class ScoringTask:
         return f"ScoringTask(task_id={self.task_id!r}, entry_point={self.entry_point!r}, {kind})"
 
     def program(self, kind: str, text: str) -> str:
-        """The whole program of a sample: ``prompt + completion``, or the solution itself."""
+        """Return the whole program of a sample: ``prompt + completion``, or the solution itself."""
         return self.prompt + text if kind == "completion" else text
 
 
@@ -69,7 +69,7 @@ def _check_script(script: str, where: str) -> str:
 def assert_lines_script(
     asserts: list[str], *, setup: str = "", imports: list[str] | None = None
 ) -> str:
-    """A ``check(candidate)`` script that runs MBPP-style top-level ``assert`` lines.
+    """Return a ``check(candidate)`` script that runs MBPP-style top-level ``assert`` lines.
 
     The asserts call the function by its own name (it is defined in the same namespace);
     ``setup`` code and ``imports`` run first, inside ``check``.
@@ -88,7 +88,7 @@ _BUILTIN_CALLS = frozenset({"set", "list", "tuple", "sorted", "abs", "round", "l
 
 
 def _called_name(asserts: list[str]) -> str | None:
-    """The function the first assert calls (MBPP records name no entry point)."""
+    """Return the function the first assert calls (MBPP records name no entry point)."""
     for line in asserts:
         try:
             tree = _pyast.parse(line.strip())
@@ -111,8 +111,6 @@ def _string_list(value: Any, field: str, where: str) -> list[str]:
 
 
 def _task_from(record: Any, where: str) -> ScoringTask:
-    from lift_metrics.optimizers import io_tests_from_json
-
     if not isinstance(record, Mapping):
         raise InputValueError(f"{where}: a task must be a JSON object, got {type(record).__name__}")
     task_id = record.get("task_id", record.get("id"))
@@ -134,6 +132,16 @@ def _task_from(record: Any, where: str) -> ScoringTask:
         raise InputValueError(
             f"{where}: 'entry_point' must be a function name, got {entry_point!r}"
         )
+    tests, entry_point = _tests_from(record, where, entry_point)
+    return ScoringTask(task_id, prompt, entry_point, tests, _reference_from(record, prompt))
+
+
+def _tests_from(
+    record: Mapping[str, Any], where: str, entry_point: str | None
+) -> tuple[list[tuple[dict[str, Any], Any]] | str, str | None]:
+    """Return a task record's tests and its entry point (MBPP's: the function the asserts call)."""
+    from lift_metrics.optimizers import io_tests_from_json
+
     tests: list[tuple[dict[str, Any], Any]] | str
     present = [field for field in ("tests", "test", "test_list") if field in record]
     if len(present) != 1:
@@ -164,15 +172,19 @@ def _task_from(record: Any, where: str) -> ScoringTask:
             raise InputValueError(f"{where}: {exc}") from None
         if not tests:
             raise InputValueError(f"{where}: 'tests' is empty")
-    reference: str | None = None
-    if isinstance(record.get("canonical_solution"), str):
-        reference = prompt + record["canonical_solution"]
-    else:
-        for key in ("reference", "expected_code", "code"):
-            if isinstance(record.get(key), str):
-                reference = record[key]
-                break
-    return ScoringTask(task_id, prompt, entry_point, tests, reference)
+    return tests, entry_point
+
+
+def _reference_from(record: Mapping[str, Any], prompt: str) -> str | None:
+    """Return a task record's reference solution (``prompt + canonical_solution``), if any."""
+    solution = record.get("canonical_solution")
+    if isinstance(solution, str):
+        return prompt + solution
+    for key in ("reference", "expected_code", "code"):
+        value = record.get(key)
+        if isinstance(value, str):
+            return value
+    return None
 
 
 def _read_lines(path: Path) -> list[str]:
@@ -183,8 +195,11 @@ def _read_lines(path: Path) -> list[str]:
 
 
 def _jsonl_records(path: Path, lines: list[str]) -> Iterator[tuple[int, str, Any]]:
-    """``(line number, where, record)`` for each non-blank line of ``path`` (already read as
-    ``lines``); ``where`` (``"FILE: line N"``) starts the error messages about that record."""
+    """Yield ``(line number, where, record)`` for each non-blank line of ``path``.
+
+    ``lines`` is the file already read; ``where`` (``"FILE: line N"``) starts the error messages
+    about that record.
+    """
     for number, record in jsonl_values(
         lines, lambda n, why: InputValueError(f"{path}: line {n}: not valid JSON ({why})")
     ):

@@ -64,7 +64,7 @@ def _file_sha256(path: Path) -> str:
 
 
 def _checksum_file(model_file: Path) -> Path:
-    """The sidecar that records the SHA-256 of an exported model, written after the export."""
+    """Return the sidecar recording the SHA-256 of an exported model, written after the export."""
     return model_file.with_name(model_file.name + ".sha256")
 
 

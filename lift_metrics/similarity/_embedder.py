@@ -194,7 +194,7 @@ class SentenceTransformerEmbedder:
             )
 
     def _load_onnx(self, path: str) -> _TorchBackend | _OnnxBackend | None:
-        """The ONNX backend, or None (after raising for backend='onnx') where it cannot run."""
+        """Return the ONNX backend, or None where it cannot run (backend='onnx' raises instead)."""
         if self.device != "cpu":
             self._onnx_unavailable(f"it runs on the CPU only, device is {self.device!r}")
             return None
@@ -352,7 +352,7 @@ class SentenceTransformerEmbedder:
             self.misses = 0
 
     def cache_len(self) -> int:
-        """Number of embeddings currently cached."""
+        """Return the number of embeddings currently cached."""
         return len(self._cache)
 
 
@@ -361,7 +361,7 @@ _default_lock = threading.Lock()
 
 
 def get_default_embedder() -> SentenceTransformerEmbedder:
-    """The process-wide default embedder (bundled all-MiniLM-L6-v2, CPU).
+    """Return the process-wide default embedder (bundled all-MiniLM-L6-v2, CPU).
 
     Created on the first call, thread-safe; the model itself loads on the first
     :meth:`~SentenceTransformerEmbedder.embed`. Every metric that is not given an ``embedder``

@@ -38,7 +38,7 @@ def check_similarity_floor(value: object) -> float:
 
 
 def rescale_similarity(similarity: float, floor: float) -> float:
-    """Map a similarity in [0, 1] so that ``floor`` and below score 0 and 1 stays 1.
+    r"""Map a similarity in [0, 1] so that ``floor`` and below score 0 and 1 stays 1.
 
     Parameters
     ----------
@@ -50,7 +50,7 @@ def rescale_similarity(similarity: float, floor: float) -> float:
     Returns
     -------
     float
-        :math:`\\max(0, (s - f) / (1 - f))`; ``floor=0`` returns ``similarity`` unchanged.
+        :math:`\max(0, (s - f) / (1 - f))`; ``floor=0`` returns ``similarity`` unchanged.
 
     Raises
     ------

@@ -45,7 +45,7 @@ class _OnnxSpec:
     pad_token_id: int
 
     def cache_file(self) -> Path:
-        """The exported model's path, keyed by the model files and the exporting versions."""
+        """Return the exported model's path, keyed by the model files and the exporting versions."""
         parts = [_ONNX_FORMAT, str(self.model_dir.resolve()), str(_ONNX_OPSET)]
         for name in _MODEL_FILES:
             path = self.model_dir / name
@@ -58,7 +58,7 @@ class _OnnxSpec:
 
 
 def _onnx_spec(model_path: str) -> _OnnxSpec | None:
-    """The fast-path description of ``model_path``, or None where the fast path does not apply.
+    """Return the fast-path description of ``model_path``, or None where it does not apply.
 
     It applies to a local directory holding a BERT-family transformer with a fast tokenizer
     (``tokenizer.json``), followed by mean pooling and an optional Normalize module: the

@@ -18,7 +18,7 @@ from lift_metrics.similarity._protocol import Embedder
 
 
 def cosine_similarity(u: npt.ArrayLike, v: npt.ArrayLike) -> float:
-    """Cosine similarity of two vectors, clipped to [0, 1].
+    r"""Cosine similarity of two vectors, clipped to [0, 1].
 
     Parameters
     ----------
@@ -28,7 +28,7 @@ def cosine_similarity(u: npt.ArrayLike, v: npt.ArrayLike) -> float:
     Returns
     -------
     float
-        :math:`\\max(0, \\min(1, u \\cdot v / (\\lVert u\\rVert \\lVert v\\rVert)))`.
+        :math:`\max(0, \min(1, u \cdot v / (\lVert u\rVert \lVert v\rVert)))`.
 
     Raises
     ------
@@ -149,7 +149,7 @@ def text_similarity(a: str, b: str, *, embedder: Embedder | None = None) -> floa
 
 
 def sequence_similarity(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
-    """Normalised Levenshtein similarity of two sequences, in [0, 1].
+    r"""Normalised Levenshtein similarity of two sequences, in [0, 1].
 
     Parameters
     ----------
@@ -159,7 +159,7 @@ def sequence_similarity(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
     Returns
     -------
     float
-        :math:`1 - d(a, b) / \\max(|a|, |b|)` where :math:`d` is the Levenshtein edit distance
+        :math:`1 - d(a, b) / \max(|a|, |b|)` where :math:`d` is the Levenshtein edit distance
         (insertions, deletions and substitutions cost 1).
 
     Notes

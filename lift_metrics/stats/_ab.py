@@ -37,8 +37,11 @@ Verdict = Literal["prefer_treatment", "prefer_control", "inconclusive", "mixed"]
 
 @dataclass(frozen=True, repr=False)
 class DeltaStatistics:
-    """Mean and median of one paired delta, a bootstrap interval on the mean and a
-    sign-flip permutation p-value (two-sided, H0: the delta is symmetric around 0)."""
+    """Mean and median of one paired delta, with an interval and a p-value.
+
+    The interval is a bootstrap interval on the mean; the p-value a sign-flip permutation p-value
+    (two-sided, H0: the delta is symmetric around 0).
+    """
 
     name: str
     mean: float
@@ -75,8 +78,11 @@ _DECISION_TEXT = {
 
 @dataclass(frozen=True, repr=False)
 class PairedComparison:
-    """Result of :func:`paired_comparison`: arm statistics, paired deltas with intervals and
-    p-values, the point decision of the three gates and the interval-aware verdict."""
+    """Result of :func:`paired_comparison`.
+
+    Arm statistics, paired deltas with intervals and p-values, the point decision of the three gates
+    and the interval-aware verdict.
+    """
 
     treatment: str
     control: str

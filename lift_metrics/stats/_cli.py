@@ -88,8 +88,11 @@ def _console() -> Any:
 
 
 def _emit(output_format: str, result: Any, text: Callable[[Any], None]) -> None:
-    """Print ``result`` in one of :data:`FORMATS`: JSON, its ``to_markdown()``, or ``text``
-    (which prints the text form on a rich console)."""
+    """Print ``result`` in one of :data:`FORMATS`.
+
+    The formats are JSON, the result's ``to_markdown()``, or ``text`` (which prints the text
+    form on a rich console).
+    """
     if output_format == "json":
         print(dumps_json(result))
     elif output_format == "markdown":

@@ -95,7 +95,7 @@ class ReportComparison:
         return rows
 
     def summary_line(self) -> str:
-        """Counts of each kind of change and the threshold."""
+        """Return Counts of each kind of change and the threshold."""
         return (
             f"{len(self.regressions)} regression(s), {len(self.improvements)} improvement(s), "
             f"{len(self.unchanged)} unchanged, {len(self.new)} new, {len(self.removed)} removed "

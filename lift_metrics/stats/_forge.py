@@ -25,7 +25,7 @@ from lift_metrics.stats._records import (
 
 
 def forge_score(compiled: bool, passed: int, failed: int, lint_warnings: int) -> float:
-    """forgetest score of one generated program: compilation, tests and lint in [0, 1].
+    """Forgetest score of one generated program: compilation, tests and lint in [0, 1].
 
     Parameters
     ----------
@@ -293,7 +293,7 @@ class EvalReport:
 
 
 def case_key(model: str, case: str) -> str:
-    """The key of a (model, case) pair in :meth:`EvalReport.case_scores`: ``"model/case"``."""
+    """Return a (model, case) pair's key in :meth:`EvalReport.case_scores`: ``"model/case"``."""
     return f"{model}/{case}"
 
 

@@ -42,7 +42,7 @@ class Gate:
 def ab_decision(
     treatment: ArmStatistics, control: ArmStatistics
 ) -> tuple[Decision, tuple[Gate, ...]]:
-    """The three-gate decision rule on two arms' statistics.
+    """Return the three-gate decision rule on two arms' statistics.
 
     Parameters
     ----------

@@ -98,7 +98,7 @@ def _z(confidence_level: float) -> float:
 def wilson_interval(
     successes: int, trials: int, *, confidence_level: float = 0.95
 ) -> ConfidenceInterval:
-    """Wilson score interval for a binomial proportion ``successes / trials``.
+    r"""Wilson score interval for a binomial proportion ``successes / trials``.
 
     Parameters
     ----------
@@ -123,12 +123,12 @@ def wilson_interval(
 
     Notes
     -----
-    With :math:`\\hat p = s/n` and :math:`z` the standard normal quantile at
-    :math:`(1 + \\text{level})/2`:
+    With :math:`\hat p = s/n` and :math:`z` the standard normal quantile at
+    :math:`(1 + \text{level})/2`:
 
     .. math::
 
-        \\frac{\\hat p + z^2/(2n) \\pm z \\sqrt{\\hat p (1-\\hat p)/n + z^2/(4n^2)}}{1 + z^2/n}
+        \frac{\hat p + z^2/(2n) \pm z \sqrt{\hat p (1-\hat p)/n + z^2/(4n^2)}}{1 + z^2/n}
 
     Unlike the normal (Wald) interval it stays inside [0, 1] and is not degenerate at
     0 or n successes, which makes it the better choice for small run counts.
@@ -161,7 +161,7 @@ def wilson_interval(
 def mean_interval(
     values: Sequence[float] | np.ndarray, *, confidence_level: float = 0.95
 ) -> ConfidenceInterval:
-    """Student-t confidence interval for the mean of ``values``.
+    r"""Student-t confidence interval for the mean of ``values``.
 
     Parameters
     ----------
@@ -182,7 +182,7 @@ def mean_interval(
 
     Notes
     -----
-    :math:`\\bar x \\pm t_{(1+\\text{level})/2,\\,n-1}\\, s/\\sqrt{n}` with the sample
+    :math:`\bar x \pm t_{(1+\text{level})/2,\,n-1}\, s/\sqrt{n}` with the sample
     standard deviation :math:`s` (ddof=1). Constant data gives the zero-width interval
     ``[mean, mean]``.
 

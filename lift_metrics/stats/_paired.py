@@ -59,8 +59,10 @@ class PairedBootstrap:
 
     @property
     def verdict(self) -> str:
-        """``"a higher"`` / ``"a lower"`` when the interval excludes 0, ``"no difference"``
-        when every pair is equal, else ``"inconclusive"``."""
+        """Return ``"a higher"`` / ``"a lower"`` when the interval excludes 0.
+
+        Return ``"no difference"`` when every pair is equal, else ``"inconclusive"``.
+        """
         low, high = self.interval
         if low == high == 0.0:
             return "no difference"

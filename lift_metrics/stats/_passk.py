@@ -80,7 +80,7 @@ def _validated(n: Any, c: Any, k: Any) -> tuple[_IntArray, _IntArray, _IntArray,
 
 
 def _unique_rows(a: _IntArray, n: _IntArray, k: _IntArray) -> tuple[_IntArray, _IntArray]:
-    """Unique (a, n, k) rows as a (m, 3) array and the inverse index of every input row."""
+    """Return the unique (a, n, k) rows as an (m, 3) array and every input row's inverse index."""
     span_a = int(a.max()) + 1
     span_n = int(n.max()) + 1
     span_k = int(k.max()) + 1
@@ -141,7 +141,7 @@ def _finish(result: _FloatArray, shape: tuple[int, ...], scalar: bool) -> float 
 
 
 def pass_at_k(n: Any, c: Any, k: Any) -> Any:
-    """Unbiased pass@k: the chance that at least one of k samples (of n, c correct) passes.
+    r"""Unbiased pass@k: the chance that at least one of k samples (of n, c correct) passes.
 
     Parameters
     ----------
@@ -167,15 +167,15 @@ def pass_at_k(n: Any, c: Any, k: Any) -> Any:
 
     Notes
     -----
-    Chen et al. (2021), :math:`1 - \\binom{n-c}{k} / \\binom{n}{k}`, computed in the
+    Chen et al. (2021), :math:`1 - \binom{n-c}{k} / \binom{n}{k}`, computed in the
     numerically stable product form
 
     .. math::
 
-        1 - \\prod_{i=n-c+1}^{n} \\left(1 - \\frac{k}{i}\\right)
+        1 - \prod_{i=n-c+1}^{n} \left(1 - \frac{k}{i}\right)
 
     and 1.0 when :math:`n - c < k`. The equal product
-    :math:`\\prod_{j=0}^{k-1} (1 - c/(n-j))` is used instead when it has fewer factors
+    :math:`\prod_{j=0}^{k-1} (1 - c/(n-j))` is used instead when it has fewer factors
     (``k < c``); factors are summed as ``log1p`` terms and the result is ``-expm1(sum)``,
     accurate to a few ulps even for tiny pass@k. Arrays are evaluated once per distinct
     ``(n, c, k)``, fully vectorised (a million problems take a fraction of a second).
@@ -200,7 +200,7 @@ def pass_at_k(n: Any, c: Any, k: Any) -> Any:
 
 
 def pass_hat_k(n: Any, c: Any, k: Any) -> Any:
-    """pass^k: the chance that all k samples drawn (of n, c correct) pass — reliability.
+    r"""pass^k: the chance that all k samples drawn (of n, c correct) pass — reliability.
 
     Parameters
     ----------
@@ -225,7 +225,7 @@ def pass_hat_k(n: Any, c: Any, k: Any) -> Any:
 
     Notes
     -----
-    :math:`\\binom{c}{k} / \\binom{n}{k} = \\prod_{j=0}^{k-1} (c - j)/(n - j)`, 0 when
+    :math:`\binom{c}{k} / \binom{n}{k} = \prod_{j=0}^{k-1} (c - j)/(n - j)`, 0 when
     :math:`c < k`; computed with the same stable log-product as :func:`pass_at_k`. pass^1
     equals pass@1 (``c/n``); for k > 1, pass^k <= pass@1 <= pass@k.
 

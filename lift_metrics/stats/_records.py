@@ -38,8 +38,10 @@ def require(record: Mapping[str, Any], index: int | str, field: str) -> Any:
 
 
 def check_text(value: str, where: str) -> str:
-    """Return ``value`` if it can be written as UTF-8; a lone surrogate (JSON's ``"\\ud800"``)
-    is a :class:`RecordError` naming ``where``."""
+    r"""Return ``value`` if it can be written as UTF-8.
+
+    A lone surrogate (JSON's ``"\ud800"``) is a :class:`RecordError` naming ``where``.
+    """
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -58,7 +60,7 @@ def in_file(path: str | os.PathLike[str], exc: RecordError) -> RecordError:
 
 
 def get_str(record: Mapping[str, Any], index: int | str, field: str) -> str:
-    """A required non-empty string field (valid Unicode: no lone surrogates)."""
+    """Return a required non-empty string field (valid Unicode: no lone surrogates)."""
     value = require(record, index, field)
     if not isinstance(value, str) or not value:
         raise RecordError(f"{_where(index, field)} must be a non-empty string, got {value!r}")
@@ -66,7 +68,7 @@ def get_str(record: Mapping[str, Any], index: int | str, field: str) -> str:
 
 
 def get_bool(record: Mapping[str, Any], index: int | str, field: str) -> bool:
-    """A required boolean field (``0``/``1``/``"true"`` are refused, not guessed)."""
+    """Return a required boolean field (``0``/``1``/``"true"`` are refused, not guessed)."""
     value = require(record, index, field)
     if not isinstance(value, bool | np.bool_):
         raise RecordError(f"{_where(index, field)} must be true or false, got {value!r}")
@@ -74,7 +76,7 @@ def get_bool(record: Mapping[str, Any], index: int | str, field: str) -> bool:
 
 
 def get_int(record: Mapping[str, Any], index: int | str, field: str, *, default: Any = ...) -> int:
-    """A required (or defaulted) non-negative integer field."""
+    """Return a required (or defaulted) non-negative integer field."""
     if default is not ... and field not in record:
         return int(default)
     value = require(record, index, field)
@@ -93,7 +95,7 @@ def get_float(
     unit_interval: bool = False,
     default: Any = ...,
 ) -> float:
-    """A required (or defaulted) finite, non-negative number (optionally at most 1)."""
+    """Return a required (or defaulted) finite, non-negative number (optionally at most 1)."""
     if default is not ... and field not in record:
         return float(default)
     value = require(record, index, field)

@@ -112,7 +112,7 @@ def cost_usd(
 
 
 def cost_of_pass(cost_usd: float, pass_rate: float) -> float:
-    """Expected cost of one passing run: ``cost_usd / pass_rate``.
+    """Return the expected cost of one passing run: ``cost_usd / pass_rate``.
 
     Parameters
     ----------

@@ -85,7 +85,7 @@ def variance_of(array: npt.NDArray[np.float64], ddof: int) -> float:
 
 
 def summarize(values: Sequence[float] | np.ndarray, *, ddof: int = 0) -> Statistics:
-    """Median, mean, mode, min, max, standard deviation and count of ``values``.
+    r"""Median, mean, mode, min, max, standard deviation and count of ``values``.
 
     Parameters
     ----------
@@ -111,7 +111,7 @@ def summarize(values: Sequence[float] | np.ndarray, *, ddof: int = 0) -> Statist
     -----
     ``median`` averages the two middle values when the count is even; ``mode`` is the
     smallest of the most frequent values; ``std_dev`` is
-    :math:`\\sqrt{\\sum (x - \\bar x)^2 / (n - \\text{ddof})}`. With ``n <= ddof`` the standard
+    :math:`\sqrt{\sum (x - \bar x)^2 / (n - \text{ddof})}`. With ``n <= ddof`` the standard
     deviation is undefined: a ``RuntimeWarning`` and ``nan``.
 
     Examples

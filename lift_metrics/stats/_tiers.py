@@ -155,8 +155,11 @@ class TierSummary:
 
 @dataclass(frozen=True, repr=False)
 class TierReport:
-    """Result of :func:`summarize_tiers`: one :class:`TierSummary` per tier plus cross-tier
-    variance of the median pass rates and costs and the spread of the median costs."""
+    """Result of :func:`summarize_tiers`.
+
+    One :class:`TierSummary` per tier plus cross-tier variance of the median pass rates and costs
+    and the spread of the median costs.
+    """
 
     tiers: tuple[TierSummary, ...]
     baseline: str

@@ -50,14 +50,14 @@ class _BreakdownScorer:
     """A scorer whose score is its :meth:`breakdown`'s ``score``."""
 
     def breakdown(self, item: Any) -> Any:
-        """The metric's breakdown of one item."""
+        """Return the metric's breakdown of one item."""
         raise NotImplementedError
 
     def __call__(self, item: Any) -> float:
         return float(self.breakdown(item).score)
 
     def group(self, item: Any) -> str | None:
-        """The entry point, when given (pairs built on one function share a fold)."""
+        """Return the entry point, when given (pairs built on one function share a fold)."""
         value = item.get("entry_point") if isinstance(item, Mapping) else None
         return None if value is None else str(value)
 
@@ -121,7 +121,7 @@ class IRPairScorer(_BreakdownScorer):
         return as_ir(predicted), as_expected(expected)
 
     def breakdown(self, item: Any) -> Any:
-        """The :class:`~lift_metrics.ir.IRQualityBreakdown` of one item."""
+        """Return the :class:`~lift_metrics.ir.IRQualityBreakdown` of one item."""
         from lift_metrics.ir import ir_quality_breakdown
 
         predicted, expected = self._pair(item)
@@ -134,7 +134,7 @@ class IRPairScorer(_BreakdownScorer):
         )
 
     def group(self, item: Any) -> str | None:
-        """The expected function's name (pairs built on one function share a fold)."""
+        """Return the expected function's name (pairs built on one function share a fold)."""
         expected = item.get("expected") if isinstance(item, Mapping) else None
         if isinstance(expected, Mapping):
             signature = expected.get("signature")
@@ -237,7 +237,7 @@ class CodePairScorer(_BreakdownScorer):
         return f"CodePairScorer(weights={self.weights}{floor}{gate}{cap})"
 
     def breakdown(self, item: Any) -> Any:
-        """The :class:`~lift_metrics.code.CodeQualityBreakdown` of one item."""
+        """Return the :class:`~lift_metrics.code.CodeQualityBreakdown` of one item."""
         from lift_metrics.code import code_quality_breakdown
 
         entry_point = item.get("entry_point") if isinstance(item, Mapping) else None
@@ -322,7 +322,7 @@ class EndToEndScorer(_BreakdownScorer):
         return f"EndToEndScorer(weights={self.weights})"
 
     def breakdown(self, item: Any) -> Any:
-        """The :class:`~lift_metrics.composite.EndToEndBreakdown` of one item."""
+        """Return the :class:`~lift_metrics.composite.EndToEndBreakdown` of one item."""
         from lift_metrics.composite import end_to_end_breakdown
 
         latency = item.get("latency_ms") if isinstance(item, Mapping) else None
@@ -348,8 +348,11 @@ class EndToEndScorer(_BreakdownScorer):
 
 
 def _code_pair(item: Any, scorer: str) -> tuple[str, str]:
-    """``(predicted, expected)`` code of an item: ``predicted_code``/``expected_code`` keys,
-    or ``prediction``/``reference`` (the CoNaLa grades' own names)."""
+    """``(predicted, expected)`` code of an item.
+
+    ``predicted_code``/``expected_code`` keys, or ``prediction``/``reference`` (the CoNaLa grades'
+    own names).
+    """
     if isinstance(item, Mapping) and "predicted_code" not in item and "prediction" in item:
         return str(_field(item, "prediction", scorer)), str(_field(item, "reference", scorer))
     return (
@@ -380,14 +383,14 @@ class ReferenceScorer(_BreakdownScorer):
         return "ReferenceScorer()"
 
     def breakdown(self, item: Any) -> Any:
-        """The :class:`~lift_metrics.code.ReferenceScoreBreakdown` of one item."""
+        """Return the :class:`~lift_metrics.code.ReferenceScoreBreakdown` of one item."""
         from lift_metrics.code import reference_score_breakdown
 
         predicted, expected = _code_pair(item, "reference_score")
         return reference_score_breakdown(predicted, expected, embedder=self.embedder)
 
     def group(self, item: Any) -> str | None:
-        """The reference snippet (predictions for one task share a fold)."""
+        """Return the reference snippet (predictions for one task share a fold)."""
         try:
             return _code_pair(item, "reference_score")[1]
         except (TypeError, ValueError):
@@ -452,8 +455,10 @@ def builtin_scorer(
     wrong_answer_gate: bool = False,
     stub_cap: float | None = None,
 ) -> IRPairScorer | CodePairScorer | EndToEndScorer | ReferenceScorer:
-    """The item scorer for ``"ir_quality"``, ``"code_quality"``, ``"end_to_end"`` or
-    ``"reference_score"`` (which takes none of the options).
+    """Return the item scorer for a metric name.
+
+    The name is ``"ir_quality"``, ``"code_quality"``, ``"end_to_end"`` or ``"reference_score"``
+    (which takes none of the options).
 
     ``code_quality`` scores with its default ``"validated"`` profile unless weighted-sum
     options are given (``weights``, a ``similarity_floor`` above 0, ``wrong_answer_gate``,

@@ -21,7 +21,7 @@ def krippendorff_alpha(
     *,
     level: Literal["nominal", "ordinal", "interval", "ratio"] = "interval",
 ) -> float:
-    """Krippendorff's alpha among raters, missing ratings allowed.
+    r"""Krippendorff's alpha among raters, missing ratings allowed.
 
     Parameters
     ----------
@@ -33,7 +33,7 @@ def krippendorff_alpha(
     Returns
     -------
     float
-        :math:`\\alpha = 1 - D_o / D_e`: 1 is perfect agreement, 0 is agreement at chance
+        :math:`\alpha = 1 - D_o / D_e`: 1 is perfect agreement, 0 is agreement at chance
         level, negative is systematic disagreement. nan (with a
         :class:`ConstantInputWarning`) when fewer than two items have two ratings or all
         pairable ratings are equal.

@@ -133,7 +133,7 @@ def _fit(
 
 
 def _fold_ids(n: int, folds: int, groups: Sequence[Any] | None, seed: int) -> np.ndarray:
-    """The fold of each item: scikit-learn's ``GroupKFold`` with shuffled groups.
+    """Return the fold of each item: scikit-learn's ``GroupKFold`` with shuffled groups.
 
     Without ``groups`` every item is its own group. The groups are shuffled with ``seed`` and
     dealt into ``folds`` runs of (nearly) equal group counts, so one group never spans two
@@ -164,7 +164,7 @@ def calibrate_weights(
     seed: int = 0,
     upper_bounds: Sequence[float] | np.ndarray | None = None,
 ) -> CalibrationResult:
-    """Fit non-negative component weights that sum to 1, with k-fold cross-validation.
+    r"""Fit non-negative component weights that sum to 1, with k-fold cross-validation.
 
     Parameters
     ----------
@@ -207,7 +207,7 @@ def calibrate_weights(
 
     Notes
     -----
-    The weights are found with SLSQP under :math:`w_k \\ge 0,\\ \\sum_k w_k = 1`, started
+    The weights are found with SLSQP under :math:`w_k \ge 0,\ \sum_k w_k = 1`, started
     from the defaults, uniform weights and every single component, keeping the best.
     ``cv_pearson`` is Pearson's r of the pooled out-of-fold predictions: each item is scored
     with weights fitted on the other folds only.

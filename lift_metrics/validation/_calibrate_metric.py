@@ -54,7 +54,7 @@ class MetricCalibration:
     profile: CalibrationProfile
 
     def scorer(self) -> Any:
-        """The metric's item scorer with this profile (for :func:`validate_metric`)."""
+        """Return the metric's item scorer with this profile (for :func:`validate_metric`)."""
         metric = self.profile.metric or self.fit.metric
         return builtin_scorer(metric, **self.profile.metric_options())
 
@@ -114,7 +114,7 @@ def gate_columns(columns: dict[str, list[float]], wrong: Sequence[float]) -> dic
 
 
 def _reference_texts(scorer: Any, items: Sequence[LabelledItem]) -> list[str]:
-    """The reference text the similarity component embeds, one per item (for 'auto')."""
+    """Return the reference text the similarity component embeds, one per item (for 'auto')."""
     if scorer.similarity_component == "intent":
         return [scorer._pair(item.item)[1].intent.description for item in items]
     return [str(item.item["expected_code"]) for item in items]

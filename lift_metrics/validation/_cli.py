@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -20,6 +19,12 @@ from lift_metrics.validation._adapters import (
 )
 from lift_metrics.validation._calibrate import CalibrationResult
 from lift_metrics.validation._calibrate_metric import calibrate_metric
+from lift_metrics.validation._cli_output import (
+    Outcome,
+    exit_code,
+    print_calibrations,
+    write_reports,
+)
 from lift_metrics.validation._labels import (
     SHIPPED_DATASETS,
     SHIPPED_LABELS,
@@ -252,10 +257,6 @@ def _floor_option(value: str | None) -> float | Literal["auto"] | None:
     return floor
 
 
-def _slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or "metric"
-
-
 def _load(args: argparse.Namespace, data: Path) -> tuple[list[LabelledItem], str]:
     items = load_labels(
         data,
@@ -279,7 +280,7 @@ def _load(args: argparse.Namespace, data: Path) -> tuple[list[LabelledItem], str
 
 
 def _code_options(args: argparse.Namespace, spec: str) -> dict[str, Any]:
-    """The code_quality-only options given on the command line, for ``spec``."""
+    """Return the code_quality-only options given on the command line, for ``spec``."""
     if spec != "code_quality":
         return {}
     options: dict[str, Any] = {}
@@ -347,34 +348,24 @@ def _calibrate(
     return calibration.fit, result, write
 
 
-def _run(args: argparse.Namespace) -> int:
-    from lift_metrics._io import (
-        atomic_write_json,
-        atomic_write_text,
-        check_output_dir,
-        staged_output,
-    )
-    from lift_metrics.validation._plot import plot_validation
-    from lift_metrics.validation._report import (
-        format_table,
-        json_report,
-        markdown_report,
-        unscored_section,
-    )
+def _use_shipped_dataset(args: argparse.Namespace) -> Any:
+    """Apply ``--labels`` (its file, score field, fields and baselines); return its dataset."""
+    if args.labels is None:
+        return None
+    if args.data is not None:
+        raise InputValueError("--labels and --data are exclusive: give one")
+    dataset = SHIPPED_DATASETS[args.labels]
+    args.data = shipped_dataset_path(args.labels)
+    if args.score_field == "human_score":
+        args.score_field = dataset.score_field
+    if args.field is None:
+        args.field = [f"{key}={column}" for key, column in dataset.fields.items()]
+    args.baselines = True
+    return dataset
 
-    started = time.perf_counter()
-    dataset = None
-    if args.labels is not None:
-        if args.data is not None:
-            raise InputValueError("--labels and --data are exclusive: give one")
-        dataset = SHIPPED_DATASETS[args.labels]
-        args.data = shipped_dataset_path(args.labels)
-        if args.score_field == "human_score":
-            args.score_field = dataset.score_field
-        if args.field is None:
-            args.field = [f"{key}={column}" for key, column in dataset.fields.items()]
-        args.baselines = True
-    metrics = list(args.metrics or (dataset.metrics if dataset else _DEFAULT_METRICS))
+
+def _check_metrics(args: argparse.Namespace, metrics: list[str]) -> None:
+    """Refuse bad counts and metrics; import the import-path metrics (before any scoring)."""
     if args.folds < 2:
         raise InputValueError(f"--folds must be >= 2, got {args.folds}")
     if args.threads < 1:
@@ -398,6 +389,10 @@ def _run(args: argparse.Namespace) -> int:
             "--calibrate and --weights do not apply to reference_score (its model ships "
             "fitted; see scripts/fit_reference_model.py)"
         )
+
+
+def _check_calibration_options(args: argparse.Namespace, metrics: list[str]) -> None:
+    """Refuse the calibration-only options without ``--calibrate`` or a metric they fit."""
     if args.similarity_floor is not None:
         if not args.calibrate:
             raise InputValueError("--similarity-floor applies with --calibrate only")
@@ -412,154 +407,120 @@ def _run(args: argparse.Namespace) -> int:
             raise InputValueError(f"{flag} applies to code_quality, which is not being validated")
         if args.stub_cap is not None and not 0.0 <= args.stub_cap <= 1.0:
             raise InputValueError(f"--stub-cap must be in [0, 1], got {args.stub_cap!r}")
-    weights = _weights_by_metric(args.weights, metrics)
-    check_output_dir(args.out, option="--out")  # before any scoring
 
-    results: list[ValidationResult] = []
-    sources: dict[str, str] = {}
-    plots: dict[str, str] = {}
-    calibrations: dict[str, tuple[CalibrationResult, ValidationResult | None]] = {}
-    categories: dict[str, dict[str, str]] = {}
-    weight_writers: list[Callable[[Path], Path]] = []
-    baseline_done: set[str] = set()
-    unscored: list[TooFewScoresError] = []  # metrics with fewer than 3 scored items
-    split_shown = None
-    for spec in metrics:
-        if args.data is not None:
-            data = args.data
-        elif spec in SHIPPED_LABELS:
-            data = shipped_labels_path(spec)
-        else:
-            raise InputValueError(f"no labelled data ships for {spec!r}: pass --data FILE")
-        items, split_shown = _load(args, data)
-        if spec in BUILTIN_METRICS:
-            if args.call not in (None, "item"):
-                raise InputValueError("--call applies to import-path metrics only")
-            profile = weights.get(spec)
-            scorer = builtin_scorer(spec, **({} if profile is None else profile.metric_options()))
-            scorer.prefetch([item.item for item in items])
-            metric: Any = scorer
-            calling: dict[str, Any] = {}
-        else:
-            if spec in weights:
-                raise InputValueError("--weights applies to the built-in metrics only")
-            if os.getcwd() not in sys.path:
-                sys.path.insert(0, os.getcwd())
-            metric = import_metric(spec)
-            calling = {
-                "call": args.call or "item",
-                "prediction_fields": tuple(args.prediction_field or ()),
-            }
-        try:
-            result = validate_metric(
-                metric,
+
+def _data_for(args: argparse.Namespace, spec: str) -> Path:
+    """Return the labelled data ``spec`` is validated on (``--data`` or its shipped labels)."""
+    if args.data is not None:
+        return Path(args.data)
+    if spec in SHIPPED_LABELS:
+        return shipped_labels_path(spec)
+    raise InputValueError(f"no labelled data ships for {spec!r}: pass --data FILE")
+
+
+def _metric_for(
+    args: argparse.Namespace,
+    spec: str,
+    weights: dict[str, CalibrationProfile],
+    items: list[LabelledItem],
+) -> tuple[Any, dict[str, Any]]:
+    """Return the metric ``spec`` names and the keyword arguments to validate it with."""
+    if spec in BUILTIN_METRICS:
+        if args.call not in (None, "item"):
+            raise InputValueError("--call applies to import-path metrics only")
+        profile = weights.get(spec)
+        scorer = builtin_scorer(spec, **({} if profile is None else profile.metric_options()))
+        scorer.prefetch([item.item for item in items])
+        return scorer, {}
+    if spec in weights:
+        raise InputValueError("--weights applies to the built-in metrics only")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    calling = {"call": args.call or "item", "prediction_fields": tuple(args.prediction_field or ())}
+    return import_metric(spec), calling
+
+
+def _validate_one(
+    args: argparse.Namespace,
+    spec: str,
+    weights: dict[str, CalibrationProfile],
+    outcome: Outcome,
+) -> None:
+    """Validate ``spec`` (and its shipped profile, calibration and baselines when asked)."""
+    data = _data_for(args, spec)
+    items, outcome.split_shown = _load(args, data)
+    metric, calling = _metric_for(args, spec, weights, items)
+    try:
+        result = validate_metric(
+            metric,
+            items,
+            target=args.target,
+            confidence_level=args.confidence_level,
+            name=spec,
+            errors="missing",
+            num_threads=args.threads,
+            **calling,
+        )
+    except TooFewScoresError as exc:
+        outcome.unscored.append(exc)
+        return
+    categories = item_categories(items)
+    outcome.add(result, data, categories)
+    if args.shipped_profile and spec in SHIPPED_PROFILES:
+        shipped = load_profile(shipped_profile_path(spec), metric=spec)
+        profiled = builtin_scorer(spec, **shipped.metric_options())
+        profiled.prefetch([item.item for item in items])
+        name = f"{spec} (shipped profile)"
+        outcome.add(
+            validate_metric(
+                profiled,
                 items,
                 target=args.target,
                 confidence_level=args.confidence_level,
-                name=spec,
+                name=name,
                 errors="missing",
                 num_threads=args.threads,
-                **calling,
-            )
-        except TooFewScoresError as exc:
-            unscored.append(exc)
-            continue
-        results.append(result)
-        sources[result.metric] = str(data)
-        categories[result.metric] = item_categories(items)
-        if args.shipped_profile and spec in SHIPPED_PROFILES:
-            shipped = load_profile(shipped_profile_path(spec), metric=spec)
-            profiled = builtin_scorer(spec, **shipped.metric_options())
-            profiled.prefetch([item.item for item in items])
-            name = f"{spec} (shipped profile)"
-            results.append(
-                validate_metric(
-                    profiled,
-                    items,
-                    target=args.target,
-                    confidence_level=args.confidence_level,
-                    name=name,
-                    errors="missing",
-                    num_threads=args.threads,
-                )
-            )
-            sources[name] = str(data)
-            categories[name] = categories[result.metric]
-        if args.calibrate:
-            fit, fitted_result, write_weights = _calibrate(args, spec, data, items)
-            calibrations[result.metric] = (fit, fitted_result)
-            weight_writers.append(write_weights)
-        if args.baselines and str(data) not in baseline_done:
-            baseline_done.add(str(data))
-            baselines, notes = validate_field_baselines(
-                items,
-                target=args.target,
-                confidence_level=args.confidence_level,
-                num_threads=args.threads,
-            )
-            for note in notes:
-                print(f"note: {note}", file=sys.stderr)
-            for baseline in baselines:
-                results.append(baseline)
-                sources[baseline.metric] = str(data)
-                categories[baseline.metric] = categories[result.metric]
+            ),
+            data,
+            categories,
+        )
+    if args.calibrate:
+        fit, fitted_result, write_weights = _calibrate(args, spec, data, items)
+        outcome.calibrations[result.metric] = (fit, fitted_result)
+        outcome.weight_writers.append(write_weights)
+    if args.baselines and str(data) not in outcome.baseline_done:
+        outcome.baseline_done.add(str(data))
+        baselines, notes = validate_field_baselines(
+            items,
+            target=args.target,
+            confidence_level=args.confidence_level,
+            num_threads=args.threads,
+        )
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
+        for baseline in baselines:
+            outcome.add(baseline, data, categories)
 
-    with staged_output(args.out) as stage:  # every report file, or none (a full disk)
-        saved = [args.out / write_weights(stage).name for write_weights in weight_writers]
-        for result in results:
-            png = stage / f"{_slug(result.metric)}.png"
-            plot_validation(result, png)
-            plots[result.metric] = png.name
-        report = markdown_report(
-            results,
-            sources=sources,
-            split=split_shown,
-            plots=plots,
-            calibrations=calibrations,
-            categories={name: found for name, found in categories.items() if found},
-        ) + "".join(unscored_section(bad) for bad in unscored)
-        atomic_write_text(stage / "validation.md", report)
-        document = json_report(
-            results, split=split_shown, unscored=unscored, calibrations=calibrations
-        )
-        atomic_write_json(stage / "validation.json", document)
-    print(format_table(results))
-    for name, (fit, on_split) in calibrations.items():
-        shown = ", ".join(f"{k}={v:.3f}" for k, v in fit.weights.items())
-        reported = "-" if on_split is None else f"{on_split.pearson:.3f}"
-        print(
-            f"{name}: calibrated on {fit.n} calibration items: {shown}; Pearson in-sample "
-            f"{fit.in_sample_pearson:.3f}, {fit.folds}-fold CV {fit.cv_pearson:.3f}, "
-            f"on {split_shown} {reported} (default weights on {split_shown}: "
-            f"{next(r.pearson for r in results if r.metric == name):.3f})"
-        )
+
+def _run(args: argparse.Namespace) -> int:
+    from lift_metrics._io import check_output_dir
+    from lift_metrics.validation._report import format_table
+
+    started = time.perf_counter()
+    dataset = _use_shipped_dataset(args)
+    metrics = list(args.metrics or (dataset.metrics if dataset else _DEFAULT_METRICS))
+    _check_metrics(args, metrics)
+    _check_calibration_options(args, metrics)
+    weights = _weights_by_metric(args.weights, metrics)
+    check_output_dir(args.out, option="--out")  # before any scoring
+    outcome = Outcome()
+    for spec in metrics:
+        _validate_one(args, spec, weights, outcome)
+    saved = write_reports(args, outcome)
+    print(format_table(outcome.results))
+    print_calibrations(outcome)
     for path in saved:
         print(f"weights written to {path}")
     elapsed = time.perf_counter() - started
     print(f"report: {args.out / 'validation.md'} ({elapsed:.1f} s)")
-    failed = [
-        r
-        for r in results
-        if not r.metric.endswith("(field baseline)")  # shown for comparison, not gated
-        and not (r.passed_ci if args.require_ci else r.passed)
-    ]
-    gate = 0
-    for bad in unscored:
-        print(str(bad), file=sys.stderr)
-        gate = 1
-    for r in results:
-        if r.missing and not r.metric.endswith("(field baseline)"):
-            item, reason = r.missing[0]
-            allowed = len(r.missing) <= args.allow_missing
-            print(
-                f"{r.metric}: {len(r.missing)} of {r.n + len(r.missing)} items could not be "
-                f"scored ({'within' if allowed else 'more than'} --allow-missing "
-                f"{args.allow_missing}); first {item!r}: {reason}; every reason is in the report",
-                file=sys.stderr,
-            )
-            gate = gate or int(not allowed)
-    if failed:
-        names = ", ".join(r.metric for r in failed)
-        print(f"below target {args.target:g}: {names}", file=sys.stderr)
-        return 1
-    return gate
+    return exit_code(args, outcome)

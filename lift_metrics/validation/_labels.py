@@ -193,6 +193,57 @@ def _number(path: Path, line: int, name: str, value: Any, *, optional: bool) -> 
     return number
 
 
+def _file_format(file: Path, file_format: str | None) -> str:
+    """Return ``file_format``, checked, or the format the file's suffix names."""
+    if file_format is None:
+        suffix = file.suffix.lower()
+        if suffix in (".jsonl", ".ndjson"):
+            return "jsonl"
+        if suffix == ".csv":
+            return "csv"
+        raise InputValueError(
+            f"cannot tell the format of {file.name!r} from its suffix: use .jsonl or .csv, "
+            "or pass file_format"
+        )
+    if file_format not in ("jsonl", "csv"):
+        raise InputValueError(f"file_format must be 'jsonl' or 'csv', got {file_format!r}")
+    return file_format
+
+
+def _rater_fields(
+    records: Sequence[tuple[int, Mapping[str, Any]]],
+    score_field: str,
+    rater_fields: Sequence[str] | None,
+) -> tuple[str, ...]:
+    """Return the raters' fields: given, or ``score_field`` and its ``_<n>`` siblings."""
+    if rater_fields is not None:
+        return tuple(rater_fields)
+    pattern = re.compile(re.escape(score_field) + r"_\d+")
+    extra = sorted(
+        {key for _, rec in records for key in rec if pattern.fullmatch(key)},
+        key=lambda k: int(k.rsplit("_", 1)[1]),
+    )
+    return (score_field, *extra)
+
+
+def _item_fields(
+    where: str,
+    record: Mapping[str, Any],
+    fields: Mapping[str, str] | Sequence[str] | None,
+    reserved: set[str],
+) -> dict[str, Any]:
+    """Return the item of ``record``: its ``fields`` (renamed), or every unreserved field."""
+    if fields is None:
+        return {k: v for k, v in record.items() if k not in reserved}
+    mapping = dict(fields) if isinstance(fields, Mapping) else {f: f for f in fields}
+    absent = [source for source in mapping.values() if source not in record]
+    if absent:
+        raise LabelFileError(
+            f"{where}: field {absent[0]!r} is missing (the item has {sorted(record)})"
+        )
+    return {key: record[source] for key, source in mapping.items()}
+
+
 def load_labels(
     path: str | os.PathLike[str],
     *,
@@ -259,20 +310,7 @@ def load_labels(
     file = existing_file(path, "labelled data file")
     if split is not None and split not in _SPLITS:
         raise InputValueError(f"split must be one of {_SPLITS} or None, got {split!r}")
-    fmt = file_format
-    if fmt is None:
-        suffix = file.suffix.lower()
-        if suffix in (".jsonl", ".ndjson"):
-            fmt = "jsonl"
-        elif suffix == ".csv":
-            fmt = "csv"
-        else:
-            raise InputValueError(
-                f"cannot tell the format of {file.name!r} from its suffix: use .jsonl or .csv, "
-                "or pass file_format"
-            )
-    elif fmt not in ("jsonl", "csv"):
-        raise InputValueError(f"file_format must be 'jsonl' or 'csv', got {fmt!r}")
+    fmt = _file_format(file, file_format)
     if isinstance(fields, str):
         raise InputTypeError("fields must be a mapping or a sequence of field names, not a str")
     try:
@@ -282,15 +320,7 @@ def load_labels(
     if not records:
         raise LabelFileError(f"{file}: no items")
 
-    if rater_fields is None:
-        pattern = re.compile(re.escape(score_field) + r"_\d+")
-        extra = sorted(
-            {key for _, rec in records for key in rec if pattern.fullmatch(key)},
-            key=lambda k: int(k.rsplit("_", 1)[1]),
-        )
-        raters: tuple[str, ...] = (score_field, *extra)
-    else:
-        raters = tuple(rater_fields)
+    raters = _rater_fields(records, score_field, rater_fields)
     reserved = {id_field, score_field, split_field, *raters}
     if group_field is not None:
         reserved.add(group_field)
@@ -317,16 +347,7 @@ def load_labels(
                 )
             if item_split != split:
                 continue
-        if fields is None:
-            item = {k: v for k, v in record.items() if k not in reserved}
-        else:
-            mapping = dict(fields) if isinstance(fields, Mapping) else {f: f for f in fields}
-            absent = [source for source in mapping.values() if source not in record]
-            if absent:
-                raise LabelFileError(
-                    f"{file}:{line}: field {absent[0]!r} is missing (the item has {sorted(record)})"
-                )
-            item = {key: record[source] for key, source in mapping.items()}
+        item = _item_fields(f"{file}:{line}", record, fields, reserved)
         item_id = str(record.get(id_field, "") or f"line{line}")
         if item_id in seen:
             raise LabelFileError(

@@ -60,7 +60,7 @@ _HEADER = [
 
 
 def format_table(results: Sequence[ValidationResult]) -> str:
-    """A plain-text table of validation results, one row per metric.
+    """Return a plain-text table of validation results, one row per metric.
 
     Examples
     --------
@@ -93,7 +93,7 @@ def markdown_report(
     calibrations: Mapping[str, tuple[CalibrationResult, ValidationResult | None]] | None = None,
     categories: Mapping[str, Mapping[str, str]] | None = None,
 ) -> str:
-    """A Markdown report: the results table, rater agreement, calibration, plots, missing items.
+    """Return a Markdown report: results table, rater agreement, calibration, plots, missing items.
 
     Parameters
     ----------
@@ -212,7 +212,7 @@ def _category_table(result: ValidationResult, category_of: Mapping[str, str]) ->
 
 
 def unscored_section(exc: TooFewScoresError) -> str:
-    """The report's section on a metric that could not be validated at all."""
+    """Return the report's section on a metric that could not be validated at all."""
     lines = [
         "",
         f"## {exc.metric}",
@@ -233,7 +233,7 @@ def json_report(
     unscored: Sequence[TooFewScoresError] = (),
     calibrations: Mapping[str, tuple[CalibrationResult, ValidationResult | None]] | None = None,
 ) -> dict[str, Any]:
-    """The plain-JSON document of a validation run (``validation.json``)."""
+    """Return the plain-JSON document of a validation run (``validation.json``)."""
     from lift_metrics._io import to_jsonable
 
     document: dict[str, Any] = to_jsonable(  # a dict stays a dict with the same keys

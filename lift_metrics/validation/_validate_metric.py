@@ -119,7 +119,7 @@ def _as_items(examples: Iterable[Any]) -> list[LabelledItem]:
 
 
 def metric_name(metric: Any) -> str:
-    """A readable name for a metric callable (function name, class name or repr)."""
+    """Return a readable name for a metric callable (function name, class name or repr)."""
     name = getattr(metric, "__name__", None)
     if isinstance(name, str):
         return name
@@ -138,7 +138,7 @@ def validate_metric(
     errors: Literal["raise", "missing"] = "raise",
     num_threads: int = 1,
 ) -> ValidationResult:
-    """Score labelled items with ``metric`` and measure how well the scores track the labels.
+    r"""Score labelled items with ``metric`` and measure how well the scores track the labels.
 
     Parameters
     ----------
@@ -201,7 +201,7 @@ def validate_metric(
     Notes
     -----
     Pearson's interval is the Fisher z interval of :func:`scipy.stats.pearsonr`,
-    :math:`\\tanh(\\operatorname{artanh} r \\pm z_{1-\\alpha/2} / \\sqrt{n-3})`. Kendall's tau is
+    :math:`\tanh(\operatorname{artanh} r \pm z_{1-\alpha/2} / \sqrt{n-3})`. Kendall's tau is
     the tau-b variant (ties corrected). The calibration line regresses the label on the
     score, so ``slope * score + intercept`` predicts the label and ``residual_std`` is the
     typical error of that prediction.
@@ -297,7 +297,7 @@ def validate_field_baselines(
     confidence_level: float = 0.95,
     num_threads: int = 1,
 ) -> tuple[list[ValidationResult], list[str]]:
-    """The field's metrics (:data:`lift_metrics.validation.FIELD_METRICS`) on ``items``.
+    """Return the field's metrics (:data:`lift_metrics.validation.FIELD_METRICS`) on ``items``.
 
     Each goes through :func:`validate_metric` like any metric, named ``"NAME (field
     baseline)"``. They are shown for comparison, so what cannot be run is a note, not an

@@ -86,7 +86,7 @@ def save_weights(
 
 
 def _code_options(metric: Any, wrong_answer_gate: Any, stub_cap: Any) -> dict[str, Any]:
-    """The code_quality-only profile options that are set, validated (empty when none is)."""
+    """Return the code_quality-only profile options that are set, validated (empty when none is)."""
     from lift_metrics.code import check_stub_cap, check_wrong_answer_gate
 
     options: dict[str, Any] = {}
@@ -156,7 +156,7 @@ def load_weights(path: str | os.PathLike[str], *, metric: str | None = None) -> 
 
 
 def weights_file_metric(path: str | os.PathLike[str]) -> str | None:
-    """The ``metric`` named in a weights file (None when it names none)."""
+    """Return the ``metric`` named in a weights file (None when it names none)."""
     source = Path(path)
     text = read_text_file(source, "weights file")
     try:
@@ -200,9 +200,11 @@ class CalibrationProfile:
     stub_cap: float | None = None
 
     def __post_init__(self) -> None:
+        """Validate the code_quality options and their metric."""
         self._code_options()  # validates the code_quality options and their metric
 
     def __repr__(self) -> str:
+        """Return the metric, the weights (3 decimals) and the options that are set."""
         shown = ", ".join(f"{k}={v:.3f}" for k, v in self.weights.items())
         extra = "".join(f", {k}={v!r}" for k, v in self._code_options().items())
         return (
@@ -374,7 +376,7 @@ def shipped_profile_path(metric: str) -> Path:
 def unrelated_similarity_floor(
     texts: Sequence[str], *, quantile: float = 0.95, embedder: Any = None
 ) -> float:
-    """A similarity floor from the cosine between texts that describe different things.
+    """Return a similarity floor from the cosine between texts that describe different things.
 
     Parameters
     ----------

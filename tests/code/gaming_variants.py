@@ -812,65 +812,79 @@ def check_rules(matrix: Matrix) -> list[Inversion]:
     found: list[Inversion] = []
     for scorer in matrix.scorers:
         for case in matrix.cases:
-            task = case.problem.task_id
-            cells = {
-                v.name: matrix.cells[(scorer.name, task, v.name)]
-                for v in case.variants
-                if (scorer.name, task, v.name) in matrix.cells
-            }
-            for name, cell in cells.items():
-                if cell.error is not None:
-                    found.append(
-                        Inversion(scorer.name, task, f"raised {cell.error}", name, math.nan)
+            found += _case_inversions(matrix, scorer, case)
+    return found
+
+
+def _case_inversions(matrix: Matrix, scorer: Scorer, case: ProblemCase) -> list[Inversion]:
+    """The inversions of one scorer on one problem's variants."""
+    task = case.problem.task_id
+    cells = {
+        v.name: matrix.cells[(scorer.name, task, v.name)]
+        for v in case.variants
+        if (scorer.name, task, v.name) in matrix.cells
+    }
+    found = [
+        Inversion(scorer.name, task, f"raised {cell.error}", name, math.nan)
+        for name, cell in cells.items()
+        if cell.error is not None
+    ]
+    scored = {n: c for n, c in cells.items() if c.skipped is None and c.error is None}
+    need = count_tests(case.problem) if scorer.strict else 1
+    passing = {n: c for n, c in scored.items() if case.passed[n] >= need}
+    failing = {n: c for n, c in scored.items() if case.passed[n] < need}
+    found += _order_inversions(scorer.name, case, passing, failing)
+    for name, cell in scored.items():
+        if name in NON_CODE and cell.part > NON_CODE_BAR:
+            found.append(Inversion(scorer.name, task, "non-code>0.05", name, cell.part))
+    canonical = scored.get("canonical")
+    for name in SAME_PROGRAM:
+        cell = scored.get(name)
+        if canonical is None or cell is None:
+            continue
+        if abs(cell.score - canonical.score) > SAME_TOLERANCE:
+            found.append(
+                Inversion(
+                    scorer.name,
+                    task,
+                    "same-program",
+                    name,
+                    cell.score,
+                    "canonical",
+                    canonical.score,
+                )
+            )
+    return found
+
+
+def _order_inversions(
+    scorer_name: str, case: ProblemCase, passing: dict[str, Cell], failing: dict[str, Cell]
+) -> list[Inversion]:
+    """Failing variants above the bar or a passing one; more tests passed, lower score."""
+    task = case.problem.task_id
+    found: list[Inversion] = []
+    for name, cell in failing.items():
+        if cell.part > FAIL_BAR:
+            found.append(Inversion(scorer_name, task, "fail>0.2", name, cell.part))
+        for other, good in passing.items():
+            if cell.score >= good.score:
+                found.append(
+                    Inversion(scorer_name, task, "fail>=pass", name, cell.score, other, good.score)
+                )
+    for name, cell in passing.items():
+        for other, fewer in passing.items():
+            if case.passed[name] > case.passed[other] and cell.score < fewer.score:
+                found.append(
+                    Inversion(
+                        scorer_name,
+                        task,
+                        "more-passed-lower",
+                        f"{name} ({case.passed[name]} passed)",
+                        cell.score,
+                        f"{other} ({case.passed[other]} passed)",
+                        fewer.score,
                     )
-            scored = {n: c for n, c in cells.items() if c.skipped is None and c.error is None}
-            need = count_tests(case.problem) if scorer.strict else 1
-            passing = {n: c for n, c in scored.items() if case.passed[n] >= need}
-            failing = {n: c for n, c in scored.items() if case.passed[n] < need}
-            for name, cell in failing.items():
-                if cell.part > FAIL_BAR:
-                    found.append(Inversion(scorer.name, task, "fail>0.2", name, cell.part))
-                for other, good in passing.items():
-                    if cell.score >= good.score:
-                        found.append(
-                            Inversion(
-                                scorer.name, task, "fail>=pass", name, cell.score, other, good.score
-                            )
-                        )
-            for name, cell in passing.items():
-                for other, fewer in passing.items():
-                    if case.passed[name] > case.passed[other] and cell.score < fewer.score:
-                        found.append(
-                            Inversion(
-                                scorer.name,
-                                task,
-                                "more-passed-lower",
-                                f"{name} ({case.passed[name]} passed)",
-                                cell.score,
-                                f"{other} ({case.passed[other]} passed)",
-                                fewer.score,
-                            )
-                        )
-            for name, cell in scored.items():
-                if name in NON_CODE and cell.part > NON_CODE_BAR:
-                    found.append(Inversion(scorer.name, task, "non-code>0.05", name, cell.part))
-            canonical = scored.get("canonical")
-            for name in SAME_PROGRAM:
-                cell = scored.get(name)
-                if canonical is None or cell is None:
-                    continue
-                if abs(cell.score - canonical.score) > SAME_TOLERANCE:
-                    found.append(
-                        Inversion(
-                            scorer.name,
-                            task,
-                            "same-program",
-                            name,
-                            cell.score,
-                            "canonical",
-                            canonical.score,
-                        )
-                    )
+                )
     return found
 
 

@@ -49,7 +49,8 @@ def test_lint_only_selects_pyflakes_rules() -> None:
 
 def test_syntax_errors_are_findings_but_not_counted_as_warnings() -> None:
     findings = lint_code("def f(:\n")
-    assert findings and all(f.code == "invalid-syntax" for f in findings)
+    assert findings
+    assert all(f.code == "invalid-syntax" for f in findings)
     assert count_lint_findings("def f(:\n") == 0
 
 
@@ -122,7 +123,9 @@ def test_forge_compile_is_stricter_than_ast_parse() -> None:
 
     # parses (syntax_correctness 1.0) but does not compile: 'return' outside function
     inputs = forge_inputs("return 1\n", TESTS, sandbox=ExplodingSandbox())
-    assert not inputs.compiled and inputs.failed == 2 and inputs.execution is None
+    assert not inputs.compiled
+    assert inputs.failed == 2
+    assert inputs.execution is None
     assert inputs.score == 0.0
     assert "outside function" in inputs.reason
 
@@ -137,7 +140,8 @@ def test_forge_without_tests_gives_zero_test_score(fake_sandbox) -> None:
 def test_forge_inputs_repr_and_to_dict(fake_sandbox) -> None:
     inputs = forge_inputs(GOOD, TESTS, sandbox=fake_sandbox)
     assert repr(inputs) == "ForgeInputs(compiled=True, passed=2, failed=0, lint_warnings=0)"
-    assert inputs.to_dict()["score"] == 1.0 and inputs.to_dict()["status"] == "passed"
+    assert inputs.to_dict()["score"] == 1.0
+    assert inputs.to_dict()["status"] == "passed"
 
 
 def test_forge_inputs_validate_arguments() -> None:

@@ -33,7 +33,9 @@ def test_pass_rate_passes_entry_point_and_timeout_to_the_sandbox(fake_sandbox) -
         REFERENCE, TESTS, sandbox=fake_sandbox, entry_point="add", timeout_s=2
     )
     (_, tests, entry_point, timeout_s) = fake_sandbox.calls[0]
-    assert tests == TESTS and entry_point == "add" and timeout_s == 2.0
+    assert tests == TESTS
+    assert entry_point == "add"
+    assert timeout_s == 2.0
 
 
 def test_pass_rate_accepts_json_style_lists(fake_sandbox) -> None:
@@ -111,13 +113,16 @@ def test_code_quality_is_the_seed_weighted_sum(fake_sandbox, hash_embedder) -> N
         0.2 * 1.0 + 0.4 * 1.0 + 0.3 * semantic + 0.1 * style
     )  # profile="seed" weights, docs/code.md
     assert result.score == pytest.approx(expected)
-    assert result.components["syntax"] == 1.0 and result.components["tests"] == 1.0
+    assert result.components["syntax"] == 1.0
+    assert result.components["tests"] == 1.0
     assert result.components["semantic"] == pytest.approx(semantic)
     assert result.components["style"] == pytest.approx(style)
     assert result.components["structural"] == structural_similarity(predicted, REFERENCE)
     assert result.weights == pytest.approx(dict(DEFAULT_CODE_QUALITY_WEIGHTS))
-    assert result.tests_passed == 3 and result.tests_total == 3
-    assert result.execution is not None and result.execution.status == "passed"
+    assert result.tests_passed == 3
+    assert result.tests_total == 3
+    assert result.execution is not None
+    assert result.execution.status == "passed"
     assert code_quality(
         predicted, REFERENCE, TESTS, sandbox=fake_sandbox, embedder=hash_embedder, profile="seed"
     ) == pytest.approx(result.score)
@@ -153,7 +158,9 @@ def test_unparsable_prediction_scores_zero_on_syntax_tests_style(hash_embedder) 
     components = result.components
     assert components["syntax"] == components["tests"] == components["style"] == 0.0
     assert components["structural"] == 0.0
-    assert result.execution is None and result.tests_passed == 0 and result.tests_total == 3
+    assert result.execution is None
+    assert result.tests_passed == 0
+    assert result.tests_total == 3
     assert result.score == pytest.approx(0.3 * components["semantic"])
     assert result.reasons[0].startswith("syntax: SyntaxError")
     assert any("not run: the code does not parse" in reason for reason in result.reasons)
@@ -171,7 +178,8 @@ def test_zero_weight_components_are_not_computed() -> None:
         sandbox=ExplodingSandbox(),
         embedder=ExplodingEmbedder(),
     )
-    assert "tests" not in result.components and "semantic" not in result.components
+    assert "tests" not in result.components
+    assert "semantic" not in result.components
     assert result.weights == {"syntax": 0.5, "tests": 0.0, "semantic": 0.0, "style": 0.5}
     style = style_conformance("def f(x):\n    return x\n", REFERENCE)
     assert result.score == pytest.approx(0.5 + 0.5 * style)
@@ -201,7 +209,8 @@ def test_the_seed_profile_gives_full_test_credit_without_tests(hash_embedder) ->
     result = code_quality_breakdown(
         REFERENCE, REFERENCE, [], sandbox=ExplodingSandbox(), embedder=hash_embedder, profile="seed"
     )
-    assert result.components["tests"] == 1.0 and result.execution is None
+    assert result.components["tests"] == 1.0
+    assert result.execution is None
 
 
 def test_the_default_counts_no_tests_as_absent_evidence(hash_embedder) -> None:
@@ -211,7 +220,8 @@ def test_the_default_counts_no_tests_as_absent_evidence(hash_embedder) -> None:
     result = code_quality_breakdown(
         other, REFERENCE, [], sandbox=ExplodingSandbox(), embedder=hash_embedder
     )
-    assert "tests" not in result.components and result.execution is None
+    assert "tests" not in result.components
+    assert result.execution is None
     assert result.score == pytest.approx(result.components["reference"])
     assert result.score < 1.0
 
@@ -267,7 +277,8 @@ def test_breakdown_repr_float_and_to_dict(fake_sandbox, hash_embedder) -> None:
     assert float(result) == result.score
     assert repr(result).startswith(f"CodeQualityBreakdown(score={result.score:.4g}, syntax=1")
     data = result.to_dict()
-    assert data["score"] == result.score and data["tests_passed"] == 1
+    assert data["score"] == result.score
+    assert data["tests_passed"] == 1
     assert data["execution"]["status"] == "failed"
     assert data["reasons"] == list(result.reasons)
     with pytest.raises(AttributeError):

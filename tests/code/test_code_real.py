@@ -53,7 +53,8 @@ def test_real_sandbox_missing_entry_point_is_a_reasoned_zero(real_sandbox, hash_
         embedder=hash_embedder,
     )
     assert result.components["tests"] == 0.0
-    assert result.execution is not None and result.execution.status == "error"
+    assert result.execution is not None
+    assert result.execution.status == "error"
     assert any("subtract" in reason for reason in result.reasons)
 
 
@@ -84,7 +85,8 @@ def test_real_sandbox_without_a_neural_model(real_sandbox, hash_free_weights) ->
     result = code_quality_breakdown(
         renamed, REFERENCE, TESTS, weights=hash_free_weights, sandbox=real_sandbox
     )
-    assert result.components["tests"] == 1.0 and result.components["structural"] == 1.0
+    assert result.components["tests"] == 1.0
+    assert result.components["structural"] == 1.0
     assert "semantic" not in result.components
 
 
@@ -137,9 +139,11 @@ def test_any_string_prediction_scores_in_range_and_never_raises(real_sandbox, pr
 def test_huge_prediction_is_bounded(real_sandbox) -> None:
     huge = "x = 1\n" * 400_000  # 2.4 MB of valid Python, over MAX_CODE_CHARS
     result = code_quality_breakdown(huge, REFERENCE, TESTS, sandbox=real_sandbox)
-    assert result.components["syntax"] == 0.0 and result.execution is None
+    assert result.components["syntax"] == 0.0
+    assert result.execution is None
     assert any("over the 1,000,000 limit" in reason for reason in result.reasons)
-    assert 0.0 <= result.components["reference"] <= 1.0 and result.score <= 0.2
+    assert 0.0 <= result.components["reference"] <= 1.0
+    assert result.score <= 0.2
 
 
 @pytest.mark.slow

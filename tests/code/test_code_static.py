@@ -82,11 +82,13 @@ def test_analyze_code_agrees_with_radon() -> None:
 
 def test_module_without_functions_gives_nan_not_a_warning() -> None:
     result = analyze_code("X = 1\n")
-    assert math.isnan(result.avg_complexity) and result.max_complexity == 0
+    assert math.isnan(result.avg_complexity)
+    assert result.max_complexity == 0
     assert result.complexity_grade is None
     assert math.isnan(result.return_annotation_coverage)
     empty = analyze_code("")
-    assert empty.sloc == 0 and math.isnan(empty.comment_ratio)
+    assert empty.sloc == 0
+    assert math.isnan(empty.comment_ratio)
 
 
 @pytest.mark.parametrize(
@@ -159,7 +161,8 @@ def test_cli_json_writes_null_for_nan_and_counts_lint(tmp_path, capsys) -> None:
     file.write_text("import os\nX = 1\n")
     assert main(["analyze", str(file), "--format", "json"]) == 0
     (record,) = json.loads(capsys.readouterr().out)
-    assert record["avg_complexity"] is None and record["complexity_grade"] is None
+    assert record["avg_complexity"] is None
+    assert record["complexity_grade"] is None
     assert record["lint_findings"] == 1  # F401 os
 
 
@@ -168,8 +171,10 @@ def test_cli_table_output_for_a_directory(tmp_path, capsys) -> None:
     (tmp_path / "two.py").write_text("class A:\n    pass\n")
     assert main(["analyze", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "one.py" in out and "two.py" in out
-    assert "Maintainability grade" in out and "Return annotation coverage" in out
+    assert "one.py" in out
+    assert "two.py" in out
+    assert "Maintainability grade" in out
+    assert "Return annotation coverage" in out
 
 
 def test_cli_bad_paths_exit_2(tmp_path, capsys) -> None:
@@ -182,4 +187,5 @@ def test_cli_bad_paths_exit_2(tmp_path, capsys) -> None:
     assert main(["analyze", str(broken), str(good), "--format", "json", "--no-lint"]) == 2
     captured = capsys.readouterr()
     assert [r["path"] for r in json.loads(captured.out)] == [str(good)]
-    assert "broken.py" in captured.err and "does not parse" in captured.err
+    assert "broken.py" in captured.err
+    assert "does not parse" in captured.err

@@ -104,7 +104,8 @@ def test_stub_cap_caps_a_stub_and_says_why(fake_sandbox, hash_embedder) -> None:
     capped = code_quality_breakdown(
         stub, REFERENCE, TESTS, sandbox=fake_sandbox, embedder=hash_embedder, stub_cap=0.1
     )
-    assert plain.stub is True and capped.stub is True
+    assert plain.stub is True
+    assert capped.stub is True
     assert plain.components["tests"] == pytest.approx(1 / 3)
     assert plain.score > 0.1  # syntax and style alone give 0.3 here
     assert capped.score == 0.1
@@ -272,7 +273,9 @@ def test_gate_by_wrong_answers_hand_values() -> None:
     assert gated["semantic"] == pytest.approx(0.2)
     assert gated["style"] == pytest.approx(0.15)
     assert gated["structural"] == pytest.approx(0.125)
-    assert gated["syntax"] == 1.0 and gated["tests"] == 0.25 and gated["style.naming"] == 1.0
+    assert gated["syntax"] == 1.0
+    assert gated["tests"] == 0.25
+    assert gated["style.naming"] == 1.0
     assert components["semantic"] == 0.8  # the input is not changed
     assert gate_by_wrong_answers({"semantic": 0.8}) == {"semantic": 0.8}  # no tests ran
     assert set(GATED_COMPONENTS) == {"semantic", "style", "structural"}

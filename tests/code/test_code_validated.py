@@ -76,7 +76,8 @@ def test_every_failing_variant_scores_at_most_0_2_and_below_the_correct_one(
     score: Any, tests: Any
 ) -> None:
     correct = score(REFERENCE, tests)
-    assert correct.score == 1.0 and correct.reasons == ()
+    assert correct.score == 1.0
+    assert correct.reasons == ()
     for name, code in VARIANTS.items():
         if name == "mutated operator" and tests is TESTS:
             continue  # a - b passes the a=b=0 case: checked below
@@ -84,7 +85,8 @@ def test_every_failing_variant_scores_at_most_0_2_and_below_the_correct_one(
         assert result.tests_passed == 0, name
         assert result.score <= FAIL_CEILING, name
         if name in DEGENERATE:
-            assert result.score <= 0.05 and result.degenerate, name
+            assert result.score <= 0.05, name
+            assert result.degenerate, name
             assert any(r.startswith("degenerate:") for r in result.reasons), name
 
 
@@ -92,7 +94,8 @@ def test_every_failing_variant_scores_at_most_0_2_and_below_the_correct_one(
 def test_timeouts_crashes_and_exits_are_failures_with_reasons(score: Any) -> None:
     for name in ("infinite loop", "crash", "sys.exit(0)"):
         result = score(VARIANTS[name])
-        assert result.tests_passed == 0 and result.execution is not None, name
+        assert result.tests_passed == 0, name
+        assert result.execution is not None, name
         assert any("no test passed" in r for r in result.reasons), name
     assert score(VARIANTS["infinite loop"]).execution.status == "timeout"
 
@@ -108,12 +111,14 @@ def test_one_passed_test_beats_any_failing_output(score: Any) -> None:
 def test_a_missing_entry_point_fails_the_tests(score: Any) -> None:
     renamed = REFERENCE.replace("def add", "def plus")
     result = score(renamed)
-    assert result.tests_passed == 0 and result.score <= FAIL_CEILING
+    assert result.tests_passed == 0
+    assert result.score <= FAIL_CEILING
 
 
 def test_code_that_does_not_parse_fails_without_a_process(score: Any) -> None:
     result = score("def add(a, b) return a + b")
-    assert result.execution is None and result.score <= FAIL_CEILING
+    assert result.execution is None
+    assert result.score <= FAIL_CEILING
     assert result.components["syntax"] == 0.0
 
 
@@ -128,7 +133,8 @@ def test_fenced_and_prose_wrapped_correct_code_scores_as_the_code(score: Any) ->
         "Here is the function you asked for:\n" + REFERENCE + "\nThis returns their sum.\n",
     ):
         result = score(answer)
-        assert result.score == 1.0 and result.code is not None, answer
+        assert result.score == 1.0, answer
+        assert result.code is not None, answer
         assert result.code.strip() == REFERENCE.strip()
 
 
@@ -169,7 +175,8 @@ def test_extract_code_picks_the_block_with_the_entry_function() -> None:
 def test_non_code_is_degenerate_everywhere(text: str, kind: str) -> None:
     for function in (True, False):
         found = degenerate_kind(text, function=function)
-        assert found is not None and found.startswith(kind), (text, function)
+        assert found is not None, (text, function)
+        assert found.startswith(kind), (text, function)
 
 
 @pytest.mark.parametrize(
@@ -185,7 +192,8 @@ def test_non_code_is_degenerate_everywhere(text: str, kind: str) -> None:
 )
 def test_where_a_function_is_asked_these_are_degenerate_too(text: str, kind: str) -> None:
     found = degenerate_kind(text, entry_point="add")
-    assert found is not None and found.startswith(kind)
+    assert found is not None
+    assert found.startswith(kind)
 
 
 @pytest.mark.parametrize(
@@ -199,7 +207,8 @@ def test_a_snippet_is_legitimate_without_a_function_asked(snippet: str) -> None:
 def test_degenerate_answers_score_0_without_tests_too(hash_embedder: Any) -> None:
     for code in ("{code}", "def add(a, b):\n    pass\n", "def plus(a, b):\n    return a + b\n"):
         result = code_quality_breakdown(code, REFERENCE, [], embedder=hash_embedder)
-        assert result.score == 0.0 and result.degenerate, code
+        assert result.score == 0.0, code
+        assert result.degenerate, code
     snippet = code_quality_breakdown("{code}", "sorted(d)", [], embedder=hash_embedder)
     assert snippet.score == 0.0
 
@@ -214,7 +223,8 @@ def test_without_tests_the_score_is_the_reference_score(hash_embedder: Any) -> N
     expected = "sorted(d, key=d.get)"
     result = code_quality_breakdown(snippet, expected, [], embedder=hash_embedder)
     assert result.score == reference_score(snippet, expected, embedder=hash_embedder)
-    assert "tests" not in result.components and result.execution is None
+    assert "tests" not in result.components
+    assert result.execution is None
 
 
 def test_a_reference_that_does_not_parse_never_raises(hash_embedder: Any) -> None:
@@ -252,7 +262,8 @@ def test_more_passed_tests_never_score_lower_whatever_the_resemblance(
 
 def test_options_are_one_frozen_object() -> None:
     options = code_quality_options()
-    assert options == CodeQualityOptions() and options.validated
+    assert options == CodeQualityOptions()
+    assert options.validated
     with pytest.raises(AttributeError):
         options.profile = "seed"  # type: ignore[misc]
     assert code_quality_options(options) is options

@@ -133,7 +133,9 @@ def test_shared_runs_execute_each_request_once(sandbox: Any) -> None:
     first = shared.run_tests(problem.program, problem.test, entry_point=problem.entry_point)
     again = shared.run_tests(problem.program, problem.test, entry_point=problem.entry_point)
     other = shared.run_tests(problem.prompt, problem.test, entry_point=problem.entry_point)
-    assert first is again and first.status == "passed" and other.status != "passed"
+    assert first is again
+    assert first.status == "passed"
+    assert other.status != "passed"
     assert shared.executions == 2
 
 
@@ -149,7 +151,8 @@ def test_fast_subset_has_no_inversion(sandbox: Any) -> None:
 def test_io_cases_come_from_the_check_script(sandbox: Any) -> None:
     (problem,) = gv.load_problems([0])
     io = gv.io_problem(problem)
-    assert io is not None and not isinstance(io.test, str)
+    assert io is not None
+    assert not isinstance(io.test, str)
     assert io.test[0] == ({"numbers": [1.0, 2.0, 3.9, 4.0, 5.0, 2.2], "threshold": 0.3}, True)
     assert len(io.test) == 7
     assert gv.passed_tests(sandbox, io, io.program) == 7

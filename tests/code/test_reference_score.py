@@ -49,7 +49,8 @@ def test_non_code_scores_at_most_005_with_a_reason(text: str, kind: str) -> None
     result = reference_score_breakdown(text, REFERENCE, embedder=ExplodingEmbedder())
     assert result.score <= 0.05
     assert result.degenerate == kind
-    assert result.reasons and "not code" in result.reasons[0]
+    assert result.reasons
+    assert "not code" in result.reasons[0]
     assert reference_score(text, REFERENCE, embedder=ExplodingEmbedder()) <= 0.05
 
 
@@ -147,8 +148,10 @@ def test_shipped_model_is_monotone_non_negative_and_small() -> None:
     assert set(model["features"]) <= set(REFERENCE_FEATURES)
     assert all(w >= 0 for w in model["weights"])
     x, y = np.asarray(model["calibration"]["x"]), np.asarray(model["calibration"]["y"])
-    assert np.all(np.diff(x) > 0) and np.all(np.diff(y) >= 0)
-    assert y.min() >= 0.0 and y.max() <= 1.0
+    assert np.all(np.diff(x) > 0)
+    assert np.all(np.diff(y) >= 0)
+    assert y.min() >= 0.0
+    assert y.max() <= 1.0
     assert len(x) <= 50
     assert model["fitted_by"] == "scripts/fit_reference_model.py"
 
@@ -186,7 +189,8 @@ def test_feature_matrix_marks_degenerate_rows() -> None:
         ["x = 1", "", "y = 2"], ["x = 1", "x = 1", "x = 1"], embedder=HashEmbedder()
     )
     assert kinds == [None, "empty", None]
-    assert not matrix[1].any() and matrix[0].all()
+    assert not matrix[1].any()
+    assert matrix[0].all()
     assert reasons[1] == ["the prediction is empty: not code"]
 
 
@@ -199,7 +203,8 @@ def test_chrf_and_bleu_match_sacrebleu() -> None:
     assert chrf_score(hyp, ref) == pytest.approx(sacrebleu.sentence_chrf(hyp, [ref]).score / 100)
     bleu = sacrebleu.metrics.BLEU(effective_order=True).sentence_score(hyp, [ref]).score
     assert bleu_score(hyp, ref) == pytest.approx(bleu / 100)
-    assert chrf_score(ref, ref) == 1.0 and bleu_score(ref, ref) == 1.0
+    assert chrf_score(ref, ref) == 1.0
+    assert bleu_score(ref, ref) == 1.0
     assert chrf_score("", ref) == 0.0
 
 

@@ -96,10 +96,12 @@ def test_record_shape(task_id: str) -> None:
     assert len(record["tests"]) >= 3
     for case in record["tests"]:
         assert set(case) == {"inputs", "expected"}
-        assert _is_json_native(case["inputs"]) and _is_json_native(case["expected"])
+        assert _is_json_native(case["inputs"])
+        assert _is_json_native(case["expected"])
     # a constant answer cannot pass: the tests tell a right solution from a lazy one
     assert len({json.dumps(case["expected"]) for case in record["tests"]}) >= 2
-    assert record["tags"] and all(isinstance(tag, str) for tag in record["tags"])
+    assert record["tags"]
+    assert all(isinstance(tag, str) for tag in record["tags"])
 
 
 @pytest.mark.parametrize("task_id", IDS)
@@ -133,7 +135,8 @@ def test_expected_ir_validates_and_matches_the_code(task_id: str) -> None:
     assert function.returns is not None
     assert ir.signature.return_type == ast.unparse(function.returns)
     assert 2 <= len(ir.constraints) <= 5
-    assert ir.effects and ir.effects[-1].kind == "returns"
+    assert ir.effects
+    assert ir.effects[-1].kind == "returns"
     for constraint in ir.constraints:  # the expected IR satisfies its own constraints
         assert constraint_satisfied(ir, constraint), constraint
     raises_in_code = any(isinstance(node, ast.Raise) for node in ast.walk(function))
@@ -227,7 +230,8 @@ def test_custom_file_with_defaults(tmp_path: Path) -> None:
     custom = tmp_path / "mine.jsonl"
     custom.write_text("\n" + json.dumps(record) + "\n", encoding="utf-8")  # blank lines skipped
     [example] = load_tasks(path=str(custom))
-    assert example.difficulty == "medium" and example.tags == []
+    assert example.difficulty == "medium"
+    assert example.tags == []
     assert example.task_id == "t001"
 
 

@@ -108,7 +108,8 @@ def test_deepcopy_shares_the_sandbox_and_pickle_carries_its_settings() -> None:
         assert clone.sandbox is None  # its own pool is started on first use
         assert clone(example, prediction) == metric(example, prediction) == 0.5
         started = clone.sandbox
-        assert isinstance(started, Sandbox) and started is not box
+        assert isinstance(started, Sandbox)
+        assert started is not box
         assert (started.workers, started.timeout_s, started.memory_mb, started.isolation) == (
             1,
             3.0,
@@ -133,7 +134,8 @@ def test_pickle_carries_the_bundled_embedders_settings_not_its_model() -> None:
     own = SentenceTransformerEmbedder(batch_size=4, cache_size=9, backend="torch")
     clone = pickle.loads(pickle.dumps(IRQuality(embedder=own)))
     copied = clone.embedder
-    assert isinstance(copied, SentenceTransformerEmbedder) and copied is not own
+    assert isinstance(copied, SentenceTransformerEmbedder)
+    assert copied is not own
     assert (copied.model_name, copied.batch_size, copied.cache_size, copied.backend) == (
         own.model_name,
         4,

@@ -48,7 +48,8 @@ def test_an_ir_weight_of_zero_needs_no_ir_anywhere(cls: type) -> None:
     for answer in (example.expected_code, wrong):
         breakdown = metric.breakdown(example, _code_only(answer))
         assert breakdown.ir is None
-        assert "ir" not in breakdown.components and "ir" not in breakdown.end_to_end.components
+        assert "ir" not in breakdown.components
+        assert "ir" not in breakdown.end_to_end.components
         assert not any(reason.startswith("ir") for reason in breakdown.reasons)
         code_score = code(example, _code_only(answer))
         e2e = 0.8 * code_score + 0.2 * latency_penalty(4_000.0)

@@ -167,7 +167,8 @@ def test_end_to_end_and_aggregate_use_both_profiles(hash_embedder: HashEmbedder)
     profiles = {"ir_profile": "shipped", "code_profile": "shipped", "embedder": hash_embedder}
     e2e_metric = EndToEnd(**profiles)
     breakdown = e2e_metric.breakdown(EXAMPLE, prediction)
-    assert breakdown.components["ir"] == pytest.approx(ir) and breakdown.components["code"] == code
+    assert breakdown.components["ir"] == pytest.approx(ir)
+    assert breakdown.components["code"] == code
     e2e = e2e_metric(EXAMPLE, prediction)
     assert e2e == pytest.approx(0.4 * ir + 0.5 * code + 0.1 * latency_penalty(24_000))
     agg_metric = Aggregate(**profiles)
@@ -181,7 +182,8 @@ def test_end_to_end_and_aggregate_use_both_profiles(hash_embedder: HashEmbedder)
 def test_one_profile_leaves_the_other_part_as_before(hash_embedder: HashEmbedder) -> None:
     prediction = pred(ir=OTHER_INTENT, code=STUB_CODE)
     metric = EndToEnd(code_profile="shipped", embedder=hash_embedder)
-    assert dict(metric.ir_options) == {} and metric.ir_profile is None
+    assert dict(metric.ir_options) == {}
+    assert metric.ir_profile is None
     breakdown = metric.breakdown(EXAMPLE, prediction)
     # exactly what the object computed before profiles existed: its weights, no options
     assert breakdown.components["ir"] == _pure_ir(
@@ -210,8 +212,10 @@ def test_the_seed_profile_gives_exactly_the_previous_scores(
     e2e_metric = EndToEnd(embedder=hash_embedder, ir_profile=None, code_profile="seed")
     e2e = e2e_metric(EXAMPLE, prediction)
     assert e2e == pytest.approx(0.4 * ir + 0.5 * code_score + 0.1 * latency_penalty(24_000))
-    assert dict(e2e_metric.ir_options) == {} and dict(e2e_metric.code_options) == {}
-    assert e2e_metric.ir_profile is None and e2e_metric.code_profile is None
+    assert dict(e2e_metric.ir_options) == {}
+    assert dict(e2e_metric.code_options) == {}
+    assert e2e_metric.ir_profile is None
+    assert e2e_metric.code_profile is None
 
 
 @pytest.mark.parametrize("code", [GOOD_CODE, BAD_CODE, STUB_CODE])
@@ -238,7 +242,8 @@ def test_the_objects_hand_the_core_one_options_object(
     CodeQuality(embedder=hash_embedder)(EXAMPLE, pred())
     CodeQuality(profile="shipped", embedder=hash_embedder)(EXAMPLE, pred())
     assert set(calls[0]) == {"options", "embedder", "sandbox", "entry_point", "prompt"}
-    assert calls[0]["options"].profile == "validated" and calls[0]["options"].validated
+    assert calls[0]["options"].profile == "validated"
+    assert calls[0]["options"].validated
     assert calls[1]["options"].profile == "shipped"
     assert calls[1]["options"].metric_options() == {
         "similarity_floor": 0.44,

@@ -47,7 +47,8 @@ def test_gepa_can_bind_five_positional_arguments(cls: type, hash_embedder: HashE
 def test_return_type_follows_the_calling_convention(cls: type, hash_embedder: HashEmbedder) -> None:
     metric = cls(embedder=hash_embedder, threshold=0.5)
     score = metric(EXAMPLE, pred())
-    assert type(score) is float and 0.9 < score <= 1.0
+    assert type(score) is float
+    assert 0.9 < score <= 1.0
     assert metric(EXAMPLE, pred(), trace=[]) is True  # bootstrapping: a bool
     bad = pred(ir="nonsense", code=None, latency_ms=None, cost_usd=None)
     assert metric(EXAMPLE, bad) < 0.5
@@ -106,12 +107,14 @@ def test_feedback_puts_the_traced_predictors_outputs_first(e2e: EndToEnd) -> Non
     feedback = e2e(EXAMPLE, prediction, [], "coder", coder_trace).feedback
     own, _, context = feedback.partition("Also lost points (in outputs of other steps")
     assert "What lost points in your outputs:" in own
-    assert "code/tests" in own and "ir/" not in own
+    assert "code/tests" in own
+    assert "ir/" not in own
     assert "ir/structure" in context
     planner_trace = [(None, {"prompt": "x"}, {"ir": "{}"})]
     feedback = e2e(EXAMPLE, prediction, [], "planner", planner_trace).feedback
     own, _, context = feedback.partition("Also lost points")
-    assert "ir/structure" in own and "code/tests" in context
+    assert "ir/structure" in own
+    assert "code/tests" in context
 
 
 def test_perfect_prediction_feedback_says_so(hash_embedder: HashEmbedder) -> None:
@@ -186,7 +189,8 @@ def text_in(feedback: str, fragments: Any) -> bool:
 def test_untouched_parts_keep_their_score(e2e: EndToEnd) -> None:
     breakdown = e2e.breakdown(EXAMPLE, pred(ir="garbage"))
     assert breakdown.components["ir"] == 0.0
-    assert breakdown.components["code"] > 0.9 and breakdown.components["latency"] == 1.0
+    assert breakdown.components["code"] > 0.9
+    assert breakdown.components["latency"] == 1.0
 
 
 class RaisingEmbedder:
@@ -339,7 +343,8 @@ def test_identical_parts_are_scored_once(
     second = metric(EXAMPLE, pred(latency_ms=100.0))
     slow = metric(EXAMPLE, pred(latency_ms=32_000.0))  # latency is never cached
     assert calls == [GOOD["code"]]
-    assert first == second and slow == pytest.approx(first - 0.1 * (1 - math.exp(-2)))
+    assert first == second
+    assert slow == pytest.approx(first - 0.1 * (1 - math.exp(-2)))
     metric(EXAMPLE, pred(code=BAD_CODE))  # a different prediction is computed
     assert calls == [GOOD["code"], BAD_CODE]
     metric.clear_cache()

@@ -40,11 +40,14 @@ def sandbox() -> Any:
 
 def test_the_pass_rate_and_the_strict_variant(sandbox: Any) -> None:
     rate, strict = TestPassRate(sandbox=sandbox), AllTestsPass(sandbox=sandbox)
-    assert rate(EXAMPLE, pred(GOOD_CODE)) == 1.0 and strict(EXAMPLE, pred(GOOD_CODE)) == 1.0
-    assert rate(EXAMPLE, pred(HALF_CODE)) == 0.5 and strict(EXAMPLE, pred(HALF_CODE)) == 0.0
+    assert rate(EXAMPLE, pred(GOOD_CODE)) == 1.0
+    assert strict(EXAMPLE, pred(GOOD_CODE)) == 1.0
+    assert rate(EXAMPLE, pred(HALF_CODE)) == 0.5
+    assert strict(EXAMPLE, pred(HALF_CODE)) == 0.0
     assert rate(EXAMPLE, pred(BAD_CODE)) == 0.0
     assert rate(EXAMPLE, pred("```python\n" + GOOD_CODE + "```")) == 1.0
-    assert rate(EXAMPLE, pred("{code}")) == 0.0 and rate(EXAMPLE, pred(None)) == 0.0
+    assert rate(EXAMPLE, pred("{code}")) == 0.0
+    assert rate(EXAMPLE, pred(None)) == 0.0
     assert rate(EXAMPLE, pred(HALF_CODE), trace=[]) is False  # default threshold 1.0
     assert rate(EXAMPLE, pred(GOOD_CODE), trace=[]) is True
     assert "not run: degenerate" in rate.history[-4].reasons[0]
@@ -58,7 +61,8 @@ def test_pass_rate_needs_tests(sandbox: Any) -> None:
 
 def test_the_feedback_names_the_failing_inputs_and_values(sandbox: Any) -> None:
     result = TestPassRate(sandbox=sandbox)(EXAMPLE, pred(HALF_CODE), None, "gen", None)
-    assert isinstance(result, dspy.Prediction) and result.score == 0.5
+    assert isinstance(result, dspy.Prediction)
+    assert result.score == 0.5
     assert "add1(a=-1, b=1) expected 0, returned 1" in result.feedback
 
 

@@ -187,7 +187,8 @@ def _optimize_args(tmp_path: Path, out: Path) -> list[str]:
 def _assert_one_line(code: int, lines: list[str], names: str) -> None:
     assert code == 2, lines
     assert len(lines) == 1, lines
-    assert lines[0].startswith("lift-metrics") and names in lines[0], lines
+    assert lines[0].startswith("lift-metrics"), lines
+    assert names in lines[0], lines
 
 
 def test_validate_on_a_full_disk_writes_nothing(faulty: Any, tmp_path: Path) -> None:

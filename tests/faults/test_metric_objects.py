@@ -124,7 +124,8 @@ def test_a_hostile_prediction_scores_with_a_reason(name: str, case: str) -> None
     metric = _metrics()[name]()
     score = metric(EXAMPLE, HOSTILE[case])
     result = metric.history[-1]
-    assert isinstance(score, float) and 0.0 <= score <= 1.0
+    assert isinstance(score, float)
+    assert 0.0 <= score <= 1.0
     part, words = ZEROED[case]
     if part is None:  # nothing can be read: every part is 0
         assert score == 0.0

@@ -13,7 +13,6 @@ damaged one never is.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +37,7 @@ class _Parallel:
 
 
 @pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh cache directory with the compiled loop built into it; the file's path."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(_isolation, "read_prebuilt", lambda: None)  # no install-time copy
@@ -47,9 +46,10 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     library = _isolation.native_library()
     assert library, "the compiled loop did not build"
     cached = _isolation.native_cache_path()
-    assert cached is not None and cached.is_file()
+    assert cached is not None
+    assert cached.is_file()
     _isolation._native.clear()  # the next use reads the cache, as a new process would
-    yield cached
+    return cached
 
 
 def _score_correct_solution() -> tuple[float, bool]:

@@ -43,8 +43,10 @@ def test_json_round_trip_is_lossless(fib_ir: dict[str, Any]) -> None:
 
 def test_missing_effects_and_constraints_are_empty_lists() -> None:
     ir = IR.model_validate({"intent": {"description": "x"}, "signature": {"name": "f"}})
-    assert ir.effects == [] and ir.constraints == []
-    assert ir.signature.parameters == [] and ir.signature.return_type is None
+    assert ir.effects == []
+    assert ir.constraints == []
+    assert ir.signature.parameters == []
+    assert ir.signature.return_type is None
 
 
 @pytest.mark.parametrize(

@@ -88,7 +88,8 @@ def test_code_summary_and_files(tmp_path: Path) -> None:
     }
     evaluation = evaluate_program(program, examples, metrics=metrics)
     summary = code_summary(evaluation, examples)
-    assert summary["n_tasks"] == 3 and summary["tasks_solved"] == 1.0
+    assert summary["n_tasks"] == 3
+    assert summary["tasks_solved"] == 1.0
     assert summary["solved_share"] == pytest.approx(1 / 3)
     assert summary["mean_tests_passed"] == pytest.approx((1.0 + 0.0 + 0.5) / 3)  # t3 passes 1/2
     assert summary["degenerate"] == {"empty": 0, "placeholder": 1, "no_function": 0}

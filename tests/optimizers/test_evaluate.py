@@ -51,7 +51,9 @@ class SleepsOn(dspy.Module):
 def test_scores_latency_and_summary_statistics() -> None:
     ev = evaluate_program(Upper(), examples(3), metrics={"exact": exact})
     assert ev.scores == [1.0, 1.0, 1.0]
-    assert ev.mean_score == 1.0 and ev.timed_out_count == 0 and ev.complete
+    assert ev.mean_score == 1.0
+    assert ev.timed_out_count == 0
+    assert ev.complete
     assert all(r.latency_ms >= 0 for r in ev.runs[0])
     assert [e.task_id for e in ev.examples] == ["t0", "t1", "t2"]
 
@@ -118,7 +120,8 @@ def test_a_raising_program_or_metric_scores_zero_with_the_reason() -> None:
     assert first.scores == {"exact": 0.0, "picky": 0.0}
     assert first.error == "RuntimeError: kaput"
     assert third.scores == {"exact": 1.0, "picky": 0.0}
-    assert third.error is not None and "metric picky" in third.error
+    assert third.error is not None
+    assert "metric picky" in third.error
 
 
 def test_metric_returning_prediction_or_bool_is_read_as_a_score() -> None:
@@ -152,7 +155,8 @@ def test_budget_stop_returns_the_finished_examples() -> None:
     ):
         evaluate_program(LiftPipeline(), examples(4), metrics={"one": lambda ex, p: 1.0})
     partial = info.value.partial
-    assert not partial.complete and "5 LM calls" in partial.stop_reason
+    assert not partial.complete
+    assert "5 LM calls" in partial.stop_reason
     assert [e.task_id for e in partial.examples] == ["t0", "t1"]  # 2 calls each; t2 cut
     assert meter.totals().lm_calls == 5
 

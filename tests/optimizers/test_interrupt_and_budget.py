@@ -107,13 +107,15 @@ def test_a_sigkilled_run_leaves_only_whole_files_and_a_rerun_completes(
     for name in absent:
         assert not (out / name).exists(), name
     hidden = [p.name for p in out.rglob(".*") if "cache" not in p.relative_to(out).parts]
-    assert hidden and all(name.startswith(f".{Path(target).stem}.") for name in hidden)
+    assert hidden
+    assert all(name.startswith(f".{Path(target).stem}.") for name in hidden)
     assert not (out / "report.md").exists()
 
     result = run_optimizer(
         make_config(tmp_path, "mipro"), lm=dummy_lm(task_records("train")[0]), progress=False
     )
-    assert result.stop_reason is None and result.optimized is not None
+    assert result.stop_reason is None
+    assert result.optimized is not None
     assert [p for p in out.rglob(".*") if "cache" not in p.relative_to(out).parts] == []
     names = {p.relative_to(out).as_posix() for p in whole_json_files(out)}
     assert {"config.json", "program.json", "result.json", "comparison.json"} <= names
@@ -145,13 +147,17 @@ def test_token_and_dollar_budgets_stop_the_run_cleanly(
     # 3 test tasks x 2 steps = 6 calls for the baseline; the 8th call would pass the cap
     config = make_config(tmp_path, "mipro", budget=budget)
     result = run_optimizer(config, lm=dummy_lm(task_records("train")[0]), progress=False)
-    assert result.stop_reason is not None and spent in result.stop_reason
+    assert result.stop_reason is not None
+    assert spent in result.stop_reason
     assert "MIPROv2.compile" in result.stop_reason
     assert result.usage.lm_calls == 8
-    assert result.usage.total_tokens == 1200 and result.usage.cost_usd == pytest.approx(0.08)
-    assert result.baseline is not None and result.baseline.complete
+    assert result.usage.total_tokens == 1200
+    assert result.usage.cost_usd == pytest.approx(0.08)
+    assert result.baseline is not None
+    assert result.baseline.complete
     saved = json.loads((tmp_path / "out" / "result.json").read_text())
-    assert saved["usage"]["total_tokens"] == 1200 and saved["stop_reason"] == result.stop_reason
+    assert saved["usage"]["total_tokens"] == 1200
+    assert saved["stop_reason"] == result.stop_reason
 
 
 # --------------------------------------------------------------------------- bad input
@@ -175,7 +181,8 @@ def test_an_unreachable_lm_server_stops_a_real_run_before_any_work(
     out = tmp_path / "o"
     assert lift_metrics.cli.main(["optimize", str(config), "--output-dir", str(out)]) == 2
     err = capsys.readouterr().err.strip()
-    assert "cannot reach the LM server" in err and "\n" not in err
+    assert "cannot reach the LM server" in err
+    assert "\n" not in err
     assert not out.exists()  # nothing written: stopped before the first step
 
 
@@ -190,7 +197,8 @@ def test_progress_and_the_final_table_on_the_terminal(
         make_config(tmp_path, "copro"), lm=dummy_lm(task_records("train")[0]), progress=True
     )
     shown = capsys.readouterr().out
-    assert "baseline (test split)" in shown and "optimized (test split)" in shown  # the bars
+    assert "baseline (test split)" in shown
+    assert "optimized (test split)" in shown
     assert "test-copro: COPRO on 3 test tasks" in shown  # the table's title
     for d in result.deltas:  # one row per metric: baseline, optimized, delta [CI], verdict
         row = next(line for line in shown.splitlines() if f" {d.metric} " in line)
@@ -207,7 +215,8 @@ def test_progress_and_the_final_table_on_the_terminal(
         f"{_report._fmt(head.optimized_mean)} | "
         f"{head.mean_delta:+.4f} | [{head.ci_low:+.4f}, {head.ci_high:+.4f}] |"
     ) in report
-    assert "## Pass/fail A/B comparison" in report and "## Baseline on the test split" in report
+    assert "## Pass/fail A/B comparison" in report
+    assert "## Baseline on the test split" in report
 
 
 # --------------------------------------------------------------------------- a real run in CI
@@ -255,13 +264,16 @@ def test_a_real_mipro_optimization_with_the_local_lm_finishes_and_compares(
     )
     result = run_optimizer(config, progress=False)
     assert result.stop_reason is None, result.stop_reason
-    assert result.baseline is not None and result.optimized is not None
-    assert len(result.deltas) == 5 and result.comparison is not None
+    assert result.baseline is not None
+    assert result.optimized is not None
+    assert len(result.deltas) == 5
+    assert result.comparison is not None
     assert {"tests_passed", "tasks_solved"} <= {d.metric for d in result.deltas}
     for arm in ("baseline", "optimized"):  # the generated programs are kept, one per task
         assert len(list((tmp_path / "out" / "code" / arm).glob("t*.py"))) == 2
         assert result.code[arm]["degenerate"]["placeholder"] == 0
-    assert 0 < result.usage.lm_calls <= 60 and result.usage.total_tokens > 0
+    assert 0 < result.usage.lm_calls <= 60
+    assert result.usage.total_tokens > 0
     assert result.usage.cost_usd == 0.0
     assert len(result.trials["trial_logs"]) >= 2  # the unoptimized program + one trial
     for name in ("program.json", "comparison.json", "trials.json", "result.json", "report.md"):
@@ -293,5 +305,6 @@ def test_a_gguf_file_that_is_not_a_model_is_exit_2_before_any_work(
     out = tmp_path / "o"
     assert lift_metrics.cli.main(["optimize", str(config), "--output-dir", str(out)]) == 2
     err = capsys.readouterr().err.strip()
-    assert "could not load it as a model" in err and "\n" not in err
+    assert "could not load it as a model" in err
+    assert "\n" not in err
     assert not out.exists()

@@ -30,11 +30,13 @@ def test_a_file_that_is_not_gguf_shows_its_first_bytes_readably(
 ) -> None:
     model = tmp_path / "model.gguf"
     model.write_bytes(content)
-    with pytest.raises(ValueError) as caught:
+    with pytest.raises(ValueError, match="is not a GGUF model file") as caught:
         check_gguf(model)
     message = str(caught.value)
     assert message.startswith(f"model_path {str(model)!r} is not a GGUF model file: {shown}")
-    assert "b'" not in message and 'b"' not in message and "\\x" not in message
+    assert "b'" not in message
+    assert 'b"' not in message
+    assert "\\x" not in message
 
 
 @pytest.mark.parametrize(
@@ -46,7 +48,7 @@ def test_a_file_that_is_not_gguf_shows_its_first_bytes_readably(
 )
 def test_an_invalid_port_names_api_base(api_base: str, detail: str) -> None:
     table = {"optimizer": {"name": "mipro"}, "lm": {"model": "openai/m", "api_base": api_base}}
-    with pytest.raises(ValueError) as caught:
+    with pytest.raises(ValueError, match="has an invalid port") as caught:
         preflight(RunConfig.from_mapping(table))
     assert str(caught.value) == (
         f"[lm] api_base {api_base!r} has an invalid port ({detail}); "

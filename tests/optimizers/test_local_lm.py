@@ -154,8 +154,10 @@ def test_settings_are_validated(kwargs: dict[str, Any], error: type, message: st
 
 def test_plain_completion_records_usage_and_zero_cost(lm: Any) -> None:
     outputs = lm("Reply with one word: hello")
-    assert isinstance(outputs, list) and len(outputs) == 1
-    assert isinstance(outputs[0], str) and outputs[0].strip()
+    assert isinstance(outputs, list)
+    assert len(outputs) == 1
+    assert isinstance(outputs[0], str)
+    assert outputs[0].strip()
     entry = lm.history[-1]
     usage = entry["usage"]
     assert usage["prompt_tokens"] > 5  # the chat template alone is longer than that
@@ -210,9 +212,12 @@ def test_json_schema_constrains_the_output() -> None:
     )
     value = json.loads(response.text)
     assert set(value) == {"name", "age", "tags"}
-    assert isinstance(value["name"], str) and len(value["name"]) <= 20
-    assert isinstance(value["age"], int) and not isinstance(value["age"], bool)
-    assert isinstance(value["tags"], list) and len(value["tags"]) <= 3
+    assert isinstance(value["name"], str)
+    assert len(value["name"]) <= 20
+    assert isinstance(value["age"], int)
+    assert not isinstance(value["age"], bool)
+    assert isinstance(value["tags"], list)
+    assert len(value["tags"]) <= 3
     assert all(isinstance(t, str) and len(t) <= 10 for t in value["tags"])
     assert response.finish_reason == "stop"
     assert response.usage.output_tokens > 0
@@ -283,7 +288,8 @@ def test_dspy_batch_with_threads_uses_the_shared_model(lm: Any) -> None:
 
 def test_async_calls_work(lm: Any) -> None:
     outputs = asyncio.run(lm.acall("Say hi.", max_tokens=6))
-    assert isinstance(outputs[0], str) and lm.history[-1]["usage"]["completion_tokens"] <= 6
+    assert isinstance(outputs[0], str)
+    assert lm.history[-1]["usage"]["completion_tokens"] <= 6
 
 
 def test_copies_share_one_engine_and_pickles_reattach(lm: Any) -> None:
@@ -362,12 +368,14 @@ def test_resolve_lm_defaults_to_the_local_model(spec: Any) -> None:
 
 def test_resolve_lm_accepts_a_gguf_path() -> None:
     lm = resolve_lm(str(MODEL_PATH))
-    assert isinstance(lm.engine, LocalEngine) and lm.engine.model_path == MODEL_PATH.resolve()
+    assert isinstance(lm.engine, LocalEngine)
+    assert lm.engine.model_path == MODEL_PATH.resolve()
 
 
 def test_resolve_lm_mapping_options_reach_the_local_lm() -> None:
     lm = resolve_lm({"model": str(MODEL_PATH), **SETTINGS, "max_tokens": 7})
-    assert lm.kwargs["max_tokens"] == 7 and lm.engine.n_ctx == 1024
+    assert lm.kwargs["max_tokens"] == 7
+    assert lm.engine.n_ctx == 1024
 
 
 def test_resolve_lm_model_string_with_api_base() -> None:

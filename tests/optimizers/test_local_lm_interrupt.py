@@ -94,7 +94,8 @@ def test_a_cancel_flag_stops_a_running_generation_and_frees_the_slot(
         flag.set()
         worker.join(60)  # generous: the stop happens at the next token
     assert not worker.is_alive()
-    assert len(outcome) == 1 and isinstance(outcome[0], GenerationCancelledError)
+    assert len(outcome) == 1
+    assert isinstance(outcome[0], GenerationCancelledError)
     assert counting.chunks < MAX_TOKENS // 2  # stopped early, not run to max_tokens
     # the slot is free again: a new request is served in full
     with engine._lease() as server:
@@ -163,7 +164,8 @@ def test_a_timed_out_example_stops_its_generation_thread(
     for worker in set(workers) - before:
         worker.join(60)
         assert not worker.is_alive(), "the timed-out example's thread kept generating"
-    assert counting and counting[0].chunks < MAX_TOKENS // 2
+    assert counting
+    assert counting[0].chunks < MAX_TOKENS // 2
 
 
 # --------------------------------------------------------------------------- whole processes

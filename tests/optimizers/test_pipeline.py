@@ -45,7 +45,8 @@ def test_the_pipeline_writes_the_header_and_the_lm_the_body() -> None:
     assert out.ir == IR.model_validate(ADD_IR)
     assert out.header == "def add(a: int, b: int):"
     assert out.code == ADD_CODE  # fence removed, body indented under the header
-    assert out.ir_error is None and out.code_error is None
+    assert out.ir_error is None
+    assert out.code_error is None
     assert json.loads(out.ir_json)["signature"]["name"] == "add"
 
 
@@ -76,30 +77,38 @@ def test_prediction_records_latency_and_usage() -> None:
     out = run(pipeline_lm(ADD_IR, "return a + b"))
     assert out.latency_ms > 0
     assert out.lm_calls == 2  # one call per step; DummyLM is never cached
-    assert out.total_tokens == 0 and out.cost_usd == 0.0  # DummyLM reports zero tokens
+    assert out.total_tokens == 0
+    assert out.cost_usd == 0.0
 
 
 def test_bad_ir_answer_is_kept_as_an_error_and_the_code_step_is_skipped() -> None:
     out = run(pipeline_lm("this is not an IR", "return 1"))
     assert out.ir is None
-    assert out.ir_error and "\n" not in out.ir_error
-    assert out.code == "" and "no code" in out.code_error
+    assert out.ir_error
+    assert "\n" not in out.ir_error
+    assert out.code == ""
+    assert "no code" in out.code_error
 
 
 def test_ir_that_misses_required_fields_is_an_error() -> None:
     broken = {"intent": {"description": "x"}}  # no signature
     out = run(pipeline_lm(broken, "return 1"))
-    assert out.ir is None and out.ir_error
+    assert out.ir is None
+    assert out.ir_error
 
 
 def test_a_placeholder_answer_gives_no_code() -> None:
     out = run(pipeline_lm(ADD_IR, "{body}"))
-    assert out.code == "" and out.code_error and "placeholder" in out.code_error
+    assert out.code == ""
+    assert out.code_error
+    assert "placeholder" in out.code_error
 
 
 def test_nothing_parsable_gives_empty_code() -> None:
     out = run(DummyLM([{"wrong": "x"}] * 4, adapter=dspy.JSONAdapter()))
-    assert out.ir is None and out.code == "" and out.code_error
+    assert out.ir is None
+    assert out.code == ""
+    assert out.code_error
 
 
 def test_end_to_end_metric_scores_the_prediction() -> None:
@@ -220,7 +229,8 @@ def test_compact_json_adapter_writes_one_line_answers() -> None:
     text = CompactJSONAdapter().format_assistant_message_content(
         dspy.Signature("prompt -> ir"), {"ir": IR.model_validate(ADD_IR)}
     )
-    assert "\n" not in text and "null" not in text
+    assert "\n" not in text
+    assert "null" not in text
     assert json.loads(text)["ir"]["signature"]["name"] == "add"
 
 

@@ -121,7 +121,8 @@ def test_check_rejects_with_one_line(
     code, out, err = _run(["optimize", "--check", str(path)], capsys)
     assert code == 2, (name, out, err)
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
+    assert len(lines) == 1, err
+    assert "Traceback" not in err, err
     assert CASES[name][2] in lines[0], lines[0]
     if name == "a task file without the test split":
         assert "no_test.jsonl holds no tasks" in lines[0], lines[0]
@@ -141,7 +142,8 @@ def test_run_rejects_before_any_lm_is_built(
     code, _, err = _run(["optimize", str(path), "--quiet", "--output-dir", str(output)], capsys)
     assert code == 2, (name, err)
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and CASES[name][2] in lines[0], err
+    assert len(lines) == 1, err
+    assert CASES[name][2] in lines[0], err
     assert not output.exists()  # nothing written
 
 

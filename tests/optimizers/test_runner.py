@@ -36,7 +36,8 @@ def test_each_optimizer_runs_end_to_end(tmp_path: Path, task: dict[str, Any], na
     out = tmp_path / "out"
     assert isinstance(result, OptimizationResult)
     assert result.stop_reason is None
-    assert result.baseline is not None and result.optimized is not None
+    assert result.baseline is not None
+    assert result.optimized is not None
     assert len(result.baseline.examples) == 3
     assert [d.metric for d in result.deltas] == [
         "end_to_end",
@@ -74,7 +75,8 @@ def test_each_optimizer_runs_end_to_end(tmp_path: Path, task: dict[str, Any], na
     loaded = LiftPipeline()
     loaded.load(str(out / "program.json"))  # DSPy's own format
     assert json.loads((out / "trials.json").read_text())["optimizer"] == name
-    assert "OptimizationResult(" in repr(result) and len(repr(result)) < 300
+    assert "OptimizationResult(" in repr(result)
+    assert len(repr(result)) < 300
     # the DummyLM answers every task with add(a, b): it compiles but passes no test task
     saved = json.loads((out / "result.json").read_text())
     for arm in ("baseline", "optimized"):
@@ -82,13 +84,15 @@ def test_each_optimizer_runs_end_to_end(tmp_path: Path, task: dict[str, Any], na
         assert saved["code"][arm]["degenerate"] == {"empty": 0, "placeholder": 0, "no_function": 3}
     assert set(saved["predictors"]) == {"to_ir", "to_code"}
     report = (out / "report.md").read_text()
-    assert "## Generated code" in report and "## Optimized predictors" in report
+    assert "## Generated code" in report
+    assert "## Optimized predictors" in report
 
 
 @pytest.mark.slow
 def test_paired_deltas_follow_the_per_example_scores(tmp_path: Path, task: dict[str, Any]) -> None:
     result = run_optimizer(make_config(tmp_path, "mipro"), lm=dummy_lm(task), progress=False)
-    assert result.baseline is not None and result.optimized is not None
+    assert result.baseline is not None
+    assert result.optimized is not None
     head = result.deltas[0]
     expected = (
         sum(o - b for o, b in zip(result.optimized.scores, result.baseline.scores, strict=True)) / 3
@@ -104,15 +108,20 @@ def test_budget_stop_saves_what_it_has(tmp_path: Path, task: dict[str, Any]) -> 
     config = make_config(tmp_path, "mipro", budget={"max_lm_calls": 8})
     result = run_optimizer(config, lm=dummy_lm(task), progress=False)
     out = tmp_path / "out"
-    assert result.stop_reason is not None and "MIPROv2.compile" in result.stop_reason
+    assert result.stop_reason is not None
+    assert "MIPROv2.compile" in result.stop_reason
     assert "8 LM calls" in result.stop_reason
-    assert result.baseline is not None and result.baseline.complete
-    assert result.optimized is None and result.program is None and result.deltas == ()
+    assert result.baseline is not None
+    assert result.baseline.complete
+    assert result.optimized is None
+    assert result.program is None
+    assert result.deltas == ()
     assert result.usage.lm_calls == 8
     assert (out / "baseline" / "baseline.json").is_file()
     assert not (out / "program.json").exists()
     saved = json.loads((out / "result.json").read_text())
-    assert saved["stop_reason"] == result.stop_reason and saved["verdict"] == "not compared"
+    assert saved["stop_reason"] == result.stop_reason
+    assert saved["verdict"] == "not compared"
     assert "stopped early" in (out / "report.md").read_text()
 
 
@@ -121,11 +130,14 @@ def test_budget_stop_in_the_baseline_keeps_the_partial_evaluation(
 ) -> None:
     config = make_config(tmp_path, "copro", budget={"max_lm_calls": 3})
     result = run_optimizer(config, lm=dummy_lm(task), progress=False)
-    assert result.stop_reason is not None and "baseline" in result.stop_reason
-    assert result.baseline is not None and not result.baseline.complete
+    assert result.stop_reason is not None
+    assert "baseline" in result.stop_reason
+    assert result.baseline is not None
+    assert not result.baseline.complete
     assert len(result.baseline.examples) == 1
     saved = json.loads((tmp_path / "out" / "baseline" / "baseline.json").read_text())
-    assert saved["complete"] is False and saved["n_examples"] == 1
+    assert saved["complete"] is False
+    assert saved["n_examples"] == 1
 
 
 def test_interrupt_leaves_only_whole_files(
@@ -207,7 +219,8 @@ def test_cli_bad_input_is_one_line_and_exit_code_2(
 ) -> None:
     assert cli(["optimize", write(tmp_path, text), "--check"]) == 2
     err = capsys.readouterr().err.strip()
-    assert message in err and "\n" not in err
+    assert message in err
+    assert "\n" not in err
 
 
 def test_cli_missing_config_file(cli: Any, tmp_path: Path, capsys: Any) -> None:
@@ -221,7 +234,8 @@ def test_cli_non_gguf_model_is_refused_before_work(cli: Any, tmp_path: Path, cap
     text = GOOD.replace('model = "local"', f'model = "{fake}"')
     assert cli(["optimize", write(tmp_path, text), "--output-dir", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()
-    assert "GGUF" in err and "\n" not in err
+    assert "GGUF" in err
+    assert "\n" not in err
     assert not (tmp_path / "o" / "baseline").exists()  # stopped before any evaluation
 
 
@@ -235,7 +249,8 @@ def test_cli_evaluate_bad_input(cli: Any, tmp_path: Path, capsys: Any) -> None:
 def test_metric_time_is_measured_and_reported(tmp_path: Path, task: dict[str, Any]) -> None:
     result = run_optimizer(make_config(tmp_path, "copro"), lm=dummy_lm(task), progress=False)
     # summed over evaluation threads, so it may exceed the wall time (docstring)
-    assert result.metric_time_s > 0 and result.wall_time_s > 0
+    assert result.metric_time_s > 0
+    assert result.wall_time_s > 0
     saved = json.loads((tmp_path / "out" / "result.json").read_text())
     assert saved["metric_time_fraction"] == pytest.approx(result.metric_time_s / result.wall_time_s)
     assert "in the metrics" in (tmp_path / "out" / "report.md").read_text()
@@ -254,7 +269,8 @@ def test_timed_metric_keeps_gepas_five_argument_protocol() -> None:
     inspect.signature(timed).bind(None, None, None, None, None)  # what GEPA checks
     assert timed("ex", "pred", pred_name="to_ir") == 0.5
     assert calls == [("ex", "pred", None, "to_ir", None)]
-    assert timed.calls == 1 and timed.seconds >= 0
+    assert timed.calls == 1
+    assert timed.seconds >= 0
 
 
 def test_cli_evaluate_writes_runs_aggregate_and_report(
@@ -290,7 +306,8 @@ def test_cli_evaluate_writes_runs_aggregate_and_report(
         "usage.json",
     ]
     aggregate = json.loads((out / "evaluation.json").read_text())
-    assert aggregate["n_runs"] == 2 and aggregate["n_examples"] == 2
+    assert aggregate["n_runs"] == 2
+    assert aggregate["n_examples"] == 2
     assert aggregate["metric_names"] == ["ir_quality", "tests_passed", "tasks_solved"]
     assert aggregate["provenance"]["split"] == "dev"
     assert len(aggregate["provenance"]["dataset_hash"]) == 64
@@ -323,12 +340,17 @@ def test_real_optimization_with_the_local_lm(tmp_path: Path) -> None:
         }
     )
     result = run_optimizer(config, progress=False)
-    assert result.baseline is not None and result.baseline.complete
-    assert result.usage.lm_calls == 6 and result.usage.total_tokens > 0
-    assert result.stop_reason is not None and "COPRO.compile" in result.stop_reason
+    assert result.baseline is not None
+    assert result.baseline.complete
+    assert result.usage.lm_calls == 6
+    assert result.usage.total_tokens > 0
+    assert result.stop_reason is not None
+    assert "COPRO.compile" in result.stop_reason
     first = result.baseline.runs[0][0]
     # 2 steps; JSONAdapter retries a step in JSON mode when its answer does not parse
-    assert 2 <= first.lm_calls <= 4 and first.total_tokens > 0 and first.cost_usd == 0.0
+    assert 2 <= first.lm_calls <= 4
+    assert first.total_tokens > 0
+    assert first.cost_usd == 0.0
     saved = json.loads((tmp_path / "out" / "result.json").read_text())
     assert saved["provenance"]["lm"]["model"].startswith("local/")
     # a rerun of the same config replays the finished calls from the LM cache for free
@@ -345,7 +367,8 @@ def test_a_rerun_that_stops_early_leaves_no_stale_outputs(
 ) -> None:
     run_optimizer(make_config(tmp_path, "copro"), lm=dummy_lm(task), progress=False)
     out = tmp_path / "out"
-    assert (out / "program.json").is_file() and (out / "optimized").is_dir()
+    assert (out / "program.json").is_file()
+    assert (out / "optimized").is_dir()
     stopped = make_config(tmp_path, "copro", budget={"max_lm_calls": 8})
     result = run_optimizer(stopped, lm=dummy_lm(task), progress=False)
     assert result.stop_reason is not None
@@ -392,7 +415,8 @@ def test_cli_evaluate_without_test_tasks_is_an_error_naming_the_file(
     out = tmp_path / "ev"
     assert cli(["evaluate", "--dataset", str(no_test), "--quiet", "--output-dir", str(out)]) == 2
     err = capsys.readouterr().err.strip()
-    assert f"{no_test}: no test tasks" in err and "\n" not in err
+    assert f"{no_test}: no test tasks" in err
+    assert "\n" not in err
     assert not out.exists()
 
 
@@ -405,7 +429,9 @@ def test_cli_evaluate_empty_lm_options_are_errors(
     out = tmp_path / "ev"
     assert cli(["evaluate", option, "", "--quiet", "--output-dir", str(out)]) == 2
     err = capsys.readouterr().err.strip()
-    assert named in err and "got ''" in err and "\n" not in err
+    assert named in err
+    assert "got ''" in err
+    assert "\n" not in err
     assert not out.exists()
 
 

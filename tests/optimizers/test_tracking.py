@@ -13,11 +13,11 @@ import pytest
 from optimizers_testkit import dummy_lm
 
 from lift_metrics.optimizers._config import RunConfig
+from lift_metrics.optimizers._run_metrics import trial_metrics
 from lift_metrics.optimizers._runner import OptimizationResult, run_optimizer
 from lift_metrics.optimizers._tasks import task_records
 from lift_metrics.optimizers._tracking import (
     TrackedRun,
-    _trial_metrics,
     default_tracking_uri,
     log_run_to_mlflow,
     require_mlflow,
@@ -60,7 +60,8 @@ def test_logged_run_reads_back_with_mlflow_client(
 ) -> None:
     uri = f"sqlite:///{tmp_path / 'store' / 'mlflow.db'}"
     tracked = log_run_to_mlflow(finished_run, tracking_uri=uri, experiment="tests")
-    assert isinstance(tracked, TrackedRun) and tracked.tracking_uri == uri
+    assert isinstance(tracked, TrackedRun)
+    assert tracked.tracking_uri == uri
 
     client = mlflow.MlflowClient(tracking_uri=uri)
     assert client.get_experiment(tracked.experiment_id).name == "tests"
@@ -79,7 +80,8 @@ def test_logged_run_reads_back_with_mlflow_client(
 
     metrics = run.data.metrics  # latest value per key
     baseline, optimized = finished_run.baseline, finished_run.optimized
-    assert baseline is not None and optimized is not None
+    assert baseline is not None
+    assert optimized is not None
     stats = baseline.statistics["end_to_end"]
     assert metrics["baseline.end_to_end.mean"] == pytest.approx(stats.mean)
     assert metrics["optimized.end_to_end.mean"] == pytest.approx(optimized.mean_score)
@@ -105,7 +107,8 @@ def test_logged_run_reads_back_with_mlflow_client(
         if "full_eval_score" in v
     }
     logged = {m.step: m.value for m in client.get_metric_history(tracked.run_id, "trial_score")}
-    assert expected and logged == pytest.approx(expected)
+    assert expected
+    assert logged == pytest.approx(expected)
 
     tags = run.data.tags
     assert tags["verdict"] == finished_run.verdict
@@ -189,7 +192,7 @@ def test_trial_metrics_of_copro_and_gepa() -> None:
         },
         "candidate_programs": [{"score": 55.0}, {"score": 40.0}],
     }
-    assert _trial_metrics(copro) == [
+    assert trial_metrics(copro) == [
         ("copro.best_score", 45.0, 0),
         ("copro.average_score", 30.0, 0),
         ("copro.best_score", 55.0, 1),
@@ -201,7 +204,7 @@ def test_trial_metrics_of_copro_and_gepa() -> None:
         "optimizer": "gepa",
         "gepa": {"val_aggregate_scores": [0.4, 0.6], "best_idx": 1, "total_metric_calls": 12},
     }
-    assert _trial_metrics(gepa) == [
+    assert trial_metrics(gepa) == [
         ("trial_score", 0.4, 0),
         ("trial_score", 0.6, 1),
         ("gepa.best_idx", 1.0, 0),

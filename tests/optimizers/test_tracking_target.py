@@ -140,7 +140,8 @@ def test_cli_refuses_a_bad_target_before_the_run(
     out, err = capsys.readouterr()
     lines = err.strip().splitlines()
     assert code == 2, (out, err)
-    assert len(lines) == 1 and "Traceback" not in err, err
+    assert len(lines) == 1, err
+    assert "Traceback" not in err, err
     assert (uri or "non-empty") in lines[0], lines[0]
     assert not output.exists()
 
@@ -191,8 +192,10 @@ def test_a_tracking_failure_keeps_the_runs_files(
     # DSPy's own INFO log lines come first (the optimizer ran); then one error line
     errors = [line for line in err.strip().splitlines() if " INFO " not in line]
     assert code == 2, err
-    assert len(errors) == 1 and "Traceback" not in err, err
-    assert uri in errors[0] and "went away" in errors[0], err
+    assert len(errors) == 1, err
+    assert "Traceback" not in err, err
+    assert uri in errors[0], err
+    assert "went away" in errors[0], err
     for name in ("result.json", "report.md", "config.json", "program.json", "comparison.json"):
         assert (output / name).is_file(), name
 

@@ -31,7 +31,8 @@ def test_an_unknown_model_costs_nan_not_zero() -> None:
 
 def test_known_free_and_reported_costs_are_numbers() -> None:
     known = call_cost_usd("openai/gpt-4o-mini", USAGE)
-    assert math.isfinite(known) and known > 0
+    assert math.isfinite(known)
+    assert known > 0
     assert call_cost_usd("local/SmolLM2-abc", USAGE) == 0.0  # the local model has no bill
     assert call_cost_usd("dummy", USAGE) == 0.0
     assert call_cost_usd(UNKNOWN, {**USAGE, "cost": 0.5}) == 0.5  # the provider's own figure
@@ -41,11 +42,14 @@ def test_known_free_and_reported_costs_are_numbers() -> None:
 def test_the_meter_flags_unpriced_calls_and_its_total_is_nan() -> None:
     meter = UsageMeter()
     meter.add_usage("openai/gpt-4o-mini", USAGE)
-    assert meter.totals().unpriced_calls == 0 and math.isfinite(meter.totals().cost_usd)
+    assert meter.totals().unpriced_calls == 0
+    assert math.isfinite(meter.totals().cost_usd)
     meter.add_usage(UNKNOWN, USAGE)
     totals = meter.totals()
-    assert totals.unpriced_calls == 1 and math.isnan(totals.cost_usd)
-    assert totals.total_tokens == 240 and totals.to_dict()["unpriced_calls"] == 1
+    assert totals.unpriced_calls == 1
+    assert math.isnan(totals.cost_usd)
+    assert totals.total_tokens == 240
+    assert totals.to_dict()["unpriced_calls"] == 1
 
 
 def test_a_dollar_budget_stops_at_an_unpriced_call() -> None:
@@ -81,9 +85,11 @@ def test_a_run_without_prices_reports_unknown_cost_not_zero(
     monkeypatch.setattr(_budget, "call_cost_usd", lambda model, usage: math.nan)
     config = make_config(tmp_path, "mipro")
     result = run_optimizer(config, lm=dummy_lm(task_records("train")[0]), progress=False)
-    assert result.usage.lm_calls > 0 and result.usage.unpriced_calls == result.usage.lm_calls
+    assert result.usage.lm_calls > 0
+    assert result.usage.unpriced_calls == result.usage.lm_calls
     assert math.isnan(result.usage.cost_usd)
-    assert result.deltas and result.comparison is None  # the A/B needs every run's cost
+    assert result.deltas
+    assert result.comparison is None
     saved = json.loads((tmp_path / "out" / "result.json").read_text())
     assert saved["usage"]["cost_usd"] is None
     assert saved["usage"]["unpriced_calls"] == result.usage.lm_calls

@@ -113,7 +113,8 @@ def test_os_exit_zero_does_not_pass_an_assertion_script(box: Sandbox) -> None:
     code = "import os\ndef f():\n    os._exit(0)\n"
     script = "def check(candidate):\n    assert candidate() == 1\n"
     result = box.run_tests(code, script)
-    assert result.status == "crashed" and not result.outcomes[0].passed
+    assert result.status == "crashed"
+    assert not result.outcomes[0].passed
 
 
 def test_forged_result_frames_are_rejected(box: Sandbox) -> None:
@@ -656,7 +657,8 @@ def test_forged_server_answers_never_raise_nor_shift_replies(box: Sandbox) -> No
         for index in sorted(idle):  # slot 0 is the next one used
             box._idle.put(index)
         result = box.run_tests("def f(x):\n    return x\n", [({"x": 1}, 1)])
-        assert result.status == "crashed" and "worker" in result.reason, result
+        assert result.status == "crashed", result
+        assert "worker" in result.reason, result
         for x in range(2 * box.workers):  # every later reply is this execution's own
             assert box.run_tests("def f(x):\n    return x\n", [({"x": x}, x)]).status == "passed"
 
@@ -790,7 +792,8 @@ def test_concurrent_candidates_cannot_reach_each_other(box: Sandbox) -> None:
     assert attacker_value[0] == [], f"the attacker reached another candidate: {attacker_value}"
     assert victim_value[0] is False
     if os.geteuid() == 0:  # one unprivileged uid per slot
-        assert victim_value[1] != attacker_value[1] and 0 not in (
+        assert victim_value[1] != attacker_value[1]
+        assert 0 not in (
             victim_value[1],
             attacker_value[1],
         )

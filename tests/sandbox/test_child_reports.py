@@ -75,4 +75,5 @@ def test_a_named_entry_point_needs_no_syntax_tree(monkeypatch: pytest.MonkeyPatc
         good = box.run_tests("def g():\n    return 1\n", [({}, 1)], entry_point="g")
         bad = box.run_tests("def g(:\n", [({}, 1)], entry_point="g")
     assert good.status == "passed"
-    assert bad.status == "error" and "the code does not parse: SyntaxError" in bad.reason
+    assert bad.status == "error"
+    assert "the code does not parse: SyntaxError" in bad.reason

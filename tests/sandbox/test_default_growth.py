@@ -49,7 +49,8 @@ def test_requested_workers_are_capped() -> None:
     assert box.workers == 5
     assert _started(box) == 2  # the new slots start on first use
     assert get_default_sandbox(workers=100).workers == _default.MAX_DEFAULT_WORKERS
-    assert get_default_sandbox(workers=3) is box and box.workers == 32
+    assert get_default_sandbox(workers=3) is box
+    assert box.workers == 32
 
 
 def test_requested_workers_are_validated() -> None:

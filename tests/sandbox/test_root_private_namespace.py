@@ -45,7 +45,8 @@ def _run_in_namespace(modes: str, *extra: str) -> str:
     )
     tail = (done.stdout + done.stderr)[-3000:]
     assert done.returncode == 0, tail
-    assert " passed" in tail and "process isolation refuses" not in tail, tail
+    assert " passed" in tail, tail
+    assert "process isolation refuses" not in tail, tail
     return tail
 
 

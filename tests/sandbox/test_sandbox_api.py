@@ -240,7 +240,8 @@ def test_execute_code_returns_the_value_or_the_error(box: Sandbox) -> None:
     raised = execute_code("def f():\n    raise KeyError('k')\n", {}, sandbox=box)
     assert (raised.ok, raised.value, raised.error) == (False, None, "KeyError: 'k'")
     odd = execute_code("def f():\n    return object()\n", {}, sandbox=box)
-    assert not odd.ok and "not plain data" in (odd.error or "")
+    assert not odd.ok
+    assert "not plain data" in (odd.error or "")
     slow = execute_code("def f():\n    while True:\n        pass\n", {}, sandbox=box, timeout_s=0.3)
     assert (slow.ok, slow.status) == (False, "timeout")
     broken = execute_code("def f(:", {}, sandbox=box)
@@ -252,7 +253,8 @@ def test_default_sandbox_is_shared_and_recreated_after_close() -> None:
     assert get_default_sandbox() is first
     first.close()
     second = get_default_sandbox()
-    assert second is not first and not second.closed
+    assert second is not first
+    assert not second.closed
 
 
 # -- threads and lifecycle ------------------------------------------------------------------------
@@ -309,7 +311,8 @@ def test_a_forked_copy_neither_uses_nor_kills_the_parents_workers(box: Sandbox) 
         box._finalizer()  # what interpreter exit runs in a forked copy
         os._exit(code)
     _, status = os.waitpid(child, 0)
-    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    assert os.WIFEXITED(status), status
+    assert os.WEXITSTATUS(status) == 0, status
     assert all(w is not None and w.alive() for w in box._slots)
     assert [w.proc.pid for w in box._slots if w is not None] == pids
     assert box.run_tests(ADD, [({"a": 1, "b": 1}, 2)]).status == "passed"
@@ -367,7 +370,8 @@ def test_a_failed_assertion_names_the_line_and_the_values(box: Sandbox) -> None:
     )
     error = long.outcomes[0].error or ""
     assert error.startswith("AssertionError at line 2: assert c() == ''; left: 'xxx")
-    assert error.endswith("..., right: ''") and len(error) < 300
+    assert error.endswith("..., right: ''")
+    assert len(error) < 300
 
 
 # -- isolation selection -------------------------------------------------------------------
@@ -458,7 +462,8 @@ def test_an_unclosed_sandbox_is_cleaned_up_when_collected() -> None:
         pytest.skip(PROCESS_REFUSED_REASON)
     sandbox = Sandbox(workers=1, isolation="process")
     worker = sandbox._slots[0]
-    assert worker is not None and worker.tmp_root is not None
+    assert worker is not None
+    assert worker.tmp_root is not None
     pid, root = worker.proc.pid, worker.tmp_root
     del sandbox, worker
     gc.collect()

@@ -35,7 +35,8 @@ def test_humaneval_examples_feed_the_metric_objects() -> None:
     examples = humaneval_examples()
     assert len(examples) == 164
     first = examples[0]
-    assert first.task_id == "HumanEval/0" and first.entry_point == "has_close_elements"
+    assert first.task_id == "HumanEval/0"
+    assert first.entry_point == "has_close_elements"
     assert set(first.inputs().keys()) == {"prompt"}
     metric = TestPassRate()
     body = first.expected_code[len(first.prompt) :]
@@ -119,4 +120,5 @@ def test_a_program_that_raises_scores_zero_with_its_reason() -> None:
 
     example = dspy.Example(task_id="t", prompt="p", tests=[({}, 1)]).with_inputs("prompt")
     (sample,) = sample_program(broken, [example], n=1, lm=DummyLM([]))
-    assert sample["solution"] == "" and "the LM is down" in sample["error"]
+    assert sample["solution"] == ""
+    assert "the LM is down" in sample["error"]

@@ -207,7 +207,8 @@ def test_ray_gives_the_local_backends_results(tmp_path: Path, backend: RayBacken
     summary = score_samples(
         path, "humaneval", output=tmp_path / "ray", timeout_s=1.0, backend=backend
     )
-    assert backend.workers == 2 and len(backend.hosts) == 2
+    assert backend.workers == 2
+    assert len(backend.hosts) == 2
     assert backend.isolation in ("bwrap", "process")
     local_records, ray_records = _records(tmp_path / "local"), _records(tmp_path / "ray")
     assert ray_records == local_records
@@ -234,7 +235,8 @@ def test_ray_resumes_and_scores_nothing_twice(tmp_path: Path, backend: RayBacken
     assert sorted(final) == list(range(1, 25))  # each exactly once
     assert resumed.pass_at_k == full.pass_at_k
     assert resumed.per_task == full.per_task
-    assert resumed.resumed == 9 and resumed.scored_now == 15
+    assert resumed.resumed == 9
+    assert resumed.scored_now == 15
 
 
 @needs_ray
@@ -318,7 +320,8 @@ def test_cli_ray_ctrl_c_then_rerun_scores_each_sample_once(tmp_path: Path) -> No
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=60)
         assert proc.returncode == 130, stderr
-        assert stderr.count("\n") == 1 and "rerun the same command to resume" in stderr
+        assert stderr.count("\n") == 1
+        assert "rerun the same command to resume" in stderr
         partial = [json.loads(line) for line in results.read_text().splitlines()]
         assert 0 < len(partial) < 40
         assert _processes_mentioning(ray_tmp) == []
@@ -348,7 +351,8 @@ def test_closing_the_backend_stops_ray_and_leaves_no_process(
 
     job = ScoringJob(1, "def f(x):\n    return x\n", [({"x": 1}, 1)], "f", 3.0)
     assert [result.status for result in backend.run([job])] == ["passed"]
-    assert ray.is_initialized() and _processes_mentioning(ray_tmp)
+    assert ray.is_initialized()
+    assert _processes_mentioning(ray_tmp)
     backend.close()
     backend.close()  # idempotent
     assert not ray.is_initialized()

@@ -83,7 +83,8 @@ def test_statuses_and_per_test_outcomes() -> None:
     ]
     summary = score_samples(samples, "project", timeout_s=0.5, concurrency=2)
     assert summary.status_counts == {"passed": 1, "failed": 1, "error": 1, "timeout": 1}
-    assert summary.per_task["t001"].n == 4 and summary.per_task["t001"].passed == 1
+    assert summary.per_task["t001"].n == 4
+    assert summary.per_task["t001"].passed == 1
 
 
 def test_completion_is_appended_to_the_prompt_and_solution_is_whole(tmp_path: Path) -> None:
@@ -107,7 +108,8 @@ def test_completion_is_appended_to_the_prompt_and_solution_is_whole(tmp_path: Pa
     summary = score_samples(samples, tasks, output=out)
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert [r["passed"] for r in sorted(records, key=lambda r: r["line"])] == [True, True, False]
-    assert records[0]["tests_total"] == 2 and len(records[0]["outcomes"]) == 2
+    assert records[0]["tests_total"] == 2
+    assert len(records[0]["outcomes"]) == 2
     assert summary.pass_at_k == {"pass@1": pytest.approx(2 / 3)}
 
 
@@ -219,7 +221,8 @@ def test_rerun_skips_scored_samples(tmp_path: Path) -> None:
     assert backend.keys == []  # nothing scored twice
     assert (out / "results.jsonl").read_bytes() == before
     assert again.to_dict() == first.to_dict()
-    assert again.resumed == 12 and again.scored_now == 0
+    assert again.resumed == 12
+    assert again.scored_now == 0
 
 
 def test_resume_after_a_truncated_last_line(tmp_path: Path) -> None:
@@ -260,7 +263,8 @@ def test_cli_scores_and_prints_the_table(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "s.jsonl", _project_samples(4))
     done = _cli(str(path), "--tasks", "project", "--no-progress")
     assert done.returncode == 0, done.stderr
-    assert "pass@1" in done.stdout and "0.5" in done.stdout
+    assert "pass@1" in done.stdout
+    assert "0.5" in done.stdout
     summary = json.loads((tmp_path / "s_scores" / "summary.json").read_text())
     assert summary["pass_at_k"] == {"pass@1": 0.5}
     assert summary["status_counts"] == {"passed": 2, "failed": 2}
@@ -289,7 +293,9 @@ def test_ctrl_c_leaves_a_resumable_output(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
-    assert stderr.count("\n") == 1 and "interrupted" in stderr and "resume" in stderr
+    assert stderr.count("\n") == 1
+    assert "interrupted" in stderr
+    assert "resume" in stderr
     assert "Traceback" not in stderr
     assert not (out / "summary.json").exists()
     partial = [json.loads(line) for line in results.read_text().splitlines()]
@@ -365,13 +371,15 @@ def test_code_quality_is_added_where_a_reference_exists(tmp_path: Path) -> None:
     records = {
         r["line"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())
     }
-    assert records[1]["passed"] and not records[2]["passed"]
+    assert records[1]["passed"]
+    assert not records[2]["passed"]
     assert 0.0 <= records[2]["code_quality"] < records[1]["code_quality"] <= 1.0
     plain = tmp_path / "plain"
     samples = [{"task_id": "noref", "solution": "def f(x):\n    return x\n"}]
     score_samples(samples, tasks, output=plain, code_quality=True)
     (record,) = map(json.loads, (plain / "results.jsonl").read_text().splitlines())
-    assert record["passed"] and "code_quality" not in record
+    assert record["passed"]
+    assert "code_quality" not in record
 
 
 def _cli_case(tmp: Path, name: str) -> tuple[list[str], str]:
@@ -418,7 +426,8 @@ def test_bad_command_line_input_is_one_line(tmp_path: Path, name: str) -> None:
     done = _cli(*args)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert len(lines) == 1, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
     assert must_name in lines[0]
     assert done.stdout == ""
     if name != "output is a file":

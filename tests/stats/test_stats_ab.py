@@ -41,7 +41,8 @@ def rec(arm: str, task: str, repeat: int = 0, **overrides: Any) -> dict[str, Any
 
 def test_derived_tokens() -> None:
     (r,) = validate_run_records([rec("a", "t")])
-    assert r.total_tokens == 1550 and r.non_cache_tokens == 1200
+    assert r.total_tokens == 1550
+    assert r.non_cache_tokens == 1200
 
 
 @pytest.mark.parametrize(
@@ -261,7 +262,8 @@ def test_json_has_every_delta_and_markdown_renders() -> None:
         "method": "percentile",
     }
     md = result.to_markdown()
-    assert "### Paired deltas" in md and "| pass_delta |" in md
+    assert "### Paired deltas" in md
+    assert "| pass_delta |" in md
 
 
 def test_split_arms() -> None:

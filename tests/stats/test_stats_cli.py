@@ -37,12 +37,15 @@ def test_report_json_and_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["report", str(path), "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     broken = data["tiers"][1]
-    assert broken["grade"] == "F" and broken["cost_of_pass"] is None
+    assert broken["grade"] == "F"
+    assert broken["cost_of_pass"] is None
     assert broken["cost_of_pass_is_infinite"] is True
     assert data["tiers"][0]["composite"]["median"] == pytest.approx(0.95)
     assert main(["report", str(path), "--format", "markdown"]) == 0
     md = capsys.readouterr().out
-    assert md.startswith("## Tier report") and "∞" in md and "| broken |" in md
+    assert md.startswith("## Tier report")
+    assert "∞" in md
+    assert "| broken |" in md
 
 
 def test_report_bad_input_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -58,7 +61,8 @@ def test_report_bad_input_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_compare_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compare", "--baseline", BASELINE, "--current", CURRENT]) == 0
     out = capsys.readouterr().out
-    assert "regression" in out and "gpt-4o/parse_csv" in out
+    assert "regression" in out
+    assert "gpt-4o/parse_csv" in out
     args = ["compare", "--baseline", BASELINE, "--current", CURRENT, "--fail-on-regression"]
     assert main(args) == 1
     capsys.readouterr()
@@ -76,7 +80,8 @@ def test_compare_json_and_markdown(capsys: pytest.CaptureFixture[str]) -> None:
     base = ["compare", "--baseline", BASELINE, "--current", CURRENT]
     assert main([*base, "--format", "json", "--threshold", "0.1"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["threshold"] == 0.1 and data["has_regressions"] is True
+    assert data["threshold"] == 0.1
+    assert data["has_regressions"] is True
     assert "gpt-4o/roman_numerals" in data["new"]
     assert "gpt-4o/binary_search" in data["removed"]
     assert main([*base, "--format", "markdown"]) == 0
@@ -90,13 +95,15 @@ def test_ab_text_json_markdown(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["ab", runs, "--n-resamples", "2000"]) == 0
     out = capsys.readouterr().out
     assert "decision (three gates): prefer with_skelly" in out
-    assert "Paired deltas" in out and "solved per $" in out
+    assert "Paired deltas" in out
+    assert "solved per $" in out
     assert main(["ab", runs, "--n-resamples", "2000", "--seed", "5", "--format", "json"]) == 0
     first = capsys.readouterr().out
     assert main(["ab", runs, "--n-resamples", "2000", "--seed", "5", "--format", "json"]) == 0
     assert capsys.readouterr().out == first  # fixed seed: identical output
     data = json.loads(first)
-    assert data["treatment"] == "with_skelly" and data["n_pairs"] == 30
+    assert data["treatment"] == "with_skelly"
+    assert data["n_pairs"] == 30
     assert (
         main(
             [

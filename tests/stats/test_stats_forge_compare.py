@@ -99,7 +99,8 @@ def test_new_removed_and_ordering() -> None:
     )
     assert [c.case for c in result.regressions] == ["x", "y"]  # worst first
     assert [c.case for c in result.improvements] == ["up2", "up1"]  # best first
-    assert result.new == {"fresh": 1.0} and result.removed == {"gone": 0.3}
+    assert result.new == {"fresh": 1.0}
+    assert result.removed == {"gone": 0.3}
 
 
 def test_renders_and_json() -> None:
@@ -112,11 +113,13 @@ def test_renders_and_json() -> None:
         "current_score": 0.5,
         "delta": -0.4,
     }
-    assert data["new"] == {"c": 0.7} and data["removed"] == {"b": 0.2}
+    assert data["new"] == {"c": 0.7}
+    assert data["removed"] == {"b": 0.2}
     md = result.to_markdown()
     assert "| regression | a | 0.9 | 0.5 | -0.4000 |" in md
     text = result.to_text()
-    assert "1 regression(s)" in text and "removed" in text
+    assert "1 regression(s)" in text
+    assert "removed" in text
 
 
 def test_compare_accepts_reports_and_result_lists() -> None:

@@ -97,8 +97,10 @@ def test_direction_is_a_minus_b_as_scipy_ttest_rel_and_swapping_negates() -> Non
     down = paired_bootstrap(b, a, seed=5)
     assert up.mean_delta == pytest.approx(float(np.mean(a - b)))
     assert np.sign(up.mean_delta) == np.sign(stats.ttest_rel(a, b).statistic) == 1.0
-    assert up.mean_a == pytest.approx(float(a.mean())) and up.mean_b == pytest.approx(b.mean())
-    assert up.verdict == "a higher" and down.verdict == "a lower"
+    assert up.mean_a == pytest.approx(float(a.mean()))
+    assert up.mean_b == pytest.approx(b.mean())
+    assert up.verdict == "a higher"
+    assert down.verdict == "a lower"
     assert down.interval.low == pytest.approx(-up.interval.high)
     assert down.interval.high == pytest.approx(-up.interval.low)
     assert up.p_value == pytest.approx(down.p_value)
@@ -112,19 +114,22 @@ def test_no_effect_is_inconclusive_with_a_large_p_value() -> None:
     b[1::2] -= 0.1
     result = paired_bootstrap(a, b, seed=0)
     assert result.mean_delta == pytest.approx(0.0, abs=1e-12)
-    assert result.verdict == "inconclusive" and result.p_value > 0.5
+    assert result.verdict == "inconclusive"
+    assert result.p_value > 0.5
 
 
 def test_constant_differences_give_a_zero_width_interval() -> None:
     same = paired_bootstrap([0.1, 0.5, 0.9], [0.1, 0.5, 0.9])
-    assert tuple(same.interval) == (0.0, 0.0) and same.p_value == 1.0
+    assert tuple(same.interval) == (0.0, 0.0)
+    assert same.p_value == 1.0
     assert same.verdict == "no difference"
     shifted = paired_bootstrap([0.3, 0.7, 1.1, 0.5], [0.1, 0.5, 0.9, 0.3])
     assert shifted.interval.low == pytest.approx(0.2) == shifted.interval.high
     # 16 sign vectors, 2 reach |mean| = 0.2: p ~= 2/16 (Monte-Carlo, 10,000 flips)
     assert shifted.p_value == pytest.approx(2 / 16, abs=0.02)
     single = paired_bootstrap([0.75], [0.25])
-    assert tuple(single.interval) == (0.5, 0.5) and single.n_pairs == 1
+    assert tuple(single.interval) == (0.5, 0.5)
+    assert single.n_pairs == 1
 
 
 @settings(max_examples=30, deadline=None)
@@ -157,10 +162,14 @@ def test_a_fixed_seed_is_reproducible_and_none_is_fresh() -> None:
 def test_result_unpacks_reprs_and_serializes() -> None:
     result = paired_bootstrap([0.5, 0.5, 1.0], [0.0, 0.5, 1.0], n_resamples=100, seed=0)
     delta, interval, p = result
-    assert delta == pytest.approx(1 / 6) and interval is result.interval and p == result.p_value
+    assert delta == pytest.approx(1 / 6)
+    assert interval is result.interval
+    assert p == result.p_value
     assert repr(result).startswith("PairedBootstrap(mean_delta=0.1667")
     data = json.loads(dumps_json(result.to_dict()))
-    assert data["n_pairs"] == 3 and data["n_resamples"] == 100 and data["method"] == "percentile"
+    assert data["n_pairs"] == 3
+    assert data["n_resamples"] == 100
+    assert data["method"] == "percentile"
     assert isinstance(result, PairedBootstrap)
 
 

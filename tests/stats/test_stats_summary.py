@@ -136,5 +136,6 @@ def test_mean_interval_constant_and_single_value() -> None:
     assert tuple(mean_interval([2.0, 2.0, 2.0])) == (2.0, 2.0)
     with pytest.warns(RuntimeWarning, match="at least 2 values"):
         ci = mean_interval([1.0])
-    assert math.isnan(ci.low) and math.isnan(ci.high)
+    assert math.isnan(ci.low)
+    assert math.isnan(ci.high)
     assert not ci.contains(1.0)

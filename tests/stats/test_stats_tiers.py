@@ -25,7 +25,8 @@ def test_grade_from_median_composite_with_any_number_of_runs() -> None:
     report = summarize_tiers(runs)
     t0, t1 = report.tiers
     assert (t0.runs, t1.runs) == (3, 7)
-    assert t0.composite.median == pytest.approx(0.75) and t0.grade == "C"
+    assert t0.composite.median == pytest.approx(0.75)
+    assert t0.grade == "C"
     assert t1.grade == "A"
     assert t1.uplift == pytest.approx((1.0 - 0.75) / 0.75)
     assert t0.uplift == 0.0
@@ -49,7 +50,8 @@ def test_never_passing_tier_has_infinite_cost_of_pass_in_json_and_markdown() -> 
     assert report.tiers[1].cost_of_pass == math.inf
     data = json.loads(dumps_json(report))
     tier = data["tiers"][1]
-    assert tier["cost_of_pass"] is None and tier["cost_of_pass_is_infinite"] is True
+    assert tier["cost_of_pass"] is None
+    assert tier["cost_of_pass_is_infinite"] is True
     assert "cost_of_pass_is_infinite" not in data["tiers"][0]
     assert "∞" in report.to_markdown()
 
@@ -138,6 +140,7 @@ def test_composite_interval_is_a_t_interval_and_nan_for_one_run() -> None:
     got = report.tiers[0].composite_interval
     assert (got.low, got.high) == pytest.approx(expected)
     single = report.tiers[1].composite_interval
-    assert math.isnan(single.low) and math.isnan(single.high)
+    assert math.isnan(single.low)
+    assert math.isnan(single.high)
     data = json.loads(dumps_json(report))
     assert data["tiers"][1]["composite_interval"]["low"] is None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,14 +14,14 @@ VALIDATE_MODULE = "lift_metrics.validation._cli"
 
 
 @pytest.fixture
-def cli_main(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+def cli_main(monkeypatch: pytest.MonkeyPatch) -> object:
     """``lift_metrics.cli.main`` with the ``validate`` command registered.
 
     The lead adds the module to ``cli._COMMAND_MODULES``; until then the fixture adds it.
     """
     if VALIDATE_MODULE not in cli._COMMAND_MODULES:
         monkeypatch.setattr(cli, "_COMMAND_MODULES", (*cli._COMMAND_MODULES, VALIDATE_MODULE))
-    yield cli.main
+    return cli.main
 
 
 @pytest.fixture

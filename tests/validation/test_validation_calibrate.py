@@ -29,8 +29,10 @@ def test_recovers_known_weights(objective: str) -> None:
         assert fit.weights[key] == pytest.approx(value, abs=0.03), key
     assert sum(fit.weights.values()) == pytest.approx(1.0)
     assert all(v >= 0 for v in fit.weights.values())
-    assert fit.in_sample_pearson > 0.99 and fit.cv_pearson > 0.99
-    assert len(fit.fold_weights) == 4 and len(fit.cv_fold_pearson) == 4
+    assert fit.in_sample_pearson > 0.99
+    assert fit.cv_pearson > 0.99
+    assert len(fit.fold_weights) == 4
+    assert len(fit.cv_fold_pearson) == 4
 
 
 def test_default_weights_are_reported_next_to_the_fit() -> None:
@@ -42,7 +44,8 @@ def test_default_weights_are_reported_next_to_the_fit() -> None:
     ref = np.corrcoef(x @ np.array(list(defaults.values())), labels)[0, 1]
     assert fit.default_pearson == pytest.approx(ref)
     assert fit.in_sample_pearson >= fit.default_pearson
-    assert isinstance(fit, CalibrationResult) and "code_quality" in repr(fit)
+    assert isinstance(fit, CalibrationResult)
+    assert "code_quality" in repr(fit)
 
 
 def test_cross_validation_is_out_of_fold() -> None:

@@ -59,7 +59,8 @@ def test_save_writes_a_profile_with_the_fit(tmp_path: Path) -> None:
     profile = load_profile(path, metric="code_quality")
     assert profile == _calibration().profile
     table = json.loads(path.read_text())["calibration"]
-    assert table["cv_pearson"] == 0.85 and table["fitted_on"] == "x.jsonl split=calibration"
+    assert table["cv_pearson"] == 0.85
+    assert table["fitted_on"] == "x.jsonl split=calibration"
     assert resolve_profile("code_quality", "profile", path) == profile
 
 
@@ -73,5 +74,6 @@ def test_resolve_profile_is_public_and_reads_the_shipped_file() -> None:
 def test_json_report_without_results() -> None:
     fit = _calibration().fit
     document = json_report([], split="heldout", calibrations={"code_quality": (fit, None)})
-    assert document["split"] == "heldout" and document["unscored"] == []
+    assert document["split"] == "heldout"
+    assert document["unscored"] == []
     assert document["calibration"]["code_quality"]["reported"] is None

@@ -74,11 +74,13 @@ def test_passing_metric_exits_0_and_writes_report(
     )
     printed = capsys.readouterr().out
     assert code == 0
-    assert "my_metrics_mod:good" in printed and "1.000 [" in printed
+    assert "my_metrics_mod:good" in printed
+    assert "1.000 [" in printed
     assert (out / "validation.md").read_text().startswith("# Metric validation")
     assert (out / "my_metrics_mod_good.png").read_bytes()[:8] == PNG_MAGIC
     data = json.loads((out / "validation.json").read_text())
-    assert data["split"] == "all" and data["results"][0]["n"] == 8
+    assert data["split"] == "all"
+    assert data["results"][0]["n"] == 8
 
 
 def test_failing_metric_exits_1(
@@ -143,12 +145,14 @@ def test_nothing_scored_says_so_and_fails_with_a_report(
     err = capsys.readouterr().err
     assert code == 1
     assert "nothing could be scored: all 8 items are missing" in err
-    assert "RuntimeError: sandbox unavailable" in err and "must not be empty" not in err
+    assert "RuntimeError: sandbox unavailable" in err
+    assert "must not be empty" not in err
     report = (out / "validation.md").read_text()
     assert "Not validated: 0 items could be scored" in report
     assert "- `u7`: RuntimeError: sandbox unavailable" in report
     unscored = json.loads((out / "validation.json").read_text())["unscored"]
-    assert unscored[0]["metric"] == "my_metrics_mod:broken" and len(unscored[0]["missing"]) == 8
+    assert unscored[0]["metric"] == "my_metrics_mod:broken"
+    assert len(unscored[0]["missing"]) == 8
 
 
 def test_a_metric_that_calls_sys_exit_is_a_missing_item(
@@ -217,7 +221,8 @@ def test_builtin_ir_quality_with_weights_file(
     assert code == 0
     assert "ir_quality" in capsys.readouterr().out
     result = json.loads((tmp_path / "r" / "validation.json").read_text())["results"][0]
-    assert result["n"] == 16 and result["raters"] == 2
+    assert result["n"] == 16
+    assert result["raters"] == 2
     report = (tmp_path / "r" / "validation.md").read_text()
     assert "| category | n | mean score − label |" in report  # the shipped items have categories
 
@@ -236,7 +241,8 @@ def test_shipped_data_with_calibration(cli_main, tmp_path: Path) -> None:
     data = json.loads((out / "validation.json").read_text())
     results = {r["metric"]: r for r in data["results"]}
     assert set(results) == {"ir_quality", "code_quality"}
-    assert results["ir_quality"]["n"] == 51 and results["code_quality"]["n"] == 48
+    assert results["ir_quality"]["n"] == 51
+    assert results["code_quality"]["n"] == 48
     assert code == (0 if all(r["pearson"] >= 0.8 for r in results.values()) else 1)
     for name in results:
         fit = data["calibration"][name]["fit"]

@@ -83,9 +83,12 @@ def test_constant_input_warns_and_gives_nan(which: str) -> None:
     scores, labels = (constant, varying) if which == "scores" else (varying, constant)
     with pytest.warns(ConstantInputWarning, match=which):
         result = validate_scores(scores, labels)
-    assert math.isnan(result.pearson) and math.isnan(result.spearman)
-    assert math.isnan(result.kendall) and math.isnan(result.pearson_low)
-    assert result.passed is False and result.passed_ci is False
+    assert math.isnan(result.pearson)
+    assert math.isnan(result.spearman)
+    assert math.isnan(result.kendall)
+    assert math.isnan(result.pearson_low)
+    assert result.passed is False
+    assert result.passed_ci is False
 
 
 def test_bad_input_raises_naming_the_problem() -> None:
@@ -163,14 +166,16 @@ def test_errors_raise_or_become_missing() -> None:
         validate_metric(flaky, items)
     assert "while scoring item '0'" in info.value.__notes__[0]
     result = validate_metric(flaky, items, errors="missing")
-    assert result.n == 7 and result.missing == (("0", "RuntimeError: boom"),)
+    assert result.n == 7
+    assert result.missing == (("0", "RuntimeError: boom"),)
 
 
 def test_threads_give_the_same_result_in_order() -> None:
     items = [({"x": s}, y) for s, y in zip(SCORES, LABELS, strict=True)]
     one = validate_metric(lambda item: item["x"], items)
     four = validate_metric(lambda item: item["x"], items, num_threads=4)
-    assert one.scores == four.scores and one.ids == four.ids
+    assert one.scores == four.scores
+    assert one.ids == four.ids
 
 
 def test_several_raters_give_alpha_and_rater_mean_correlation() -> None:
@@ -183,13 +188,15 @@ def test_several_raters_give_alpha_and_rater_mean_correlation() -> None:
     mean = [y if y2 is None else (y + y2) / 2 for y, y2 in zip(LABELS, second, strict=True)]
     assert result.raters == 2
     assert result.rater_mean_pearson == pytest.approx(stats.pearsonr(SCORES, mean).statistic)
-    assert result.rater_alpha is not None and 0.8 < result.rater_alpha <= 1.0
+    assert result.rater_alpha is not None
+    assert 0.8 < result.rater_alpha <= 1.0
 
 
 def test_result_repr_and_dict() -> None:
     result = validate_scores(SCORES, LABELS, metric="m", ids=[f"a{i}" for i in range(8)])
     text = repr(result)
-    assert text.startswith("ValidationResult(metric='m', n=8, pearson=") and len(text) < 200
+    assert text.startswith("ValidationResult(metric='m', n=8, pearson=")
+    assert len(text) < 200
     data = result.to_dict()
     assert data["pearson_ci"] == [result.pearson_low, result.pearson_high]
     assert data["pairs"][0] == {"id": "a0", "score": 0.9, "label": 1.0}
@@ -235,7 +242,8 @@ def test_nothing_scored_is_a_named_error_with_the_reasons() -> None:
 def test_too_few_scores_counts_them() -> None:
     with pytest.raises(TooFewScoresError, match=r"at least 3 .* got 2 \(1 missing; first") as e:
         validate_scores([0.1, 0.2], [0.0, 1.0], missing=[("z", "timeout")], metric="m")
-    assert e.value.scored == 2 and e.value.missing == (("z", "timeout"),)
+    assert e.value.scored == 2
+    assert e.value.missing == (("z", "timeout"),)
 
 
 def _exits(item: dict[str, float]) -> float:
@@ -247,7 +255,8 @@ def _exits(item: dict[str, float]) -> float:
 def test_a_metric_calling_sys_exit_is_missing_or_a_runtime_error() -> None:
     items = [({"x": i}, i / 4) for i in range(5)]
     result = validate_metric(_exits, items, errors="missing")
-    assert result.missing == (("2", "the metric called sys.exit(3)"),) and result.n == 4
+    assert result.missing == (("2", "the metric called sys.exit(3)"),)
+    assert result.n == 4
     with pytest.raises(RuntimeError, match=r"sys.exit\(3\) while scoring item '2'"):
         validate_metric(_exits, items, errors="raise")
     with pytest.raises(RuntimeError, match=r"sys.exit\(3\)"):

@@ -30,7 +30,8 @@ def test_jsonl_with_field_map_split_and_raters(tmp_path: Path, write_jsonl) -> N
     assert items[0].item == {"predicted": "y", "expected": "x"}
     assert items[0].ratings == (0.2, 0.3)
     assert items[1].ratings == (0.0, None)  # second rater skipped c
-    assert items[0].line == 2 and items[0].split == "heldout"
+    assert items[0].line == 2
+    assert items[0].split == "heldout"
 
 
 def test_default_item_is_every_other_field(tmp_path: Path, write_jsonl) -> None:
@@ -50,7 +51,8 @@ def test_csv_with_json_fields(tmp_path: Path, write_jsonl) -> None:
     )
     items = load_labels(path, score_field="score", json_fields=["tests"])
     assert items[0].item == {"code": "def f(): pass", "tests": [{"inputs": {}, "expected": None}]}
-    assert items[0].label == 0.5 and items[0].ratings == (0.5, None)
+    assert items[0].label == 0.5
+    assert items[0].ratings == (0.5, None)
     assert items[1].ratings == (1.0, 0.9)
 
 
@@ -110,8 +112,10 @@ def test_shipped_labels_counts_match_the_dataset_card() -> None:
     # datasets/labels/README.md: 119 IR pairs (51 heldout), 120 code pairs (48 heldout)
     ir = load_labels(shipped_labels_path("ir_quality"))
     code = load_labels(shipped_labels_path("code_quality"))
-    assert len(ir) == 119 and sum(i.split == "heldout" for i in ir) == 51
-    assert len(code) == 120 and sum(i.split == "heldout" for i in code) == 48
+    assert len(ir) == 119
+    assert sum(i.split == "heldout" for i in ir) == 51
+    assert len(code) == 120
+    assert sum(i.split == "heldout" for i in code) == 48
     assert sum(i.ratings[1] is not None for i in ir) == 30
     assert all(0.0 <= i.label <= 1.0 for i in ir + code)
     first = json.loads(shipped_labels_path("ir_quality").read_text().splitlines()[0])

@@ -31,7 +31,8 @@ def test_import_is_light(statement: str) -> None:
 def test_all_is_sorted_unique_and_resolvable(package: str) -> None:
     module = importlib.import_module(package)
     names = list(module.__all__)
-    assert names == sorted(names) and len(names) == len(set(names))
+    assert names == sorted(names)
+    assert len(names) == len(set(names))
     for name in names:
         assert getattr(module, name) is not None
 

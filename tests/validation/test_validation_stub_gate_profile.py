@@ -78,7 +78,8 @@ def test_profile_round_trip_with_gate_and_cap(tmp_path: Path, suffix: str) -> No
         stub_cap=0.1,
     )
     profile = load_profile(path, metric="code_quality")
-    assert profile.wrong_answer_gate is True and profile.stub_cap == 0.1
+    assert profile.wrong_answer_gate is True
+    assert profile.stub_cap == 0.1
     assert profile.metric_options() == {
         "weights": {"tests": 0.6, "semantic": 0.4},
         "similarity_floor": 0.44,
@@ -92,9 +93,11 @@ def test_profile_round_trip_with_gate_and_cap(tmp_path: Path, suffix: str) -> No
 def test_profile_without_the_options_keeps_the_seed_behaviour(tmp_path: Path) -> None:
     path = save_weights(tmp_path / "w.json", {"tests": 1.0}, metric="code_quality")
     document = json.loads(path.read_text())
-    assert "wrong_answer_gate" not in document and "stub_cap" not in document
+    assert "wrong_answer_gate" not in document
+    assert "stub_cap" not in document
     profile = load_profile(path)
-    assert profile.wrong_answer_gate is False and profile.stub_cap is None
+    assert profile.wrong_answer_gate is False
+    assert profile.stub_cap is None
     assert set(profile.metric_options()) == {"weights", "similarity_floor"}
 
 
@@ -129,7 +132,8 @@ def test_bad_profile_values_raise_naming_the_key(
 
 def test_builtin_scorer_takes_the_options_for_code_quality_only() -> None:
     scorer = builtin_scorer("code_quality", wrong_answer_gate=True, stub_cap=0.1)
-    assert scorer.wrong_answer_gate is True and scorer.stub_cap == 0.1  # type: ignore[union-attr]
+    assert scorer.wrong_answer_gate is True
+    assert scorer.stub_cap == 0.1
     assert "stub_cap=0.1" in repr(scorer)
     with pytest.raises(ValueError, match="stub_cap applies to code_quality only"):
         builtin_scorer("ir_quality", stub_cap=0.1)
@@ -144,7 +148,8 @@ def test_shipped_code_profile_sets_gate_and_cap_and_ir_profile_does_not() -> Non
     assert code.wrong_answer_gate is True
     assert code.stub_cap == 0.1  # RUBRIC.md: "a stub that only has the right signature" 0.1
     scorer = builtin_scorer("code_quality", **code.metric_options())
-    assert scorer.wrong_answer_gate is True and scorer.stub_cap == 0.1  # type: ignore[union-attr]
+    assert scorer.wrong_answer_gate is True
+    assert scorer.stub_cap == 0.1
     ir = load_profile(shipped_profile_path("ir_quality"), metric="ir_quality")
     assert set(ir.metric_options()) == {"weights", "similarity_floor"}
 
@@ -173,7 +178,8 @@ def test_gate_columns_apply_the_metric_rule_item_by_item() -> None:
     )
     assert gated["semantic"] == [first["semantic"], 0.9] == [pytest.approx(0.4), 0.9]
     assert gated["style"] == [0.5, 1]
-    assert gated["syntax"] == [1.0, 1.0] and gated["tests"] == [0.5, 0.0]
+    assert gated["syntax"] == [1.0, 1.0]
+    assert gated["tests"] == [0.5, 0.0]
 
 
 @pytest.mark.slow
@@ -204,5 +210,6 @@ def test_calibrate_with_gate_and_cap_fits_calibration_items_and_saves_the_option
     assert cli_main([*args, "--target", "-1", "--out", str(out)]) == 0
     assert set(seen) == {r["id"] for r in picked if r["split"] == "calibration"}
     profile = load_profile(out / "weights_code_quality.json", metric="code_quality")
-    assert profile.wrong_answer_gate is True and profile.stub_cap == 0.1
+    assert profile.wrong_answer_gate is True
+    assert profile.stub_cap == 0.1
     assert profile.similarity_floor == 0.44
