@@ -48,6 +48,7 @@ from lift_metrics.optimizers._config import (
     load_config,
     preflight,
 )
+from lift_metrics.optimizers._eval_results import Evaluation
 from lift_metrics.optimizers._evaluate import evaluate_program, save_evaluation
 from lift_metrics.optimizers._provenance import (
     _file_hash,
@@ -216,7 +217,9 @@ def run_optimizer(
         for name, m in evaluation_metrics(config.metric.name, metric).items()
     }
     threshold = float(getattr(metric, "threshold", 0.5))
-    baseline = optimized = program = None
+    baseline: Evaluation | None = None
+    optimized: Evaluation | None = None
+    program: Any = None
     stop_reason: str | None = None
     trials: dict[str, Any] = {"optimizer": config.optimizer.name}
     console = _console(progress)
@@ -236,21 +239,9 @@ def run_optimizer(
             callbacks=[budget_callback(meter)],
         ),
     ):
-        try:
-            baseline = evaluate_program(
-                LiftPipeline(), test, description="baseline (test split)", **eval_kwargs
-            )
-        except BudgetExceeded as exc:
-            stop_reason, baseline = f"during the baseline evaluation: {exc}", exc.partial
-        if baseline is not None:
-            save_generated_code(baseline, out / "code" / "baseline")
-            save_evaluation(
-                baseline,
-                out / "baseline",
-                stem="baseline",
-                provenance=provenance,
-                title="Baseline (unoptimized) on the test split",
-            )
+        baseline, stop_reason = _evaluate_arm(
+            LiftPipeline(), test, "baseline", out, provenance, eval_kwargs
+        )
         if stop_reason is None:
             try:
                 with _status(console, f"compiling with {config.optimizer.class_name}"):
@@ -262,21 +253,10 @@ def run_optimizer(
             atomic_write_json(out / "trials.json", trials)
         if program is not None:
             save_program(program, out / "program.json")
-            try:
-                optimized = evaluate_program(
-                    program, test, description="optimized (test split)", **eval_kwargs
-                )
-            except BudgetExceeded as exc:
-                stop_reason, optimized = f"during the optimized evaluation: {exc}", exc.partial
-            if optimized is not None:
-                save_generated_code(optimized, out / "code" / "optimized")
-                save_evaluation(
-                    optimized,
-                    out / "optimized",
-                    stem="optimized",
-                    provenance=provenance,
-                    title="Optimized on the test split",
-                )
+            optimized, stopped = _evaluate_arm(
+                program, test, "optimized", out, provenance, eval_kwargs
+            )
+            stop_reason = stopped or stop_reason
     deltas: tuple[MetricDelta, ...] = ()
     comparison = None
     if baseline is not None and optimized is not None and optimized.examples:
@@ -402,3 +382,37 @@ def _track(result: OptimizationResult, tracking_uri: str | None) -> Any:
             f"run's files are complete in {result.output_dir} (log them later with "
             "lift_metrics.optimizers.log_run_to_mlflow)"
         ) from exc
+
+
+_ARM_TITLES = {
+    "baseline": "Baseline (unoptimized) on the test split",
+    "optimized": "Optimized on the test split",
+}
+
+
+def _evaluate_arm(
+    program: Any,
+    test: list[Any],
+    arm: str,
+    out: Path,
+    provenance: Any,
+    eval_kwargs: dict[str, Any],
+) -> tuple[Evaluation | None, str | None]:
+    """Evaluate one arm on the test split and save its code and evaluation files.
+
+    Returns the evaluation (the partial one when the budget ran out, possibly ``None``) and
+    the reason the run stopped (``None`` when the budget held).
+    """
+    stop_reason = None
+    try:
+        evaluation: Evaluation | None = evaluate_program(
+            program, test, description=f"{arm} (test split)", **eval_kwargs
+        )
+    except BudgetExceeded as exc:
+        stop_reason, evaluation = f"during the {arm} evaluation: {exc}", exc.partial
+    if evaluation is not None:
+        save_generated_code(evaluation, out / "code" / arm)
+        save_evaluation(
+            evaluation, out / arm, stem=arm, provenance=provenance, title=_ARM_TITLES[arm]
+        )
+    return evaluation, stop_reason
