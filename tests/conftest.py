@@ -15,11 +15,19 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+# A suite started in the background by a non-interactive shell (``cmd &``, nohup) inherits
+# SIGINT ignored, and so would every command the tests start: the Ctrl-C tests would then
+# see a command run to its end. A Python handler here is reset to the default on exec, so
+# the commands the tests start get Ctrl-C as a terminal would send it.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 _TESTKIT = Path(__file__).with_name("testkit.py")
 if "testkit" not in sys.modules:
