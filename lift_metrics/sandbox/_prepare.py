@@ -97,17 +97,17 @@ def _compile_script(source: str) -> tuple[bool, CodeType, bytes]:
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 
 
-def _source_segment(lines: list[str], node: ast.AST) -> str:
-    """``ast.get_source_segment(source, node)`` given the source's ``lines`` (split once).
+def _source_segment(lines: list[str], node: ast.expr | ast.stmt) -> str:
+    """Return ``ast.get_source_segment(source, node) or ""`` given the source's ``lines``.
 
-    The standard function splits the whole source again for every node, in Python: for a
-    check script with many asserts that took far longer than parsing it.
+    ``lines`` is the source split once (:data:`_LINE`). The standard function splits the
+    whole source again for every node, in Python: for a check script with many asserts that
+    took far longer than parsing it.
     """
-    lineno, end_lineno = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
-    col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
-    if lineno is None or end_lineno is None or col is None or end_col is None:
+    end_lineno, end_col = node.end_lineno, node.end_col_offset
+    if end_lineno is None or end_col is None:
         return ""
-    first, last = lineno - 1, end_lineno - 1
+    first, last, col = node.lineno - 1, end_lineno - 1, node.col_offset
     if first == last:
         return lines[first].encode()[col:end_col].decode()
     head = lines[first].encode()[col:].decode()

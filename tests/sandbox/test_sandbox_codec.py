@@ -182,5 +182,5 @@ def test_script_source_segments_match_the_standard_function(source: str) -> None
     lines = _LINE.findall(source)
     assert "".join(lines) == source
     for node in ast.walk(ast.parse(source)):
-        if hasattr(node, "end_lineno"):
+        if isinstance(node, ast.expr | ast.stmt):
             assert _source_segment(lines, node) == (ast.get_source_segment(source, node) or "")
