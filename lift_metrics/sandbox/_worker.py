@@ -1588,6 +1588,12 @@ def serve(cfg: dict[str, Any]) -> None:
     import gc
 
     gc.collect()
+    # Give the free pages of the C heap back (about 2 MiB of the server's 9 MiB after start-up):
+    # every page the server keeps is a page-table entry that each fork copies and each child's
+    # exit tears down.
+    trim = getattr(libc, "malloc_trim", None)  # glibc; absent from musl
+    if trim is not None:
+        trim(0)
     gc.freeze()  # the children's collector leaves the server's objects (and their pages) alone
     native = _load_native(ctypes, native_bytes)
     ready = {
