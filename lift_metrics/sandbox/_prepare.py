@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import json
 import marshal
+import re
 import threading
 import warnings
 from collections.abc import Sequence
@@ -60,6 +61,7 @@ def _compile(source: str, filename: str) -> CodeType:
 _SCRIPT_CACHE_SIZE = 512
 _script_cache: dict[str, tuple[bool, CodeType, bytes]] = {}
 _script_cache_lock = threading.Lock()
+_script_build_lock = threading.Lock()
 
 
 def _compile_script(source: str) -> tuple[bool, CodeType, bytes]:
@@ -73,14 +75,44 @@ def _compile_script(source: str) -> tuple[bool, CodeType, bytes]:
         cached = _script_cache.get(source)
     if cached is not None:
         return cached
-    tree, code = _parse(source, SCRIPT_FILENAME)
-    table = marshal.dumps(_assert_table(tree, source), 2)
-    entry = ("check" in _top_level_functions(tree), code, table)
-    with _script_cache_lock:
-        if len(_script_cache) >= _SCRIPT_CACHE_SIZE:
-            _script_cache.clear()
-        _script_cache[source] = entry
+    # One thread builds a script at a time: the threads of a scoring run all ask for the same
+    # task's script at once, and building holds the GIL anyway (running it once instead of once
+    # per thread costs no parallelism).
+    with _script_build_lock:
+        with _script_cache_lock:
+            cached = _script_cache.get(source)
+        if cached is not None:
+            return cached
+        tree, code = _parse(source, SCRIPT_FILENAME)
+        table = marshal.dumps(_assert_table(tree, source), 2)
+        entry = ("check" in _top_level_functions(tree), code, table)
+        with _script_cache_lock:
+            if len(_script_cache) >= _SCRIPT_CACHE_SIZE:
+                _script_cache.clear()
+            _script_cache[source] = entry
     return entry
+
+
+# the line breaks of ``ast.get_source_segment`` (``\r\n``, ``\r``, ``\n``; not ``\f``)
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+
+
+def _source_segment(lines: list[str], node: ast.expr | ast.stmt) -> str:
+    """Return ``ast.get_source_segment(source, node) or ""`` given the source's ``lines``.
+
+    ``lines`` is the source split once (:data:`_LINE`). The standard function splits the
+    whole source again for every node, in Python: for a check script with many asserts that
+    took far longer than parsing it.
+    """
+    end_lineno, end_col = node.end_lineno, node.end_col_offset
+    if end_lineno is None or end_col is None:
+        return ""
+    first, last, col = node.lineno - 1, end_lineno - 1, node.col_offset
+    if first == last:
+        return lines[first].encode()[col:end_col].decode()
+    head = lines[first].encode()[col:].decode()
+    tail = lines[last].encode()[:end_col].decode()
+    return "".join([head, *lines[first + 1 : last], tail])
 
 
 def _assert_table(tree: ast.Module, source: str) -> tuple[AssertEntry, ...]:
@@ -94,14 +126,15 @@ def _assert_table(tree: ast.Module, source: str) -> tuple[AssertEntry, ...]:
     script nor imports ``ast`` when a check fails.
     """
     table: list[AssertEntry] = []
+    lines = _LINE.findall(source)
 
     def segment(node: ast.expr) -> str:
-        return f"({ast.get_source_segment(source, node) or ''})"
+        return f"({_source_segment(lines, node)})"
 
     for node in ast.walk(tree):
         if not isinstance(node, ast.Assert):
             continue
-        text = " ".join((ast.get_source_segment(source, node) or "").split())
+        text = " ".join(_source_segment(lines, node).split())
         if len(text) > 2 * _VALUE_CHARS:
             text = text[: 2 * _VALUE_CHARS - 3] + "..."
         test = node.test

@@ -163,3 +163,24 @@ def test_cleaning_the_temp_root_spares_the_mount_points_it_started_with(tmp_path
     _clean_dir(str(tmp_path), frozenset({"venv"}))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["venv"]
     assert (tmp_path / "venv" / "lib" / "site.py").read_text() == "x = 1\n"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def check(c):\n    assert c(1) == [1,\n        2], 'm'\n"
+        "    assert c('\u00fc') == '\u00e9'\n",
+        "assert 1\r\nassert (2 ==\r 3)\n\x0cassert x == '\u00e9' ,  'm'\n\n",
+        "def check(c):\n    assert (c)\n\n    assert True",
+    ],
+)
+def test_script_source_segments_match_the_standard_function(source: str) -> None:
+    import ast
+
+    from lift_metrics.sandbox._prepare import _LINE, _source_segment
+
+    lines = _LINE.findall(source)
+    assert "".join(lines) == source
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.expr | ast.stmt):
+            assert _source_segment(lines, node) == (ast.get_source_segment(source, node) or "")
