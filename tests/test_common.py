@@ -28,7 +28,7 @@ import math
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -85,21 +85,14 @@ class Scorer:
     valid: list[Call]
     identity: Call | None  # the call that must score 1.0; None where that is no contract
     wrong_type: tuple[Call, str]  # a call with a wrongly typed argument, and its name
-    known_issues: dict[str, str] = field(default_factory=dict)  # check -> why it fails
 
     def __str__(self) -> str:
         return self.name
 
 
-def cases(check: str, scorers: list[Scorer] | None = None) -> list[Any]:
-    """``scorers`` (all by default) as parameters of ``check``, strict xfails where a known
-    issue is recorded (fixing it turns the xfail into a failure: then drop the record)."""
-    out = []
-    for scorer in SCORERS if scorers is None else scorers:
-        reason = scorer.known_issues.get(check)
-        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-        out.append(pytest.param(scorer, id=scorer.name, marks=marks))
-    return out
+def cases(scorers: list[Scorer] | None = None) -> list[Any]:
+    """``scorers`` (all by default) as test parameters, each named after its scorer."""
+    return [pytest.param(scorer, id=scorer.name) for scorer in scorers or SCORERS]
 
 
 def _ir_scorer(name: str, **options: Any) -> Scorer:
@@ -172,7 +165,6 @@ SCORERS: list[Scorer] = [
         ],
         identity=_end_to_end(FIB, CODE, 0.0),
         wrong_type=(_end_to_end(42, CODE), "predicted_ir"),
-        known_issues={},
     ),
     Scorer(
         "latency_penalty",
@@ -312,7 +304,7 @@ def test_the_registry_covers_every_public_name() -> None:
             assert f"stats.{name}" in SCORER_IDS, f"register stats.{name}"
 
 
-@pytest.mark.parametrize("scorer", cases("range"))
+@pytest.mark.parametrize("scorer", cases())
 def test_scores_are_floats_in_the_unit_interval(scorer: Scorer) -> None:
     for args, kwargs in scorer.valid:
         value = _score(scorer, args, kwargs)
@@ -320,20 +312,20 @@ def test_scores_are_floats_in_the_unit_interval(scorer: Scorer) -> None:
         assert not math.isnan(value), (scorer.name, args, value)
 
 
-@pytest.mark.parametrize("scorer", cases("identity", [s for s in SCORERS if s.identity]))
+@pytest.mark.parametrize("scorer", cases([s for s in SCORERS if s.identity]))
 def test_the_reference_itself_gets_the_top_score(scorer: Scorer) -> None:
     assert scorer.identity is not None
     args, kwargs = scorer.identity
     assert _score(scorer, args, kwargs) == 1.0
 
 
-@pytest.mark.parametrize("scorer", cases("determinism"))
+@pytest.mark.parametrize("scorer", cases())
 def test_scores_are_deterministic(scorer: Scorer) -> None:
     for args, kwargs in scorer.valid:
         assert _score(scorer, args, kwargs) == _score(scorer, args, kwargs)
 
 
-@pytest.mark.parametrize("scorer", cases("wrong_type"))
+@pytest.mark.parametrize("scorer", cases())
 def test_a_wrong_type_names_the_parameter(scorer: Scorer) -> None:
     (args, kwargs), parameter = scorer.wrong_type
     with pytest.raises((TypeError, ValueError)) as info:
@@ -345,15 +337,7 @@ def test_a_wrong_type_names_the_parameter(scorer: Scorer) -> None:
 
 
 def _documented() -> list[Any]:
-    out = cases("numpydoc")
-    for name in METRIC_OBJECT_NAMES:
-        reason = OBJECT_DOC_GAPS.get(name)
-        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-        out.append(pytest.param(name, id=name, marks=marks))
-    return out
-
-
-OBJECT_DOC_GAPS: dict[str, str] = {}
+    return cases() + [pytest.param(name, id=name) for name in METRIC_OBJECT_NAMES]
 
 
 @pytest.mark.parametrize("entry", _documented())
