@@ -8,6 +8,7 @@ Importing it stays light: dspy and xllamacpp load when a pipeline or an LM is cr
 run_optimizer       a run configuration (TOML) in, an OptimizationResult out
 evaluate_program    score a program over examples with metrics, timeouts and repeated runs
 LiftPipeline        the reference dspy.Module: natural-language prompt -> IR -> Python code
+choose_code         keep one of several sampled code answers, without tests (best of N)
 log_run_to_mlflow   log a finished run (config, trials, evaluations, comparison) to MLflow
 
 local_lm            a ``dspy.LM`` backed by a GGUF model running in-process (llama.cpp)
@@ -44,6 +45,7 @@ from lift_metrics.optimizers._tasks import (
 _LAZY: dict[str, str] = {
     "Budget": "lift_metrics.optimizers._budget",
     "BudgetExceeded": "lift_metrics.optimizers._budget",
+    "CodeChoice": "lift_metrics.optimizers._select",
     "Evaluation": "lift_metrics.optimizers._eval_results",
     "LiftPipeline": "lift_metrics.optimizers._pipeline",
     "MetricDelta": "lift_metrics.optimizers._result",
@@ -51,9 +53,11 @@ _LAZY: dict[str, str] = {
     "RunConfig": "lift_metrics.optimizers._config",
     "TrackedRun": "lift_metrics.optimizers._tracking",
     "TrackingError": "lift_metrics.optimizers._tracking",
+    "choose_code": "lift_metrics.optimizers._select",
     "evaluate_program": "lift_metrics.optimizers._evaluate",
     "load_config": "lift_metrics.optimizers._config",
     "log_run_to_mlflow": "lift_metrics.optimizers._tracking",
+    "probe_inputs": "lift_metrics.optimizers._select",
     "run_optimizer": "lift_metrics.optimizers._runner",
     "save_evaluation": "lift_metrics.optimizers._evaluate",
 }
@@ -66,6 +70,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from lift_metrics.optimizers._pipeline import LiftPipeline
     from lift_metrics.optimizers._result import MetricDelta, OptimizationResult
     from lift_metrics.optimizers._runner import run_optimizer
+    from lift_metrics.optimizers._select import CodeChoice, choose_code, probe_inputs
     from lift_metrics.optimizers._tracking import TrackedRun, TrackingError, log_run_to_mlflow
 
 
@@ -81,6 +86,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "Budget",
     "BudgetExceeded",
+    "CodeChoice",
     "DIFFICULTIES",
     "Evaluation",
     "LiftPipeline",
@@ -91,6 +97,7 @@ __all__ = [
     "SPLITS",
     "TrackedRun",
     "TrackingError",
+    "choose_code",
     "default_model_path",
     "default_n_threads",
     "default_tasks_path",
@@ -100,6 +107,7 @@ __all__ = [
     "load_tasks",
     "local_lm",
     "log_run_to_mlflow",
+    "probe_inputs",
     "resolve_lm",
     "run_optimizer",
     "save_evaluation",

@@ -34,7 +34,6 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import ErrorDetails
 
 from lift_metrics.errors import InputValueError
 from lift_metrics.optimizers._budget import Budget
@@ -45,10 +44,12 @@ from lift_metrics.optimizers._config_checks import (
     _check_seed_trap,
     _type_problem,
     check_optimizer_arguments,
+    pydantic_error_line,
 )
 from lift_metrics.optimizers._evaluate import MAX_RUNS
 from lift_metrics.optimizers._preflight import _check_reachable as _check_reachable  # the CLI's
 from lift_metrics.optimizers._preflight import _where, preflight
+from lift_metrics.optimizers._select import MAX_CODE_SAMPLES
 from lift_metrics.stats import MAX_RESAMPLES, check_confidence_level
 
 __all__ = [
@@ -174,6 +175,7 @@ class RunConfig:
     metric: MetricSpec = field(default_factory=MetricSpec)
     dataset: DatasetSpec = field(default_factory=DatasetSpec)
     evaluation: EvaluationSpec = field(default_factory=EvaluationSpec)
+    pipeline: Mapping[str, Any] = field(default_factory=dict)
     budget: Budget = field(default_factory=Budget)
     output_dir: Path = Path("runs")
     cache_dir: Path | None = None
@@ -203,6 +205,7 @@ class RunConfig:
                 "path": None if self.dataset.path is None else str(self.dataset.path),
             },
             "evaluation": self.evaluation.to_dict(),
+            "pipeline": dict(self.pipeline),
             "budget": self.budget.to_dict(),
         }
 
@@ -261,6 +264,7 @@ class RunConfig:
             ),
             dataset=tables.dataset.spec(),
             evaluation=EvaluationSpec(**tables.evaluation.model_dump()),
+            pipeline=types.MappingProxyType(tables.pipeline.model_dump()),
             budget=tables.budget.budget(),
             output_dir=Path(os.path.expanduser(tables.output_dir or f"runs/{name}")),
             cache_dir=None
@@ -274,7 +278,7 @@ class RunConfig:
 # --- the TOML tables -------------------------------------------------------------------------
 # Each validator raises ValueError with the whole line (table, key, what to change); the
 # errors pydantic finds itself (unknown key, wrong type, out of range) are worded by
-# _message in the same style.
+# pydantic_error_line in the same style.
 
 _Count = Annotated[int, Field(ge=1)]
 _Split = Literal["train", "dev", "test"]
@@ -402,6 +406,11 @@ class _EvaluationTable(_Table):
             raise InputValueError(f"[evaluation] {exc}") from None
 
 
+class _PipelineTable(_Table):
+    code_samples: Annotated[int, Field(ge=1, le=MAX_CODE_SAMPLES)] = 1
+    sample_temperature: Annotated[float, Field(gt=0, le=2, allow_inf_nan=False)] = 0.8
+
+
 class _BudgetTable(_Table):
     # Budget's own checks run in budget(); the model only fixes the key names
     max_lm_calls: Any = None
@@ -430,6 +439,7 @@ class _ConfigFile(_Table):
     metric: _MetricTable = Field(default_factory=dict, validate_default=True)
     dataset: _DatasetTable = Field(default_factory=_DatasetTable)
     evaluation: _EvaluationTable = Field(default_factory=_EvaluationTable)
+    pipeline: _PipelineTable = Field(default_factory=_PipelineTable)
     budget: _BudgetTable = Field(default_factory=_BudgetTable)
     name: Annotated[str, Field(min_length=1)] | None = None
     output_dir: _PathText | None = None
@@ -479,50 +489,9 @@ _TABLES: dict[tuple[str, ...], type[BaseModel]] = {
     ("optimizer",): _OptimizerTable,
     ("dataset",): _DatasetTable,
     ("evaluation",): _EvaluationTable,
+    ("pipeline",): _PipelineTable,
     ("budget",): _BudgetTable,
 }
-_TYPE_WORDS = {
-    "int_type": "an integer",
-    "float_type": "a number",
-    "string_type": "a string",
-    "bool_type": "true or false",
-    "dict_type": "a table",
-}
-
-
-def _message(error: ErrorDetails) -> str:
-    """One line for a pydantic error, in the wording of the hand-written checks."""
-    loc = tuple(str(part) for part in error["loc"])
-    kind, ctx, value = error["type"], error.get("ctx", {}), error["input"]
-    if kind in ("value_error", "assertion_error") and "error" in ctx:
-        return str(ctx["error"])  # a validator above wrote the whole line
-    parent, key = loc[:-1], loc[-1] if loc else ""
-    where = f"[{'.'.join(parent)}] " if parent else ""
-    if kind == "extra_forbidden":
-        table = f"[{'.'.join(parent)}]" if parent else "the top level"
-        allowed = ", ".join(sorted(_TABLES[parent].model_fields)) if parent in _TABLES else "?"
-        return f"unknown key {key!r} in {table}; allowed keys: {allowed}"
-    if kind in ("model_type", "model_attributes_type") or (kind == "dict_type" and not parent):
-        return f"[{'.'.join(loc)}] must be a table, got {type(value).__name__}"
-    if kind in _TYPE_WORDS:
-        phrase = f"must be {_TYPE_WORDS[kind]}"
-    elif kind == "literal_error":
-        phrase = f"must be one of {ctx['expected']}"
-    elif kind == "greater_than_equal" and type(value) is int and ctx["ge"] in (0, 1):
-        phrase = (
-            "must be a non-negative integer" if ctx["ge"] == 0 else "must be a positive integer"
-        )
-    elif kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
-        sign, bound = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}, next(iter(ctx.items()))
-        phrase = f"must be {sign[bound[0]]} {bound[1]:,}"
-    elif kind == "finite_number":
-        phrase = "must be a finite number"
-    elif kind == "string_too_short":
-        phrase = "must be a non-empty string"
-    else:
-        phrase = error["msg"][:1].lower() + error["msg"][1:]
-    shown = f"{value:,}" if type(value) is int else repr(value)
-    return f"{where}{key} {phrase}, got {shown}"
 
 
 def _validate(data: Mapping[str, Any], source: Path | None) -> _ConfigFile:
@@ -535,7 +504,7 @@ def _validate(data: Mapping[str, Any], source: Path | None) -> _ConfigFile:
     except ValidationError as exc:
         # an unknown key is reported first: it is often the cause of a missing value
         errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
-        raise InputValueError(_where(source) + _message(errors[0])) from None
+        raise InputValueError(_where(source) + pydantic_error_line(errors[0], _TABLES)) from None
 
 
 def build_metric(spec: MetricSpec) -> Any:

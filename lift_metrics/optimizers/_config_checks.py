@@ -19,6 +19,9 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import BaseModel
+from pydantic_core import ErrorDetails
+
 from lift_metrics._checks import check_int, check_positive, check_real, check_unit_interval
 from lift_metrics.errors import InputTypeError, InputValueError
 
@@ -369,3 +372,52 @@ def check_optimizer_arguments(name: str, init: Mapping[str, Any], comp: Mapping[
     _check_ranges(name, "init", init)
     _check_ranges(name, "compile", comp)
     _check_traps(name, init, comp)
+
+
+_TYPE_WORDS = {
+    "int_type": "an integer",
+    "float_type": "a number",
+    "string_type": "a string",
+    "bool_type": "true or false",
+    "dict_type": "a table",
+}
+
+
+def pydantic_error_line(
+    error: ErrorDetails, tables: Mapping[tuple[str, ...], type[BaseModel]]
+) -> str:
+    """One line for a pydantic error, in the wording of the hand-written checks.
+
+    ``tables`` maps an error location's parent to its table model (for the allowed keys).
+    """
+    loc = tuple(str(part) for part in error["loc"])
+    kind, ctx, value = error["type"], error.get("ctx", {}), error["input"]
+    if kind in ("value_error", "assertion_error") and "error" in ctx:
+        return str(ctx["error"])  # a validator above wrote the whole line
+    parent, key = loc[:-1], loc[-1] if loc else ""
+    where = f"[{'.'.join(parent)}] " if parent else ""
+    if kind == "extra_forbidden":
+        table = f"[{'.'.join(parent)}]" if parent else "the top level"
+        allowed = ", ".join(sorted(tables[parent].model_fields)) if parent in tables else "?"
+        return f"unknown key {key!r} in {table}; allowed keys: {allowed}"
+    if kind in ("model_type", "model_attributes_type") or (kind == "dict_type" and not parent):
+        return f"[{'.'.join(loc)}] must be a table, got {type(value).__name__}"
+    if kind in _TYPE_WORDS:
+        phrase = f"must be {_TYPE_WORDS[kind]}"
+    elif kind == "literal_error":
+        phrase = f"must be one of {ctx['expected']}"
+    elif kind == "greater_than_equal" and type(value) is int and ctx["ge"] in (0, 1):
+        phrase = (
+            "must be a non-negative integer" if ctx["ge"] == 0 else "must be a positive integer"
+        )
+    elif kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+        sign, bound = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}, next(iter(ctx.items()))
+        phrase = f"must be {sign[bound[0]]} {bound[1]:,}"
+    elif kind == "finite_number":
+        phrase = "must be a finite number"
+    elif kind == "string_too_short":
+        phrase = "must be a non-empty string"
+    else:
+        phrase = error["msg"][:1].lower() + error["msg"][1:]
+    shown = f"{value:,}" if type(value) is int else repr(value)
+    return f"{where}{key} {phrase}, got {shown}"

@@ -14,12 +14,14 @@ from dspy.predict import Predict
 from dspy.primitives import Module, Prediction
 from pydantic import BaseModel
 
-from lift_metrics._checks import check_int
+from lift_metrics._checks import check_int, check_positive
 from lift_metrics.code import extract_code
+from lift_metrics.errors import InputValueError
 from lift_metrics.ir import IR, parse_ir
 from lift_metrics.optimizers._adapters import CompactJSONAdapter, FencedCodeAdapter
 from lift_metrics.optimizers._budget import UsageRecorder
 from lift_metrics.optimizers._functions import assemble_function, function_header
+from lift_metrics.optimizers._select import MAX_CODE_SAMPLES, choose_code
 from lift_metrics.optimizers._signatures import PromptToIR, WriteBody
 
 __all__ = ["CODE_STOP", "LiftPipeline"]
@@ -61,6 +63,15 @@ class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees 
         ``dspy.configure(adapter=...)`` is not used: each step needs its own.
     code_max_tokens : int or None, default 192
         Most tokens of the code step's answer (``None``: the LM's own limit).
+    code_samples : int, default 1
+        Answers the code step draws per request: the first with the LM's own settings, the
+        others sampled at ``sample_temperature`` (each with its own ``rollout_id`` and
+        ``seed``, so caches do not merge them). With more than one,
+        :func:`~lift_metrics.optimizers.choose_code` keeps one without looking at any test:
+        answers that are code and agree with the most other answers on probe inputs made
+        from the header's type hints (run in the sandbox).
+    sample_temperature : float, default 0.8
+        Temperature of the extra samples, in (0, 2].
 
     Notes
     -----
@@ -74,6 +85,8 @@ class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees 
     - ``code``: the assembled function (``""`` when the step failed or the answer was
       empty or a template placeholder);
     - ``ir_error`` / ``code_error``: ``None``, or the one-line error of that step;
+    - ``code_choice``: with ``code_samples > 1``, how the answer was chosen (one line), else
+      ``None``;
     - ``latency_ms``: wall time of the whole forward pass;
     - ``lm_calls``, ``prompt_tokens``, ``completion_tokens``, ``total_tokens``, ``cost_usd``:
       billed usage of this call (cache hits count zero), read from DSPy's usage tracker.
@@ -108,6 +121,8 @@ class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees 
         ir_adapter: Any = None,
         code_adapter: Any = None,
         code_max_tokens: int | None = 192,
+        code_samples: int = 1,
+        sample_temperature: float = 0.8,
     ) -> None:
         super().__init__()
         self.ir_adapter = ir_adapter if ir_adapter is not None else CompactJSONAdapter()
@@ -117,8 +132,41 @@ class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees 
             if code_max_tokens is None
             else check_int("code_max_tokens", code_max_tokens, minimum=1)
         )
+        self.code_samples = check_int(
+            "code_samples", code_samples, minimum=1, maximum=MAX_CODE_SAMPLES
+        )
+        self.sample_temperature = check_positive("sample_temperature", sample_temperature)
+        if self.sample_temperature > 2.0:
+            raise InputValueError(
+                f"sample_temperature must be in (0, 2], got {self.sample_temperature!r}"
+            )
         self.to_ir = Predict(PromptToIR)
         self.to_code = Predict(WriteBody)
+
+    def dump_state(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """DSPy's state of both predictors, plus the code step's settings under ``"pipeline"``."""
+        state: dict[str, Any] = super().dump_state(*args, **kwargs)
+        state["pipeline"] = {
+            "code_max_tokens": self.code_max_tokens,
+            "code_samples": self.code_samples,
+            "sample_temperature": self.sample_temperature,
+        }
+        return state
+
+    def load_state(self, state: dict[str, Any], *args: Any, **kwargs: Any) -> LiftPipeline:
+        """Load :meth:`dump_state`'s output; a state without ``"pipeline"`` keeps the settings."""
+        settings_ = state.get("pipeline")
+        if settings_ is not None:
+            if not isinstance(settings_, dict):
+                raise InputValueError(
+                    f"the state's 'pipeline' must be an object, got {type(settings_).__name__}"
+                )
+            checked = LiftPipeline(**settings_)  # same checks as the constructor
+            self.code_max_tokens = checked.code_max_tokens
+            self.code_samples = checked.code_samples
+            self.sample_temperature = checked.sample_temperature
+        super().load_state({k: v for k, v in state.items() if k != "pipeline"}, *args, **kwargs)
+        return self
 
     def forward(self, prompt: str) -> Prediction:
         """Run both steps on ``prompt``; see the class notes for the prediction's fields."""
@@ -126,7 +174,7 @@ class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees 
         recorder = UsageRecorder(parent=settings.usage_tracker)
         with settings.context(usage_tracker=recorder):
             ir, ir_json, ir_error = self._predict_ir(prompt)
-            header, body, code, code_error = self._predict_code(prompt, ir)
+            header, body, code, code_error, choice = self._predict_code(prompt, ir)
         usage = recorder.totals()
         return Prediction(
             ir=ir,
@@ -136,6 +184,7 @@ class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees 
             body=body,
             code=code,
             code_error=code_error,
+            code_choice=choice,
             latency_ms=(time.perf_counter() - started) * 1000.0,
             lm_calls=usage.lm_calls,
             prompt_tokens=usage.prompt_tokens,
@@ -161,25 +210,51 @@ class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees 
             return None, "", _error_line(exc)
         return ir, ir.model_dump_json(), None
 
-    def _predict_code(self, prompt: str, ir: IR | None) -> tuple[str, str, str, str | None]:
-        """(header, raw answer, assembled code, error)."""
+    def _predict_code(
+        self, prompt: str, ir: IR | None
+    ) -> tuple[str, str, str, str | None, str | None]:
+        """(header, raw answer, assembled code, error, how the answer was chosen)."""
         if ir is None:
-            return "", "", "", "no code: the IR step gave no signature to write the header from"
+            missing = "no code: the IR step gave no signature to write the header from"
+            return "", "", "", missing, None
         try:
             header = function_header(ir)
         except ValueError as exc:
-            return "", "", "", f"no code: {exc}"
+            return "", "", "", f"no code: {exc}", None
         config: dict[str, Any] = {"stop": list(CODE_STOP)}
         if self.code_max_tokens is not None:
             config["max_tokens"] = self.code_max_tokens
+        if self.code_samples == 1:
+            body, code, error, _ = self._answer(prompt, header, config, trace=True)
+            return header, body, code, error, None
+        configs = [config] + [
+            {**config, "temperature": self.sample_temperature, "rollout_id": i, "seed": i}
+            for i in range(1, self.code_samples)
+        ]
+        answers = [self._answer(prompt, header, c, trace=False) for c in configs]
+        name = header[4 : header.index("(")]
+        choice = choose_code(header, [code for _, code, _, _ in answers], entry_point=name)
+        body, code, error, prediction = answers[choice.index]
+        if prediction is not None and settings.trace is not None:  # what a bootstrap sees
+            inputs = {"prompt": prompt, "header": header, "config": configs[choice.index]}
+            settings.trace.append((self.to_code, inputs, prediction))
+        return header, body, code, error, choice.reason
+
+    def _answer(
+        self, prompt: str, header: str, config: dict[str, Any], *, trace: bool
+    ) -> tuple[str, str, str | None, Prediction | None]:
+        """One code-step call: (raw answer, assembled code, error, the prediction if any)."""
         try:
-            with settings.context(adapter=self.code_adapter):
-                body = str(self.to_code(prompt=prompt, header=header, config=config).body or "")
+            # Unless ``trace``, keep the call out of DSPy's trace (bootstraps see the chosen one).
+            context = {} if trace else {"trace": None}
+            with settings.context(adapter=self.code_adapter, **context):
+                prediction = self.to_code(prompt=prompt, header=header, config=config)
+            body = str(prediction.body or "")
         except Exception as exc:
             raw = getattr(exc, "lm_response", None)
             body = raw if isinstance(raw, str) else ""
             code = assemble_function(header, extract_code(body)) if body.strip() else ""
-            return header, body, code, _error_line(exc)
+            return body, code, _error_line(exc), None
         code = assemble_function(header, extract_code(body))
         error = None if code else "no code: the answer was empty or a template placeholder"
-        return header, body, code, error
+        return body, code, error, prediction

@@ -240,7 +240,7 @@ def run_optimizer(
         ),
     ):
         baseline, stop_reason = _evaluate_arm(
-            LiftPipeline(), test, "baseline", out, provenance, eval_kwargs
+            LiftPipeline(**config.pipeline), test, "baseline", out, provenance, eval_kwargs
         )
         if stop_reason is None:
             try:

@@ -113,7 +113,7 @@ def _compile(config: RunConfig, optimizer: Any, train: list[Any], val: list[Any]
     kwargs["trainset"] = train
     if config.optimizer.name != "copro":
         kwargs["valset"] = val
-    return optimizer.compile(LiftPipeline(), **kwargs)
+    return optimizer.compile(LiftPipeline(**config.pipeline), **kwargs)
 
 
 def with_pipeline_labels(example: Any) -> Any:

@@ -357,6 +357,17 @@ def test_a_bad_prompt_model_fails_at_check_time() -> None:
     )
 
 
+def test_pipeline_settings_reach_the_run_config() -> None:
+    assert dict(RunConfig.from_mapping(config()).pipeline) == {
+        "code_samples": 1,
+        "sample_temperature": 0.8,
+    }
+    cfg = RunConfig.from_mapping(config(pipeline={"code_samples": 4, "sample_temperature": 0.6}))
+    assert dict(cfg.pipeline) == {"code_samples": 4, "sample_temperature": 0.6}
+    assert cfg.to_dict()["pipeline"] == {"code_samples": 4, "sample_temperature": 0.6}
+    assert cfg.config_hash != RunConfig.from_mapping(config()).config_hash
+
+
 def test_metric_options_accept_none() -> None:
     cfg = RunConfig.from_mapping(config(metric={"name": "end_to_end", "latency_field": "none"}))
     assert cfg.metric.options["latency_field"] is None
@@ -373,6 +384,10 @@ def test_metric_options_accept_none() -> None:
         ({"optimizer": {"name": "mipro", "init": 3}}, "[optimizer] init must be a table"),
         ({"optimizer": {"name": "mipro", "x": 1}}, "unknown key 'x' in [optimizer]"),
         ({"name": ""}, "name must be a non-empty string"),
+        ({"pipeline": {"code_samples": 0}}, "[pipeline] code_samples must be a positive integer"),
+        ({"pipeline": {"code_samples": 33}}, "[pipeline] code_samples must be <= 32, got 33"),
+        ({"pipeline": {"sample_temperature": 0}}, "[pipeline] sample_temperature must be > 0"),
+        ({"pipeline": {"samples": 4}}, "unknown key 'samples' in [pipeline]"),
     ],
 )
 def test_schema_errors_name_the_file_table_and_key(changes: dict[str, Any], line: str) -> None:

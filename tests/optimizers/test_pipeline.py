@@ -135,6 +135,24 @@ def test_save_and_load_round_trip_in_dspys_format(tmp_path: Path) -> None:
     assert loaded.to_ir.signature.instructions == "Describe it as an IR."
     assert loaded.to_code.demos[0]["body"] == "    return 1"
     assert [p.name for p in tmp_path.iterdir()] == ["program.json"]  # no temp file left
+    assert loaded.code_samples == 1
+
+
+def test_the_code_step_settings_travel_with_the_saved_program(tmp_path: Path) -> None:
+    program = LiftPipeline(code_samples=4, sample_temperature=0.5, code_max_tokens=64)
+    path = save_program(program, tmp_path / "program.json")
+    assert json.loads(path.read_text())["pipeline"] == {
+        "code_max_tokens": 64,
+        "code_samples": 4,
+        "sample_temperature": 0.5,
+    }
+    loaded = LiftPipeline()
+    loaded.load(str(path))
+    assert (loaded.code_samples, loaded.sample_temperature, loaded.code_max_tokens) == (4, 0.5, 64)
+    state = json.loads(path.read_text())
+    state["pipeline"]["code_samples"] = 0
+    with pytest.raises(ValueError, match="code_samples"):
+        LiftPipeline().load_state(state)
 
 
 def test_budget_exceeded_cuts_through_the_pipeline() -> None:
