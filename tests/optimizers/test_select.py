@@ -9,7 +9,9 @@ import pytest
 from dspy.utils import DummyLM
 from optimizers_testkit import AnswerFormat
 
+from lift_metrics.code import extract_code
 from lift_metrics.errors import InputValueError
+from lift_metrics.optimizers._functions import assemble_function
 from lift_metrics.optimizers._pipeline import LiftPipeline
 from lift_metrics.optimizers._select import PROBE_VALUES, choose_code, probe_inputs
 
@@ -156,3 +158,23 @@ def test_one_sample_is_the_plain_pipeline() -> None:
 def test_bad_sampling_settings_name_the_parameter(kwargs: dict[str, Any], name: str) -> None:
     with pytest.raises((InputValueError, TypeError), match=name):
         LiftPipeline(**kwargs)
+
+
+@pytest.mark.slow
+def test_real_samples_from_the_bundled_model_are_distinct_and_one_is_kept() -> None:
+    """The real local LM and sandbox: sampled answers differ (own seeds), the choice is recorded."""
+    pytest.importorskip("xllamacpp", reason="the local LM needs xllamacpp (lift-metrics[local])")
+    from lift_metrics.lm import local_lm
+
+    lm = local_lm(temperature=0.0, max_tokens=320, cache=False)
+    program = LiftPipeline(code_samples=4, code_max_tokens=96)
+    prompt = "Write a function `sum_list(numbers)` that returns the sum of a list of integers."
+    with dspy.context(lm=lm):
+        out = program(prompt=prompt)
+    assert out.ir_error is None, out.ir_error
+    bodies = [entry["outputs"][0] for entry in lm.history[1:]]
+    assert len(bodies) == 4
+    assert len(set(map(str, bodies))) > 1  # temperature 0.8 with four seeds
+    assert out.code_choice.startswith(("0 of 4", "1 of 4", "2 of 4", "3 of 4", "4 of 4"))
+    assembled = [assemble_function(out.header, extract_code(str(body))) for body in bodies]
+    assert out.code in assembled  # the kept answer is one of the four
