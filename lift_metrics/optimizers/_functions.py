@@ -157,6 +157,30 @@ def function_body(code: str, entry_point: str) -> str:
     return "\n".join([*imports, *body])
 
 
+def _first_function(text: str) -> str | None:
+    """Return the text up to the end of its first top-level function, when that parses.
+
+    Small models follow a whole function with a usage line, prose (``Example:``) or more
+    functions, some cut off at ``max_tokens``; everything after the first function goes.
+    """
+    lines = text.split("\n")
+    start = next(
+        (i for i, line in enumerate(lines) if line.startswith(("def ", "async def "))), None
+    )
+    if start is None:
+        return None
+    end = next(
+        (
+            j
+            for j in range(start + 1, len(lines))
+            if lines[j].strip() and not lines[j][0].isspace() and not lines[j].startswith(")")
+        ),
+        len(lines),
+    )
+    first = "\n".join(lines[:end]).rstrip()
+    return first if end < len(lines) and parses(first) else None
+
+
 def assemble_function(header: str, answer: str) -> str:
     r"""Put the code step's answer under the header: the generated function's source.
 
@@ -167,7 +191,8 @@ def assemble_function(header: str, answer: str) -> str:
     answer : str
         The LM's answer, already out of Markdown fences and prose
         (:func:`lift_metrics.code.extract_code`): the body, indented or not, or a whole
-        function with its own ``def`` line (kept as written when it parses).
+        function with its own ``def`` line (kept as written when it parses, or up to the
+        end of its first function when what follows that function does not parse).
 
     Returns
     -------
@@ -201,6 +226,9 @@ def assemble_function(header: str, answer: str) -> str:
         whole = textwrap.dedent("\n".join(lines))
         if parses(whole):
             return whole + "\n"
+        first = _first_function(whole)
+        if first is not None:
+            return first + "\n"
     first, rest = lines[0].strip(), lines[1:]
     candidates = [
         "\n".join([header, "    " + first, *rest]),

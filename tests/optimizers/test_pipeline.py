@@ -219,6 +219,28 @@ def test_assemble_function_indents_any_body_so_it_parses(answer: str) -> None:
     assert namespace["f"](1) == 2
 
 
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "\n\nExample:",  # prose after the function
+        "\n\nprint(first(3))\nExample usage: first([])",
+        "\n\ndef first(empty_list, empty_list):\n    return sum(empty_list",  # cut off
+        "\n\ndef first_list(items):\n    return first(first_list(items)\n\nUsage:",
+    ],
+)
+def test_a_whole_function_keeps_its_first_function_and_drops_what_follows(tail: str) -> None:
+    function = "def first(items):\n    if not items:\n        return None\n    return items[0]"
+    assert assemble_function("def first(xs):", function + tail) == function + "\n"
+    imported = "import math\n" + function
+    assert assemble_function("def first(xs):", imported + tail) == imported + "\n"
+
+
+def test_a_whole_function_that_does_not_parse_is_not_cut_down() -> None:
+    broken = "def first(items):\n    return items[0\n\nExample:"
+    code = assemble_function("def first(xs):", broken)
+    assert code.startswith("def first(xs):\n")  # the old way: indented under the header
+
+
 def test_assemble_function_returns_nothing_for_empty_or_placeholder_answers() -> None:
     assert assemble_function("def f():", "") == ""
     assert assemble_function("def f():", "  \n") == ""
