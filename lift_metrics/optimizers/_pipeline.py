@@ -127,21 +127,34 @@ class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees 
         super().__init__()
         self.ir_adapter = ir_adapter if ir_adapter is not None else CompactJSONAdapter()
         self.code_adapter = code_adapter if code_adapter is not None else FencedCodeAdapter()
-        self.code_max_tokens = (
+        self._set_code_settings(
+            code_max_tokens=code_max_tokens,
+            code_samples=code_samples,
+            sample_temperature=sample_temperature,
+        )
+        self.to_ir = Predict(PromptToIR)
+        self.to_code = Predict(WriteBody)
+
+    def _set_code_settings(
+        self,
+        *,
+        code_max_tokens: int | None = 192,
+        code_samples: int = 1,
+        sample_temperature: float = 0.8,
+    ) -> None:
+        """Check the code step's settings (the constructor's), then set all three."""
+        max_tokens = (
             None
             if code_max_tokens is None
             else check_int("code_max_tokens", code_max_tokens, minimum=1)
         )
-        self.code_samples = check_int(
-            "code_samples", code_samples, minimum=1, maximum=MAX_CODE_SAMPLES
-        )
-        self.sample_temperature = check_positive("sample_temperature", sample_temperature)
-        if self.sample_temperature > 2.0:
-            raise InputValueError(
-                f"sample_temperature must be in (0, 2], got {self.sample_temperature!r}"
-            )
-        self.to_ir = Predict(PromptToIR)
-        self.to_code = Predict(WriteBody)
+        samples = check_int("code_samples", code_samples, minimum=1, maximum=MAX_CODE_SAMPLES)
+        temperature = check_positive("sample_temperature", sample_temperature)
+        if temperature > 2.0:
+            raise InputValueError(f"sample_temperature must be in (0, 2], got {temperature!r}")
+        self.code_max_tokens = max_tokens
+        self.code_samples = samples
+        self.sample_temperature = temperature
 
     def dump_state(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """DSPy's state of both predictors, plus the code step's settings under ``"pipeline"``."""
@@ -161,10 +174,7 @@ class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees 
                 raise InputValueError(
                     f"the state's 'pipeline' must be an object, got {type(settings_).__name__}"
                 )
-            checked = LiftPipeline(**settings_)  # same checks as the constructor
-            self.code_max_tokens = checked.code_max_tokens
-            self.code_samples = checked.code_samples
-            self.sample_temperature = checked.sample_temperature
+            self._set_code_settings(**settings_)
         super().load_state({k: v for k, v in state.items() if k != "pipeline"}, *args, **kwargs)
         return self
 
