@@ -1060,7 +1060,7 @@ def _bounded_repr(value: Any) -> str:
 
 #: one assert of a check script: first line, last line, text, kind, left, right (the
 #: parent's ``_assert_table``)
-AssertEntry = tuple[int, int, str, str, str, str]
+AssertEntry = tuple[int, int, str, str, Any, Any]
 
 
 def _explain_assertion(exc: AssertionError, asserts: bytes) -> str:
@@ -1092,8 +1092,9 @@ def _explain_assertion(exc: AssertionError, asserts: bytes) -> str:
         message = f": {exc}" if exc.args else ""
         head = f"AssertionError{message} at line {first}: {text}"
 
-        def value_of(source: str) -> str:
-            code = compile(source, SCRIPT_FILENAME, "eval")
+        def value_of(source: Any) -> str:
+            # compiled by the parent, or its source where compiling it there gave a warning
+            code = compile(source, SCRIPT_FILENAME, "eval") if type(source) is str else source
             try:
                 return _bounded_repr(eval(code, frame.f_globals, dict(frame.f_locals)))
             except BaseException as error:
@@ -1189,11 +1190,12 @@ _WARM_SCRIPTS = (
     "def check(candidate):\n    assert candidate([1, 2], 2) == False\n",
     "def check(candidate):\n    assert candidate(None, 2)\n",
 )
-# the parent's table of the asserts of each script (see _prepare._assert_table)
+# the parent's table of the asserts of each script (see _prepare._assert_table; there the
+# operands are compiled)
 _WARM_ASSERTS: tuple[tuple[AssertEntry, ...], ...] = (
     (),
     ((2, 2, "assert candidate([1, 2], 2) == False", "cmp", "(candidate([1, 2], 2))", "(False)"),),
-    (),
+    ((2, 2, "assert candidate(None, 2)", "value", "(candidate(None, 2))", ""),),
 )
 WARM_UP_ROUNDS = 12
 
@@ -1208,7 +1210,11 @@ def _warm_up() -> None:
     programs above run, in the server's own interpreter; nothing is written to any pipe.
     """
     requests = []
-    for script, table in zip(_WARM_SCRIPTS, _WARM_ASSERTS, strict=True):
+    for script, entries in zip(_WARM_SCRIPTS, _WARM_ASSERTS, strict=True):
+        table = tuple(
+            (*entry[:4], *(compile(s, SCRIPT_FILENAME, "eval") if s else s for s in entry[4:]))
+            for entry in entries
+        )
         requests.append(
             {
                 "code": compile(_WARM_CODE, "<candidate>", "exec", dont_inherit=True),
