@@ -1625,6 +1625,11 @@ def serve(cfg: dict[str, Any]) -> None:
     import ctypes
     import signal
 
+    # The parent starts the server with LD_BIND_NOW=1: the dynamic linker binds every symbol
+    # of the interpreter's libraries (and of those loaded later) at load time, in the
+    # server, rather than at each first call, which in every child was a symbol look-up and
+    # a write to a page shared with the server. The children get the environment without it.
+    os.environ.pop("LD_BIND_NOW", None)
     ctl_in = os.dup(0)
     ctl_out = os.dup(1)
     native_size = _read_exact(ctl_in, 4)  # the compiled server loop (see _native.c), if any
