@@ -234,7 +234,8 @@ def bwrap_command(bwrap: str, config_json: str) -> list[str]:
     argv += ["--perms", "1777", "--size", str(SANDBOX_SHM_BYTES), "--tmpfs", "/dev/shm"]
     argv += ["--remount-ro", "/dev", "--proc", "/proc"]
     argv += ["--perms", "1777", "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp"]
-    argv += ["--chdir", "/tmp", "--clearenv", python, "-I", "-S", "-B", "-c", BOOTSTRAP]
+    argv += ["--chdir", "/tmp", "--clearenv", "--setenv", "LD_BIND_NOW", "1"]  # see serve()
+    argv += [python, "-I", "-S", "-B", "-c", BOOTSTRAP]
     argv.append(config_json)
     return argv
 

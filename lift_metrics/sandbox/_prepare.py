@@ -123,13 +123,22 @@ def _assert_table(tree: ast.Module, source: str) -> tuple[AssertEntry, ...]:
     for a comparison of two operands (``left`` and ``right`` are their source, in
     parentheses), ``"const"`` for a constant and ``"value"`` otherwise (``left`` is the
     test's source). Computed once per script here, so that the child neither parses the
-    script nor imports ``ast`` when a check fails.
+    script nor imports ``ast`` when a check fails. Each operand is sent compiled (an
+    ``"eval"`` code object) where it compiles without a warning, so that the child need not
+    compile it (in a freshly forked child, compiling costs more than running); otherwise as
+    its source, which the child compiles, as before.
     """
     table: list[AssertEntry] = []
     lines = _LINE.findall(source)
 
-    def segment(node: ast.expr) -> str:
-        return f"({_source_segment(lines, node)})"
+    def segment(node: ast.expr) -> str | CodeType:
+        operand = f"({_source_segment(lines, node)})"
+        try:
+            with _compile_lock, warnings.catch_warnings():
+                warnings.simplefilter("error")  # the child's compile would print the warning
+                return compile(operand, SCRIPT_FILENAME, "eval", dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError, Warning):
+            return operand  # the child compiles it, as it would without this table
 
     for node in ast.walk(tree):
         if not isinstance(node, ast.Assert):

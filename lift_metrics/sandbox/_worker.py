@@ -882,16 +882,15 @@ def _server_limits() -> None:
         resource.setrlimit(which, (limit, limit))
 
 
-def _child(res_fd: int, err_fd: int, req_fd: int, workdir: str, cfg: dict[str, Any]) -> None:
-    """Set up the isolated child, wait for the request, run it, report on fd 3; never return.
+def _confine(res_fd: int, err_fd: int, req_fd: int, workdir: str, cfg: dict[str, Any]) -> None:
+    """Confine the freshly forked child before any request arrives; exit 71 on any failure.
 
-    The server forks this child ahead of time, so that descriptors, limits, the uid change
-    and the seccomp filter are in place before a request arrives (off the critical path).
+    Mirrored step for step, in the same order, by ``confine_child`` in ``_native.c``, which
+    the compiled server loop runs instead of this function.
     """
     import resource
 
     exit_now = os._exit
-    pack = pack_frame
     # --- descriptors: 0 and 1 read and discard (/dev/null, as in the server), 2 <- stderr
     # pipe, 3 <- result pipe, 4 <- request pipe (closed once read). Every Python call here
     # costs page faults on pages shared with the server: what can be done once in the server
@@ -900,7 +899,6 @@ def _child(res_fd: int, err_fd: int, req_fd: int, workdir: str, cfg: dict[str, A
     os.dup2(err_fd, 2)
     os.dup2(res_fd, 3)
     os.dup2(req_fd, 4)
-    out_fd = 3
     os.setpgid(0, 0)
     os.chdir(workdir)
     prctl = _PRCTL[0]
@@ -933,6 +931,32 @@ def _child(res_fd: int, err_fd: int, req_fd: int, workdir: str, cfg: dict[str, A
             exit_now(CHILD_SETUP_FAILED_EXIT)
     if cfg.get("seccomp") and not _install_seccomp(_SECCOMP[0]):
         exit_now(CHILD_SETUP_FAILED_EXIT)
+
+
+def _child(
+    res_fd: int,
+    err_fd: int,
+    req_fd: int,
+    workdir: str,
+    cfg: dict[str, Any],
+    *,
+    confined: bool = False,
+) -> None:
+    """Set up the isolated child, wait for the request, run it, report on fd 3; never return.
+
+    The server forks this child ahead of time, so that descriptors, limits, the uid change
+    and the seccomp filter are in place before a request arrives (off the critical path).
+    ``confined``: the compiled server loop already took every step up to the seccomp filter,
+    in the same order (``confine_child`` in ``_native.c``); the descriptors are then 2, 3
+    and 4.
+    """
+    import resource
+
+    exit_now = os._exit
+    pack = pack_frame
+    if not confined:
+        _confine(res_fd, err_fd, req_fd, workdir, cfg)
+    out_fd = 3
     req = _read_child_request(4)
     os.close(4)
     if req is None:  # the server is shutting down
@@ -1036,7 +1060,7 @@ def _bounded_repr(value: Any) -> str:
 
 #: one assert of a check script: first line, last line, text, kind, left, right (the
 #: parent's ``_assert_table``)
-AssertEntry = tuple[int, int, str, str, str, str]
+AssertEntry = tuple[int, int, str, str, Any, Any]
 
 
 def _explain_assertion(exc: AssertionError, asserts: bytes) -> str:
@@ -1068,8 +1092,9 @@ def _explain_assertion(exc: AssertionError, asserts: bytes) -> str:
         message = f": {exc}" if exc.args else ""
         head = f"AssertionError{message} at line {first}: {text}"
 
-        def value_of(source: str) -> str:
-            code = compile(source, SCRIPT_FILENAME, "eval")
+        def value_of(source: Any) -> str:
+            # compiled by the parent, or its source where compiling it there gave a warning
+            code = compile(source, SCRIPT_FILENAME, "eval") if type(source) is str else source
             try:
                 return _bounded_repr(eval(code, frame.f_globals, dict(frame.f_locals)))
             except BaseException as error:
@@ -1150,10 +1175,79 @@ def _run_candidate(req: dict[str, Any], send: Any, print_exc: Any) -> None:
 # The server
 # ----------------------------------------------------------------------------------------------
 
+_WARM_CODE = (
+    "from typing import List\n\n\n"
+    "def warm(numbers: List[int], k: int) -> bool:\n"
+    "    total = 0\n"
+    "    for index, number in enumerate(numbers):\n"
+    "        if number % k == 0 and index >= 0:\n"
+    "            total += number\n"
+    "    return total > 0 and len(str(total)) < 9\n"
+)
+_WARM_SCRIPTS = (
+    "METADATA = {}\n\n\ndef check(candidate):\n    assert candidate([1, 2, 4], 2) == True\n"
+    "    assert candidate([1, 3], 2) == False\n    assert not candidate([], 3)\n",
+    "def check(candidate):\n    assert candidate([1, 2], 2) == False\n",
+    "def check(candidate):\n    assert candidate(None, 2)\n",
+)
+# the parent's table of the asserts of each script (see _prepare._assert_table; there the
+# operands are compiled)
+_WARM_ASSERTS: tuple[tuple[AssertEntry, ...], ...] = (
+    (),
+    ((2, 2, "assert candidate([1, 2], 2) == False", "cmp", "(candidate([1, 2], 2))", "(False)"),),
+    ((2, 2, "assert candidate(None, 2)", "value", "(candidate(None, 2))", ""),),
+)
+WARM_UP_ROUNDS = 12
+
+
+def _warm_up() -> None:
+    """Run the child's harness in the server on fixed, trusted programs, a few times over.
+
+    A forked child then finds what the harness touches already built in the pages it shares
+    with the server (the interpreter's method cache filled, the harness's bytecode
+    specialized, the strings interned), instead of writing it into copies of those pages:
+    each write to a page shared with the server is a page fault and a page copy. Only the
+    programs above run, in the server's own interpreter; nothing is written to any pipe.
+    """
+    requests = []
+    for script, entries in zip(_WARM_SCRIPTS, _WARM_ASSERTS, strict=True):
+        table = tuple(
+            (*entry[:4], *(compile(s, SCRIPT_FILENAME, "eval") if s else s for s in entry[4:]))
+            for entry in entries
+        )
+        requests.append(
+            {
+                "code": compile(_WARM_CODE, "<candidate>", "exec", dont_inherit=True),
+                "mode": "script",
+                "entry_point": "warm",
+                "cases": [],
+                "script": compile(script, SCRIPT_FILENAME, "exec", dont_inherit=True),
+                "asserts": marshal.dumps(table, 2),
+                "timeout_s": 3.0,
+                "nonce": "0" * 32,
+                "max_value_bytes": 1_000_000,
+            }
+        )
+    cases = [{"numbers": [1, 2, 4], "k": 2}, {"numbers": [1.5, "a", (1,)], "k": 2}]
+    requests.append({**requests[0], "mode": "io", "cases": cases, "script": None})
+    packed = [pack_request(request)[_HEADER.size :] for request in requests]
+
+    def send(*objs: dict[str, Any]) -> None:
+        b"".join([pack_frame({**obj, "n": "0" * 32}) for obj in objs])
+
+    def print_exc() -> None:
+        format_exc(sys.exc_info()[1]).encode("utf-8", "backslashreplace")
+
+    for _ in range(WARM_UP_ROUNDS):
+        for data in packed:
+            _run_candidate(marshal.loads(data), send, print_exc)
+
+
 _SECCOMP: list[Any] = [None]
 _PRCTL: list[Any] = [None]
 _SYSCALL: list[Any] = [None]
 _LANDLOCK: list[Any] = [None]
+_CONFINE_ARRAYS: list[Any] = []  # the pid offsets handed to the compiled loop, kept alive
 MAX_RESULT_BYTES = 8 * 1024 * 1024
 MAX_STDERR_BYTES = 8 * 1024
 
@@ -1531,6 +1625,11 @@ def serve(cfg: dict[str, Any]) -> None:
     import ctypes
     import signal
 
+    # The parent starts the server with LD_BIND_NOW=1: the dynamic linker binds every symbol
+    # of the interpreter's libraries (and of those loaded later) at load time, in the
+    # server, rather than at each first call, which in every child was a symbol look-up and
+    # a write to a page shared with the server. The children get the environment without it.
+    os.environ.pop("LD_BIND_NOW", None)
     ctl_in = os.dup(0)
     ctl_out = os.dup(1)
     native_size = _read_exact(ctl_in, 4)  # the compiled server loop (see _native.c), if any
@@ -1588,6 +1687,7 @@ def serve(cfg: dict[str, Any]) -> None:
     # read-only binds (a virtualenv living under /tmp). Cleaning must skip them: they cannot
     # be deleted, and walking a whole virtualenv after every execution would be slow.
     cfg["keep"] = frozenset(os.listdir(cfg["tmp_root"]))
+    _warm_up()
     import gc
 
     gc.collect()
@@ -1650,19 +1750,47 @@ def _load_native(ctypes: Any, data: bytes) -> Any:
         finally:
             os.close(fd)
         serve_fn = library.lift_serve
+        confine_fn = library.lift_confine_children
     except (AttributeError, OSError):
         return None
     int_ = ctypes.c_int
     serve_fn.argtypes = [int_, int_, ctypes.c_char_p, ctypes.c_char_p, int_, int_, int_]
     serve_fn.argtypes.append(ctypes.POINTER(int_))
     serve_fn.restype = int_
-    return serve_fn
+    int_p = ctypes.POINTER(int_)
+    confine_fn.argtypes = [int_, ctypes.c_longlong, int_, ctypes.c_void_p, int_, int_p, int_]
+    confine_fn.argtypes += [int_p, int_]
+    confine_fn.restype = int_
+    return serve_fn, confine_fn
 
 
-def _serve_native(
-    serve_fn: Any, ctypes: Any, cfg: dict[str, Any], ctl_in: int, ctl_out: int
-) -> None:
+def _confine_natively(confine_fn: Any, ctypes: Any, cfg: dict[str, Any]) -> bool:
+    """Hand the child's confinement (:func:`_confine`) to the compiled loop; False if refused.
+
+    The seccomp program buffer and the offsets of the pid in it stay referenced by
+    :data:`_SECCOMP` for the server's lifetime.
+    """
+    prepared = _SECCOMP[0] if cfg.get("seccomp") else None
+    if prepared is None:
+        filter_address, length, plus, minus = None, 0, (), ()
+    else:
+        buffer, plus, minus = prepared[2], prepared[3], prepared[4]
+        filter_address, length = ctypes.addressof(buffer), len(buffer) // 8
+    plus_array = (ctypes.c_int * max(1, len(plus)))(*plus)
+    minus_array = (ctypes.c_int * max(1, len(minus)))(*minus)
+    _CONFINE_ARRAYS[:] = [plus_array, minus_array]
+    landlock = -1 if _LANDLOCK[0] is None else int(_LANDLOCK[0])
+    drop = -1 if cfg.get("drop_uid") is None else int(cfg["drop_uid"])
+    memory = int(cfg["memory_mb"]) * 1024 * 1024
+    args = (landlock, memory, drop, filter_address, length, plus_array, len(plus))
+    return bool(confine_fn(*args, minus_array, len(minus)) == 0)
+
+
+def _serve_native(native: Any, ctypes: Any, cfg: dict[str, Any], ctl_in: int, ctl_out: int) -> None:
     """Run the compiled loop; come back to Python in each child, and for rare cleaning."""
+    serve_fn, confine_fn = native
+    # the compiled loop confines each child right after the fork (no Python objects touched)
+    confined = _confine_natively(confine_fn, ctypes, cfg)
     tmp_root = cfg["tmp_root"]
     workdir = os.path.join(tmp_root, "run")
     keep = b"".join(os.fsencode(name) + b"\0" for name in sorted(cfg["keep"])) + b"\0"
@@ -1675,7 +1803,7 @@ def _serve_native(
         rc = serve_fn(ctl_in, ctl_out, root, keep, drop, clean_shm, resume, fds)
         if rc == 0:  # pragma: no cover - in the child forked by the compiled loop
             try:
-                _child(fds[0], fds[1], fds[2], workdir, cfg)
+                _child(fds[0], fds[1], fds[2], workdir, cfg, confined=confined)
             finally:
                 os._exit(CHILD_SETUP_FAILED_EXIT)
         if rc == 1:  # leftovers: escaped processes, files in the temp root or /dev/shm

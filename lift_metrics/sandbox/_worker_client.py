@@ -82,7 +82,8 @@ class _Worker:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             close_fds=True,
-            env={},
+            # bwrap clears the environment and sets LD_BIND_NOW itself (bwrap_command)
+            env={} if mode == "bwrap" else {"LD_BIND_NOW": "1"},
             cwd=cwd,
             start_new_session=True,
             bufsize=0,

@@ -9,8 +9,9 @@ picklable data.
 from __future__ import annotations
 
 import os
+import queue
+import threading
 from collections.abc import Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -161,27 +162,45 @@ class LocalBackend(ClosesOnExit):
         return self._sandbox
 
     def run(self, jobs: Iterable[ScoringJob]) -> Iterator[JobResult]:
-        """Run ``jobs``, at most ``concurrency`` at a time; yield results as they finish."""
+        """Run ``jobs``, at most ``concurrency`` at a time; yield results as they finish.
+
+        Each of ``concurrency`` threads takes the next job from ``jobs`` (one at a time),
+        runs it and hands its result to this generator through a queue: no future per job,
+        nor a waiter per result (about a tenth of the parent's CPU time per job). Closing the
+        generator early lets the running jobs finish and starts no other.
+        """
         box = self._box()
-        pending: set[Future[JobResult]] = set()
         iterator = iter(jobs)
-        window = self.concurrency * 2
-        executor = ThreadPoolExecutor(self.concurrency, thread_name_prefix="lift-score")
-        try:
-            exhausted = False
-            while True:
-                while not exhausted and len(pending) < window:
-                    job = next(iterator, None)
+        results: queue.SimpleQueue[tuple[JobResult | None, BaseException | None]]
+        results = queue.SimpleQueue()
+        take = threading.Lock()
+        stopped = threading.Event()
+
+        def work() -> None:
+            try:
+                while not stopped.is_set():
+                    with take:
+                        job = next(iterator, None)
                     if job is None:
-                        exhausted = True
                         break
-                    pending.add(executor.submit(execute_job, box, job))
-                if not pending:
-                    return
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    yield future.result()
+                    results.put((execute_job(box, job), None))
+            except BaseException as exc:  # handed to the consumer, as a future would
+                stopped.set()
+                results.put((None, exc))
+            finally:
+                results.put((None, None))  # this thread is done
+
+        running = self.concurrency
+        for index in range(self.concurrency):
+            threading.Thread(target=work, name=f"lift-score_{index}", daemon=True).start()
+        try:
+            while running:
+                result, error = results.get()
+                if error is not None:
+                    raise error
+                if result is None:
+                    running -= 1
+                else:
+                    yield result
         finally:
-            for future in pending:
-                future.cancel()
-            executor.shutdown(wait=False, cancel_futures=True)
+            stopped.set()

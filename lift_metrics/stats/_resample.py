@@ -61,7 +61,7 @@ def bootstrap_means(
     out = np.empty((n_resamples, data.shape[1]), dtype=np.float64)
     step = _chunk_rows(n)
     index_dtype = np.int64 if step * n >= 2**31 else np.int32
-    ones = np.ones(step * n, dtype=np.float64)
+    ones = np.ones(min(step, n_resamples) * n, dtype=np.float64)  # the largest chunk's
     for start in range(0, n_resamples, step):
         size = min(step, n_resamples - start)
         idx = rng.integers(0, n, size=size * n, dtype=index_dtype)
