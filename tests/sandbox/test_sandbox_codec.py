@@ -184,3 +184,28 @@ def test_script_source_segments_match_the_standard_function(source: str) -> None
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.expr | ast.stmt):
             assert _source_segment(lines, node) == (ast.get_source_segment(source, node) or "")
+
+
+def test_assert_operands_travel_compiled_unless_compiling_them_warns() -> None:
+    import ast
+    import warnings
+
+    from lift_metrics.sandbox._prepare import _assert_table
+
+    source = 'def check(c):\n    assert c(1) == [1, 2]\n    assert c("\\d") == 3\n'
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tree = ast.parse(source)
+    filters = list(warnings.filters)
+    with warnings.catch_warnings(record=True) as outside:
+        warnings.simplefilter("always")
+        table = _assert_table(tree, source)
+    clean, warned = table
+    assert clean[3] == "cmp"
+    assert all(type(side).__name__ == "code" for side in clean[4:])
+    assert eval(clean[5]) == [1, 2]
+    # the invalid escape warns when compiled: it stays source, for the child to compile
+    assert warned[4] == '(c("\\d"))'
+    assert type(warned[5]).__name__ == "code"
+    assert not outside  # the warning was not passed on to the caller
+    assert warnings.filters == filters
