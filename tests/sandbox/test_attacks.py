@@ -871,3 +871,41 @@ def test_system_calls_outside_the_allowlist_fail_with_enosys(box: Sandbox) -> No
     """)
     result = run(box, code, expected=[38, 38, 38, 38, 38], entry_point="f")
     assert result.status == "passed", result
+
+
+def test_a_child_is_confined_alike_by_the_compiled_and_the_python_loop(
+    box: Sandbox, loop_sandbox: Callable[..., Sandbox]
+) -> None:
+    # The compiled loop confines each child in C (confine_child in _native.c), the Python
+    # loop in _confine: what the candidate finds itself under must be the same.
+    code = """
+    import os, resource
+    def f():
+        def status(key):
+            try:
+                with open('/proc/self/status') as handle:
+                    return [l.split()[1] for l in handle if l.startswith(key + ':')]
+            except OSError as exc:
+                return type(exc).__name__
+        limits = [resource.getrlimit(getattr(resource, 'RLIMIT_' + name))
+                  for name in ('AS', 'NPROC', 'NOFILE', 'FSIZE', 'CORE')]
+        uids, gids = os.getresuid(), os.getresgid()  # each worker has its own uid
+        return (len(set(uids)), len(set(gids)), uids == gids, uids[0] == 0, os.getgroups(),
+                os.getpgid(0) == os.getpid(),
+                os.path.basename(os.getcwd()), limits, sorted(os.listdir('/proc/self/fd')),
+                status('NoNewPrivs'), status('Seccomp'), status('CapEff'))
+    """
+    facts = []
+    for loop in ("native", "python"):
+        sandbox = box if box.native is (loop == "native") else None
+        if sandbox is None:
+            sandbox = loop_sandbox(loop, workers=1, isolation=box.isolation)
+        try:
+            result = run(sandbox, code, expected=None)
+        finally:
+            if sandbox is not box:
+                sandbox.close()
+        assert result.status == "failed", result  # the facts come back as the actual value
+        facts.append(result.outcomes[0].actual_repr)  # type: ignore[attr-defined]
+    assert facts[0] == facts[1]
+    assert facts[0].startswith("(1, 1, True, False, [], True,") or runs_as_own_user(box)
