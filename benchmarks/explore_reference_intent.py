@@ -42,6 +42,7 @@ import json
 import re
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -117,6 +118,30 @@ def intent_features(
     return {name: np.where(degenerate, 0.0, values) for name, values in out.items()}
 
 
+def load_conala() -> tuple[
+    list[dict[str, Any]], list[str], list[str], list[str], np.ndarray, np.ndarray, np.ndarray
+]:
+    """Read the shipped CoNaLa dev rows and their columns.
+
+    Returns rows, predictions, references, intents, ``grade`` (what scores are judged
+    against), the graders' mean (what models are fitted on) and the intent of each row (the
+    CV groups).
+    """
+    rows = [
+        json.loads(line)
+        for line in shipped_dataset_path("conala").read_text(encoding="utf-8").splitlines()
+    ]
+    return (
+        rows,
+        [row["prediction"] for row in rows],
+        [row["reference"] for row in rows],
+        [row["intent"] for row in rows],
+        np.array([float(row["grade"]) for row in rows]),
+        np.array([graders_mean(row) for row in rows]),
+        np.array([row["id"].split("-")[1] for row in rows]),
+    )
+
+
 def _fit_predict(x: np.ndarray, y: np.ndarray, train: np.ndarray, test: np.ndarray) -> np.ndarray:
     """``fit_reference_model``'s procedure on any columns: fit on ``train``, score ``test``."""
     from sklearn.isotonic import IsotonicRegression
@@ -159,16 +184,7 @@ def main() -> None:
     from sklearn.model_selection import GroupKFold
 
     started = time.perf_counter()
-    rows = [
-        json.loads(line)
-        for line in shipped_dataset_path("conala").read_text(encoding="utf-8").splitlines()
-    ]
-    predicted = [row["prediction"] for row in rows]
-    expected = [row["reference"] for row in rows]
-    intents = [row["intent"] for row in rows]
-    grades = np.array([float(row["grade"]) for row in rows])
-    target = np.array([graders_mean(row) for row in rows])
-    groups = np.array([row["id"].split("-")[1] for row in rows])
+    rows, predicted, expected, intents, grades, target, groups = load_conala()
     base, kinds, _ = reference_feature_matrix(predicted, expected)
     extra = intent_features(intents, predicted, expected, np.array([k is not None for k in kinds]))
     print(f"CoNaLa dev: {len(rows)} rows, {len(set(groups))} intents")

@@ -41,17 +41,21 @@ Run: HF_HUB_OFFLINE=1 python benchmarks/explore_reference_models.py MODEL_DIR   
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import numpy as np
-from explore_reference_intent import _fit_predict, _grouped_cv, _random_split_cv, intent_features
+from explore_reference_intent import (
+    _fit_predict,
+    _grouped_cv,
+    _random_split_cv,
+    intent_features,
+    load_conala,
+)
 
 from lift_metrics.code._reference_features import reference_feature_matrix
-from lift_metrics.code._reference_fit import graders_mean, grouped_bootstrap_interval
+from lift_metrics.code._reference_fit import grouped_bootstrap_interval
 from lift_metrics.similarity import SentenceTransformerEmbedder, get_default_embedder
-from lift_metrics.validation import shipped_dataset_path
 
 FOLDS = 5
 
@@ -78,16 +82,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", type=Path, help="a sentence-transformers model directory")
     args = parser.parse_args()
-    rows = [
-        json.loads(line)
-        for line in shipped_dataset_path("conala").read_text(encoding="utf-8").splitlines()
-    ]
-    predicted = [row["prediction"] for row in rows]
-    expected = [row["reference"] for row in rows]
-    intents = [row["intent"] for row in rows]
-    grades = np.array([float(row["grade"]) for row in rows])
-    target = np.array([graders_mean(row) for row in rows])
-    groups = np.array([row["id"].split("-")[1] for row in rows])
+    rows, predicted, expected, intents, grades, target, groups = load_conala()
     base, kinds, _ = reference_feature_matrix(predicted, expected)
     degenerate = np.array([kind is not None for kind in kinds])
     extra = intent_features(intents, predicted, expected, degenerate)
