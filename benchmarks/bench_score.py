@@ -10,7 +10,10 @@ default: 5,084 samples), plus two samples that sleep past the 3 s limit (timeout
 with a ``while`` loop get only variants that cannot loop (a mutant of one may never end) and
 loop headers and counters are never mutated: a sample that spins until the limit costs both
 harnesses the same 3 CPU-seconds, so a file full of them measures the time limit, not the
-harness. The same file is then scored, side by side in one run, by
+harness. Some mutants are still slow: four of HumanEval/75's (an ``is_prime`` that always
+returns True, under a triple loop) take about 0.6 CPU-s each alone and can reach the 3 s wall
+limit when they share the cores, so the timeout count moves with the load; their verdict
+(not passed) does not. The same file is then scored, side by side in one run, by
 
 - ``lift_metrics.scoring.score_samples`` (``--concurrency`` sandbox executions at a time,
   default 4 on the reference machine's 2 cores), and
