@@ -85,6 +85,16 @@ def _content_words(intent: str) -> set[str]:
     return {w.lower() for w in re.findall(r"[A-Za-z]{3,}", plain)} - _STOP
 
 
+def cosines(embedder: Any, left: Sequence[str], *rights: Sequence[str]) -> list[np.ndarray]:
+    """Cosine of each ``left[i]`` with ``right[i]``, for each of ``rights`` (one embedding pass)."""
+    texts = list(dict.fromkeys([*left, *(text for right in rights for text in right)]))
+    rows = np.asarray(embedder.embed(texts), dtype=np.float64)
+    rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+    index = {text: k for k, text in enumerate(texts)}
+    at_left = rows[[index[text] for text in left]]
+    return [np.sum(at_left * rows[[index[text] for text in right]], axis=1) for right in rights]
+
+
 def intent_features(
     intents: Sequence[str],
     predicted: Sequence[str],
@@ -92,14 +102,7 @@ def intent_features(
     degenerate: np.ndarray,
 ) -> dict[str, np.ndarray]:
     """Every candidate intent feature of each row (0 where the prediction is degenerate)."""
-    embedder = get_default_embedder()
-    texts = list(dict.fromkeys([*intents, *predicted, *expected]))
-    rows = np.asarray(embedder.embed(texts), dtype=np.float64)
-    rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
-    index = {text: k for k, text in enumerate(texts)}
-    at_intent = rows[[index[text] for text in intents]]
-    cos_pred = np.sum(at_intent * rows[[index[text] for text in predicted]], axis=1)
-    cos_ref = np.sum(at_intent * rows[[index[text] for text in expected]], axis=1)
+    cos_pred, cos_ref = cosines(get_default_embedder(), intents, predicted, expected)
     mentions, words = [], []
     for intent, pred in zip(intents, predicted, strict=True):
         quoted = _mentions(intent)
@@ -179,10 +182,42 @@ def _random_split_cv(x: np.ndarray, y: np.ndarray, groups: np.ndarray, seed: int
     return out
 
 
-def main() -> None:
-    """Fit the no-test model with and without intent features and compare."""
+def random_fold_pearsons(
+    x: np.ndarray, target: np.ndarray, grades: np.ndarray, groups: np.ndarray, repeats: int = 10
+) -> list[float]:
+    """Pearson with ``grades`` of the out-of-fold scores, over ``repeats`` random fold draws."""
+    return [
+        float(np.corrcoef(_random_split_cv(x, target, groups, seed), grades)[0, 1])
+        for seed in range(repeats)
+    ]
+
+
+def nested_cv(
+    matrices: dict[str, np.ndarray], target: np.ndarray, grades: np.ndarray, groups: np.ndarray
+) -> tuple[np.ndarray, list[str]]:
+    """Out-of-fold scores with the variant (a name of ``matrices``) chosen inside each fold.
+
+    In each outer fold every variant is scored by a grouped 5-fold CV on the other four folds
+    only; the best is fitted there and scores the held-out fold. Returns the scores and the
+    variant chosen in each outer fold.
+    """
     from sklearn.model_selection import GroupKFold
 
+    nested = np.zeros(len(target))
+    picks = []
+    for train, test in GroupKFold(n_splits=FOLDS).split(target, target, groups):
+        inner = {}
+        for name, x in matrices.items():
+            scores = _grouped_cv(x[train], target[train], groups[train])
+            inner[name] = float(np.corrcoef(scores, grades[train])[0, 1])
+        pick = max(inner, key=inner.__getitem__)
+        picks.append(pick)
+        nested[test] = _fit_predict(matrices[pick], target, train, test)
+    return nested, picks
+
+
+def main() -> None:
+    """Fit the no-test model with and without intent features and compare."""
     started = time.perf_counter()
     rows, predicted, expected, intents, grades, target, groups = load_conala()
     base, kinds, _ = reference_feature_matrix(predicted, expected)
@@ -216,27 +251,14 @@ def main() -> None:
             groups.tolist(),
         )
         print(f"  {name}: {value:.4f} [{low:.3f}, {high:.3f}] (95% CI, intents resampled)")
-        x = columns(variants[name])
-        repeats = [
-            float(np.corrcoef(_random_split_cv(x, target, groups, seed), grades)[0, 1])
-            for seed in range(10)
-        ]
+        repeats = random_fold_pearsons(columns(variants[name]), target, grades, groups)
         print(
             f"    over 10 random intent-to-fold assignments: mean {np.mean(repeats):.4f}, "
             f"range [{min(repeats):.4f}, {max(repeats):.4f}]"
         )
 
-    nested = np.zeros(len(rows))
-    picks = []
-    for train, test in GroupKFold(n_splits=FOLDS).split(base, target, groups):
-        inner = {}
-        for name, names in variants.items():
-            x = columns(names)[train]
-            scores = _grouped_cv(x, target[train], groups[train])
-            inner[name] = float(np.corrcoef(scores, grades[train])[0, 1])
-        pick = max(inner, key=inner.__getitem__)
-        picks.append(pick)
-        nested[test] = _fit_predict(columns(variants[pick]), target, train, test)
+    matrices = {name: columns(names) for name, names in variants.items()}
+    nested, picks = nested_cv(matrices, target, grades, groups)
     value, low, high = grouped_bootstrap_interval(nested.tolist(), grades.tolist(), groups.tolist())
     print(f"\nnested CV (variant chosen inside each outer fold): {value:.4f} ", end="")
     print(f"[{low:.3f}, {high:.3f}]")

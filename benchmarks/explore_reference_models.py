@@ -46,26 +46,17 @@ from pathlib import Path
 
 import numpy as np
 from explore_reference_intent import (
-    _fit_predict,
     _grouped_cv,
-    _random_split_cv,
+    cosines,
     intent_features,
     load_conala,
+    nested_cv,
+    random_fold_pearsons,
 )
 
 from lift_metrics.code._reference_features import reference_feature_matrix
 from lift_metrics.code._reference_fit import grouped_bootstrap_interval
 from lift_metrics.similarity import SentenceTransformerEmbedder, get_default_embedder
-
-FOLDS = 5
-
-
-def _cosines(embedder: object, left: list[str], right: list[str]) -> np.ndarray:
-    texts = list(dict.fromkeys([*left, *right]))
-    rows = np.asarray(embedder.embed(texts), dtype=np.float64)  # type: ignore[attr-defined]
-    rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
-    index = {text: k for k, text in enumerate(texts)}
-    return np.sum(rows[[index[t] for t in left]] * rows[[index[t] for t in right]], axis=1)
 
 
 def _rate(embedder: object, texts: list[str]) -> float:
@@ -77,12 +68,10 @@ def _rate(embedder: object, texts: list[str]) -> float:
 
 def main() -> None:
     """Add a second model's cosines to the no-test features and compare."""
-    from sklearn.model_selection import GroupKFold
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", type=Path, help="a sentence-transformers model directory")
     args = parser.parse_args()
-    rows, predicted, expected, intents, grades, target, groups = load_conala()
+    _, predicted, expected, intents, grades, target, groups = load_conala()
     base, kinds, _ = reference_feature_matrix(predicted, expected)
     degenerate = np.array([kind is not None for kind in kinds])
     extra = intent_features(intents, predicted, expected, degenerate)
@@ -90,8 +79,9 @@ def main() -> None:
     other = SentenceTransformerEmbedder(str(args.model), cache_size=0)
     columns: dict[str, np.ndarray] = {}
     for name, embedder in (("minilm", minilm), ("model", other)):
-        for side, texts in (("pr", expected), ("pi", intents)):
-            values = np.where(degenerate, 0.0, np.clip(_cosines(embedder, predicted, texts), 0, 1))
+        pairs = cosines(embedder, predicted, expected, intents)
+        for side, cos in zip(("pr", "pi"), pairs, strict=True):
+            values = np.where(degenerate, 0.0, np.clip(cos, 0, 1))
             columns[f"{name} {side}"] = values
             plain = np.corrcoef(values, grades)[0, 1]
             print(f"{name:<7} {side}: plain Pearson with grade {plain:.3f}")
@@ -108,21 +98,9 @@ def main() -> None:
     print("\ngrouped 5-fold CV Pearson (out-of-fold scores vs grade)")
     for name, x in matrices.items():
         value = float(np.corrcoef(_grouped_cv(x, target, groups), grades)[0, 1])
-        repeats = [
-            float(np.corrcoef(_random_split_cv(x, target, groups, seed), grades)[0, 1])
-            for seed in range(10)
-        ]
+        repeats = random_fold_pearsons(x, target, grades, groups)
         print(f"  {name:<28} {value:.4f}   random folds: mean {np.mean(repeats):.4f}")
-    nested = np.zeros(len(rows))
-    picks = []
-    for train, test in GroupKFold(n_splits=FOLDS).split(base, target, groups):
-        inner = {}
-        for name, x in matrices.items():
-            scores = _grouped_cv(x[train], target[train], groups[train])
-            inner[name] = float(np.corrcoef(scores, grades[train])[0, 1])
-        pick = max(inner, key=inner.__getitem__)
-        picks.append(pick)
-        nested[test] = _fit_predict(matrices[pick], target, train, test)
+    nested, picks = nested_cv(matrices, target, grades, groups)
     value, low, high = grouped_bootstrap_interval(nested.tolist(), grades.tolist(), groups.tolist())
     print(f"nested CV (variant chosen inside each outer fold): {value:.4f} [{low:.3f}, {high:.3f}]")
     print("  chosen per outer fold: " + "; ".join(picks))
