@@ -152,7 +152,7 @@ static void set_limit(int which, rlim_t value) {
     if (setrlimit(which, &limit) != 0) _exit(CHILD_SETUP_FAILED_EXIT);
 }
 
-/* In the child, right after the fork: the steps of _child in _worker.py, in the same order,
+/* In the child, right after the fork: the steps of _confine in _worker.py, in the same order,
  * without touching the interpreter's objects (each Python step there costs page faults on
  * pages shared with the server). Any failure exits with CHILD_SETUP_FAILED_EXIT. */
 static void confine_child(int res_w, int err_w, int req_r) {
