@@ -29,7 +29,7 @@ import time
 from typing import Any
 
 import numpy as np
-from explore_reference_intent import FOLDS, _fit_predict, load_conala
+from explore_reference_intent import FOLDS, _grouped_cv, load_conala
 
 from lift_metrics.code._reference_features import reference_feature_matrix
 
@@ -83,10 +83,7 @@ def main() -> None:
     print(
         f"epochs {args.epochs}, lr {args.lr:g}: fine-tuned cosine alone (out-of-fold) {alone:.4f}"
     )
-    combined = np.zeros(len(target))
-    x = np.column_stack([base, cosine])
-    for train, test in folds:
-        combined[test] = _fit_predict(x, target, train, test)
+    combined = _grouped_cv(np.column_stack([base, cosine]), target, groups)
     optimistic = np.corrcoef(combined, grades)[0, 1]
     print(f"shipped features + that cosine (an upper estimate): {optimistic:.4f}")
 

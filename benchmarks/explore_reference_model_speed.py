@@ -17,8 +17,8 @@ Pearson of the best variant of ``explore_reference_models.py`` (shipped features
 the int8 and the fp32 embeddings.
 
 Findings at the time of writing (2 cores, all-mpnet-base-v2; torch gave 28-34 texts/s): ONNX
-fp32 91-94 texts/s (at most 74-77 pairs/s), grouped CV 0.7122 as through torch; ONNX int8
-240-244 texts/s (at most 196-199 pairs/s before the score's other features, MiniLM's among
+fp32 90-94 texts/s (at most 73-77 pairs/s), grouped CV 0.7122 as through torch; ONNX int8
+227-244 texts/s (at most 186-199 pairs/s before the score's other features, MiniLM's among
 them), but its plain Pearson falls from 0.624 to 0.573 (mean cosine to the fp32 embeddings
 0.68) and the variant's grouped CV to 0.6987. No path gives both 0.70 and 200 pairs/s.
 
@@ -51,7 +51,6 @@ class _Keeping:
 
     def embed(self, texts: list[str]) -> Any:
         self.rows = self.backend.encode(texts)
-        self.rows /= np.linalg.norm(self.rows, axis=1, keepdims=True)
         return self.rows
 
 
@@ -100,7 +99,8 @@ def main() -> None:
                 f"plain Pearson of cos(prediction, reference) with grade {pearson:.3f}; "
                 f"grouped CV of the shipped features + pr + pi + intent features {fitted:.4f}"
             )
-    agreement = (rows["ONNX fp32"] * rows["ONNX int8"]).sum(1).mean()
+    unit = {name: r / np.linalg.norm(r, axis=1, keepdims=True) for name, r in rows.items()}
+    agreement = (unit["ONNX fp32"] * unit["ONNX int8"]).sum(1).mean()
     print(f"mean cosine between the int8 and the fp32 embeddings: {agreement:.3f}")
 
 

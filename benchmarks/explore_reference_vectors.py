@@ -22,7 +22,7 @@ Run: HF_HUB_OFFLINE=1 python benchmarks/explore_reference_vectors.py   (about a 
 from __future__ import annotations
 
 import numpy as np
-from explore_reference_intent import FOLDS, _fit_predict, load_conala
+from explore_reference_intent import FOLDS, _fit_predict, _grouped_cv, load_conala
 
 from lift_metrics.code._reference_features import reference_feature_matrix
 from lift_metrics.similarity import get_default_embedder
@@ -60,9 +60,7 @@ def main() -> None:
     v = rows[[index[text] for text in expected]]
     vectors = {"u * v": u * v, "|u - v|": np.abs(u - v)}
     folds = list(GroupKFold(n_splits=FOLDS).split(base, target, groups))
-    shipped = np.zeros(len(target))
-    for train, test in folds:
-        shipped[test] = _fit_predict(base, target, train, test)
+    shipped = _grouped_cv(base, target, groups)
     print(f"shipped features: {np.corrcoef(shipped, grades)[0, 1]:.4f}")
     for name, alphas in SETTINGS.items():
         for alpha in alphas:
