@@ -68,7 +68,7 @@ static size_t err_len = 0;
 static long long err_total = 0;
 static int res_overflow = 0;
 static char *payload = NULL;
-static size_t payload_cap = 0;
+static size_t payload_cap = 0, payload_used = 0;
 static char header[512];
 static size_t header_len = 0;
 static unsigned long long request_seq = 0;
@@ -262,10 +262,17 @@ static void consume(int fd, const char *data, size_t n) {
         if (res_len + n > res_cap) {
             size_t cap = res_cap ? res_cap : 65536;
             while (cap < res_len + n) cap *= 2;
-            char *grown = realloc(res_buf, cap);
+            /* not realloc: the old block, freed, would keep this execution's bytes where the
+             * next child (a fork of this server) could read them (see scrub) */
+            char *grown = malloc(cap);
             if (grown == NULL) {
                 res_overflow = 1;
                 return;
+            }
+            if (res_len) memcpy(grown, res_buf, res_len);
+            if (res_buf != NULL) {
+                explicit_bzero(res_buf, res_cap);
+                free(res_buf);
             }
             res_buf = grown;
             res_cap = cap;
@@ -281,12 +288,15 @@ static void consume(int fd, const char *data, size_t n) {
     }
 }
 
+static char chunk[65536]; /* pump's reads */
+static size_t chunk_used = 0;
+
 /* Read what fd has; returns 0 at end of file (and closes it). */
 static int pump(int *fd, int drain) {
-    static char chunk[65536];
     for (;;) {
         ssize_t n = read(*fd, chunk, sizeof chunk);
         if (n > 0) {
+            if ((size_t)n > chunk_used) chunk_used = (size_t)n;
             consume(*fd, chunk, (size_t)n);
             if (!drain) return 1;
             continue;
@@ -412,6 +422,23 @@ static int run_one(size_t size, double timeout_s, const char *tmp_root, const ch
     return cleanup;
 }
 
+/* Zero every byte of the last execution this server holds (its request, what its child
+ * wrote, the answer's header) before the next fork: the next child is a copy of this
+ * server's memory, and must find nothing of another execution in it. Nothing else of an
+ * execution passes through the server's memory: the request and the answer are read and
+ * written straight from and to these buffers, and the Python code never sees them. */
+static void scrub(void) {
+    if (payload != NULL) explicit_bzero(payload, payload_used);
+    payload_used = 0;
+    if (res_buf != NULL) explicit_bzero(res_buf, res_len);
+    explicit_bzero(err_buf, err_len);
+    explicit_bzero(chunk, chunk_used);
+    chunk_used = 0;
+    explicit_bzero(header, sizeof header);
+    res_len = 0;
+    err_len = 0;
+}
+
 static void discard(void) {
     close_fd(&req_w); /* the waiting child reads end of file and exits */
     if (child_pid > 0) {
@@ -448,12 +475,13 @@ int lift_serve(int ctl_in, int ctl_out, const char *tmp_root, const char *keep, 
             memcpy(&timeout_s, &bits, sizeof timeout_s);
             request_seq = 0;
             for (int i = 12; i < 20; i++) request_seq = (request_seq << 8) | head[i];
-            if (size > payload_cap) {
-                char *grown = realloc(payload, size);
-                if (grown == NULL) return -2;
-                payload = grown;
-                payload_cap = size;
+            if (size > payload_cap) { /* the old buffer was scrubbed: nothing is copied */
+                free(payload);
+                payload = malloc(size);
+                payload_cap = payload == NULL ? 0 : size;
+                if (payload == NULL) return -2;
             }
+            payload_used = size;
             got = read_exact(ctl_in, payload, size);
             if (got <= 0) {
                 discard();
@@ -467,6 +495,7 @@ int lift_serve(int ctl_in, int ctl_out, const char *tmp_root, const char *keep, 
         if (write_all(ctl_out, header, header_len) != 0) return -2;
         if (res_len && write_all(ctl_out, res_buf, res_len) != 0) return -2;
         if (err_len && write_all(ctl_out, err_buf, err_len) != 0) return -2;
+        scrub();
         /* Give back large buffers: every page the server keeps is copied into each fork's
          * page tables. */
         if (res_cap > TRIM_BYTES) {

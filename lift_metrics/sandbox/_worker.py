@@ -436,7 +436,7 @@ def _read_child_request(fd: int) -> Any:
     return None if body is None else marshal.loads(body)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
@@ -1443,32 +1443,71 @@ def _discard(child: tuple[int, int, int, int, int], cfg: dict[str, Any]) -> None
     _clean_dir(cfg["tmp_root"], cfg["keep"])
 
 
+class _Buffer:
+    """Bytes of one execution that the server holds, zeroed by :meth:`scrub` before a fork.
+
+    The next child is a copy of the server's memory: it must find nothing of an earlier
+    execution there. So the request and what the child wrote are read straight into these
+    buffers (``os.readv``, no intermediate bytes object), never copied elsewhere, and every
+    byte is zeroed before the next child is forked; a buffer that grows is copied and the
+    old one zeroed before it is freed.
+    """
+
+    def __init__(self, size: int = 0) -> None:
+        self.data = bytearray(size)
+        self.length = 0
+
+    def reserve(self, size: int) -> None:
+        """Make room for ``size`` bytes in all."""
+        if size <= len(self.data):
+            return
+        grown = bytearray(max(size, 2 * len(self.data), 1 << 16))
+        grown[: self.length] = memoryview(self.data)[: self.length]
+        self.data[:] = bytes(len(self.data))
+        self.data = grown
+
+    def read_from(self, fd: int, size: int) -> int:
+        """Read at most ``size`` bytes of ``fd`` onto the end; return how many (0 at its end)."""
+        self.reserve(self.length + size)
+        got = os.readv(fd, [memoryview(self.data)[self.length : self.length + size]])
+        self.length += got
+        return got
+
+    def view(self) -> memoryview:
+        return memoryview(self.data)[: self.length]
+
+    def scrub(self) -> None:
+        """Zero what the buffer held."""
+        self.data[: self.length] = bytes(self.length)
+        self.length = 0
+
+
 class _Reports:
     """What a child wrote to its result and stderr pipes, each cut to its size limit."""
 
-    def __init__(self, res_r: int) -> None:
+    def __init__(self, res_r: int, res: _Buffer, err: _Buffer, scratch: _Buffer) -> None:
         self.res_r = res_r
-        self.res_chunks: list[bytes] = []
-        self.res_len = 0
+        self.res, self.err, self.scratch = res, err, scratch
         self.res_overflow = False
-        self.err_chunks: list[bytes] = []
-        self.err_len = 0
         self.err_total = 0
 
-    def consume(self, fd: int, data: bytes) -> None:
-        """Keep ``data``, read from ``fd``, within the limit of its pipe."""
+    def pump(self, fd: int) -> int:
+        """Read once from ``fd`` within the limit of its pipe; return the bytes read (0: end)."""
+        if fd == self.res_r and self.res.length < MAX_RESULT_BYTES:
+            return self.res.read_from(fd, min(1 << 16, MAX_RESULT_BYTES - self.res.length))
+        scratch = self.scratch  # past the limit, or stderr: read, keep the first bytes
+        scratch.length = 0
+        got = scratch.read_from(fd, 1 << 16)
         if fd == self.res_r:
-            if self.res_len + len(data) > MAX_RESULT_BYTES:
-                self.res_overflow = True
-                data = data[: max(0, MAX_RESULT_BYTES - self.res_len)]
-            self.res_chunks.append(data)
-            self.res_len += len(data)
+            self.res_overflow = self.res_overflow or got > 0
         else:
-            self.err_total += len(data)
-            keep = data[: max(0, MAX_STDERR_BYTES - self.err_len)]
-            if keep:
-                self.err_chunks.append(keep)
-                self.err_len += len(keep)
+            self.err_total += got
+            keep = min(got, MAX_STDERR_BYTES - self.err.length)
+            if keep > 0:
+                self.err.reserve(self.err.length + keep)
+                self.err.data[self.err.length : self.err.length + keep] = scratch.view()[:keep]
+                self.err.length += keep
+        return got
 
 
 def _drain(open_fds: list[int], reports: _Reports) -> None:
@@ -1476,8 +1515,8 @@ def _drain(open_fds: list[int], reports: _Reports) -> None:
     for fd in list(open_fds):
         os.set_blocking(fd, False)
         try:
-            while data := os.read(fd, 1 << 16):
-                reports.consume(fd, data)
+            while reports.pump(fd):
+                pass
         except BlockingIOError:
             pass
 
@@ -1510,10 +1549,7 @@ def _collect(
             if fd == pidfd:
                 exited = True
                 continue
-            data = os.read(fd, 1 << 16)
-            if data:
-                reports.consume(fd, data)
-            else:
+            if not reports.pump(fd):
                 open_fds.remove(fd)
                 os.close(fd)
         if pidfd < 0 and not exited:
@@ -1557,20 +1593,25 @@ def _clean_after_child(tmp_root: str, cfg: dict[str, Any]) -> None:
 
 
 def _run_one(
-    payload: bytes, timeout_s: float, cfg: dict[str, Any], child: tuple[int, int, int, int, int]
-) -> tuple[dict[str, Any], bytes, bytes]:
-    """Hand ``payload`` to the waiting ``child``; collect its reports until it exits or times out.
+    request: _Buffer,
+    timeout_s: float,
+    cfg: dict[str, Any],
+    child: tuple[int, int, int, int, int],
+    reports: _Reports,
+) -> dict[str, Any]:
+    """Hand the request to the waiting ``child``; collect its reports until it exits or times out.
 
-    The Python twin of ``run_one`` in ``_native.c``.
+    Return the answer's header; what the child wrote is in ``reports``. The Python twin of
+    ``run_one`` in ``_native.c``.
     """
     import time
 
     pid, pidfd, res_r, err_r, req_w = child
+    reports.res_r = res_r
     start = time.monotonic()
     with contextlib.suppress(OSError):  # a child that died early is reported below
-        _write_all(req_w, payload)
+        _write_all(req_w, request.view())
     os.close(req_w)
-    reports = _Reports(res_r)
     open_fds = [res_r, err_r]
     pid, exited, timed_out, status = _collect(pid, pidfd, open_fds, reports, start + timeout_s)
     elapsed_ms = (time.monotonic() - start) * 1000.0
@@ -1580,7 +1621,7 @@ def _run_one(
     for fd in open_fds:
         os.close(fd)
     _clean_after_child(cfg["tmp_root"], cfg)
-    header = {
+    return {
         "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
         "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
         "timed_out": timed_out,
@@ -1588,7 +1629,6 @@ def _run_one(
         "res_overflow": reports.res_overflow,
         "err_total": reports.err_total,
     }
-    return header, b"".join(reports.res_chunks), b"".join(reports.err_chunks)
 
 
 # What a root server keeps: CHOWN (the child's work dir), DAC_OVERRIDE and FOWNER (remove
@@ -1711,31 +1751,43 @@ def serve(cfg: dict[str, Any]) -> None:
     if native is not None:
         _serve_native(native, ctypes, cfg, ctl_in, ctl_out)
         return
+    buffers = request, res, err, scratch = _Buffer(), _Buffer(), _Buffer(), _Buffer()
     child = _prefork(cfg)
     while True:
-        request = _read_request(ctl_in)
-        if request is None:
+        head = _read_request(ctl_in, request)
+        if head is None:
             _discard(child, cfg)
             return
-        header, res, err = _run_one(request[0], request[1], cfg, child)
-        header["seq"] = request[2]
-        header["res_len"] = len(res)
-        header["err_len"] = len(err)
-        _write_all(ctl_out, pack_frame(header) + res + err)
+        reports = _Reports(-1, res, err, scratch)
+        header = _run_one(request, head[0], cfg, child, reports)
+        header["seq"] = head[1]
+        header["res_len"] = res.length
+        header["err_len"] = err.length
+        _write_all(ctl_out, pack_frame(header))
+        _write_all(ctl_out, res.view())
+        _write_all(ctl_out, err.view())
+        for buffer in buffers:  # nothing of this execution reaches the next child
+            buffer.scrub()
         child = _prefork(cfg)  # while the parent judges, the next child gets ready
 
 
 REQUEST_HEADER = struct.Struct(">IdQ")  # payload length, timeout in seconds, sequence number
 
 
-def _read_request(fd: int) -> tuple[bytes, float, int] | None:
-    """Read one request: the header, then the payload (the child's request frame, unread)."""
+def _read_request(fd: int, payload: _Buffer) -> tuple[float, int] | None:
+    """Read one request: the header, then the payload (the child's request frame) into ``payload``.
+
+    Return (timeout in seconds, sequence number), or None at end of file.
+    """
     head = _read_exact(fd, REQUEST_HEADER.size)
     if head is None:
         return None
     size, timeout_s, seq = REQUEST_HEADER.unpack(head)
-    payload = _read_exact(fd, size)
-    return None if payload is None else (payload, timeout_s, seq)
+    payload.reserve(size)
+    while payload.length < size:
+        if not payload.read_from(fd, min(size - payload.length, 1 << 20)):
+            return None
+    return timeout_s, seq
 
 
 def _load_native(ctypes: Any, data: bytes) -> Any:

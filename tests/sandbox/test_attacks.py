@@ -185,6 +185,69 @@ def test_the_assertion_script_can_be_forged_but_io_cases_cannot(box: Sandbox) ->
     assert box.run_tests(code, [({}, 1)]).status == "failed"
 
 
+# -- nothing of another execution -----------------------------------------------------------
+
+# Scans the child's memory (every readable mapping listed in /proc/self/maps that no file
+# backs: the heap, the stack, anonymous maps and the zero-filled data of loaded libraries,
+# read with ctypes) for each marker. A marker is given as a pattern of one-character classes
+# ("[a][b]..."), so that the scanning child itself holds no copy of it: only another
+# execution's bytes can match.
+MEMORY_SCAN = """
+import ctypes, re
+def f(patterns):
+    found = [False] * len(patterns)
+    compiled = [re.compile(p.encode()) for p in patterns]
+    for line in open('/proc/self/maps').read().splitlines():
+        fields = line.split()
+        name = fields[5] if len(fields) > 5 else ''
+        if fields[1][0] != 'r' or name.startswith(('[vvar', '[vsyscall', '[vdso')):
+            continue
+        if name and not name.startswith('['):
+            continue  # a file: a read past its end faults, and it holds no execution's data
+        start, end = (int(x, 16) for x in fields[0].split('-'))
+        chunk = ctypes.string_at(start, end - start)
+        for i, pattern in enumerate(compiled):
+            found[i] = found[i] or pattern.search(chunk) is not None
+    return found
+"""
+
+
+def _marker_pattern(marker: str) -> str:
+    return "".join(f"[{c}]" for c in marker)
+
+
+def test_a_child_finds_nothing_of_the_previous_execution_in_its_memory(
+    box: Sandbox, loop_sandbox: Callable[..., Sandbox]
+) -> None:
+    # The server forked each child while it still held the previous request and what the
+    # previous child wrote: a candidate that computed nothing found the previous candidate's
+    # results (and code, and inputs) in its own memory and replayed them.
+    import secrets
+
+    markers = {part: secrets.token_hex(12) for part in ("code", "input", "result", "stderr")}
+    earlier = f"""
+    import sys
+    KEPT = "{markers['code']}"
+    def f(x):
+        sys.stderr.write("{markers['stderr']}")
+        return [x, "{markers['result']}"]
+    """
+    script = "def check(candidate):\n    assert candidate('{}')\n".format(markers["input"])
+    patterns = [_marker_pattern(marker) for marker in markers.values()]
+    loop = "native" if box.native else "python"
+    sandbox = loop_sandbox(loop, workers=1, isolation=box.isolation)
+    try:
+        for tests in ([({"x": markers["input"]}, None)], script):
+            assert run(sandbox, earlier, expected=None).status == "failed"  # warm
+            sandbox.run_tests(textwrap.dedent(earlier), tests)
+            result = sandbox.run_tests(
+                textwrap.dedent(MEMORY_SCAN), [({"patterns": patterns}, [False] * 4)]
+            )
+            assert result.status == "passed", (tests, result, result.outcomes[0].actual_repr)
+    finally:
+        sandbox.close()
+
+
 # -- resources -----------------------------------------------------------------------------------
 
 
