@@ -75,15 +75,8 @@ static unsigned long long request_seq = 0;
 
 /* The child's confinement (lift_confine_children); `confine` is 0 until it is called. */
 #define CHILD_SETUP_FAILED_EXIT 71
-struct filter_prog {
-    unsigned short len;
-    void *filter;
-};
-static int confine = 0, landlock_fd = -1, drop_uid_c = -1, seccomp_on = 0;
+static int confine = 0, landlock_fd = -1, drop_uid_c = -1;
 static rlim_t memory_bytes = 0;
-static struct filter_prog seccomp_prog;
-static const int *pid_offsets = NULL, *neg_pid_offsets = NULL;
-static int n_pid_offsets = 0, n_neg_pid_offsets = 0;
 
 static double now(void) {
     struct timespec ts;
@@ -125,24 +118,14 @@ static void close_fd(int *fd) {
 }
 
 /* Record how each child confines itself right after the fork (see confine_child). Called
- * once by the server before lift_serve; landlock: the ruleset fd or -1; filter: the seccomp
- * program (filter_len instructions of 8 bytes) with the child's pid to be written at the
- * byte offsets in pid_at and its negation at those in neg_pid_at, or NULL for none. The
- * arrays must outlive the server loop. */
-int lift_confine_children(int landlock, long long memory, int drop_uid, unsigned char *filter,
-                          int filter_len, const int *pid_at, int n_pid_at,
-                          const int *neg_pid_at, int n_neg_pid_at) {
-    if (memory <= 0 || (filter != NULL && (filter_len <= 0 || filter_len > 4096))) return -1;
+ * once by the server before lift_serve; landlock: the ruleset fd or -1. The seccomp filter
+ * is not part of it: the child installs it once it has read its request (_child in
+ * _worker.py), since for a check script it first forks the process that runs the code. */
+int lift_confine_children(int landlock, long long memory, int drop_uid) {
+    if (memory <= 0) return -1;
     landlock_fd = landlock;
     memory_bytes = (rlim_t)memory;
     drop_uid_c = drop_uid;
-    seccomp_on = filter != NULL;
-    seccomp_prog.len = (unsigned short)filter_len;
-    seccomp_prog.filter = filter;
-    pid_offsets = pid_at;
-    n_pid_offsets = n_pid_at;
-    neg_pid_offsets = neg_pid_at;
-    n_neg_pid_offsets = n_neg_pid_at;
     confine = 1;
     return 0;
 }
@@ -188,16 +171,6 @@ static void confine_child(int res_w, int err_w, int req_r) {
     /* after the uid change, which clears it: die with the server */
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     if (getppid() == 1) _exit(CHILD_SETUP_FAILED_EXIT);
-    if (seccomp_on) {
-        uint32_t pid = (uint32_t)getpid(), negative = (uint32_t)(-(int64_t)getpid());
-        unsigned char *program = seccomp_prog.filter;
-        for (int i = 0; i < n_pid_offsets; i++) memcpy(program + pid_offsets[i], &pid, 4);
-        for (int i = 0; i < n_neg_pid_offsets; i++)
-            memcpy(program + neg_pid_offsets[i], &negative, 4);
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-            prctl(PR_SET_SECCOMP, 2 /* SECCOMP_MODE_FILTER */, &seccomp_prog, 0, 0) != 0)
-            _exit(CHILD_SETUP_FAILED_EXIT);
-    }
 }
 
 /* Fork the next child. Returns 0 in the child, 1 in the server, -2 on error. */

@@ -465,12 +465,10 @@ class Sandbox(ClosesOnExit):
                 "mode": mode,
                 "entry_point": name,
                 "cases": [dict(kwargs) for kwargs, _ in cases],
-                "script": script_code,
-                "asserts": asserts,
                 "timeout_s": limit_s,
-                "nonce": nonce,
                 "max_value_bytes": MAX_VALUE_BYTES,
-            }
+            },
+            {"nonce": nonce, "script": script_code, "asserts": asserts},
         )
         return self._execute(payload, mode, cases, expected, nonce, limit_s)
 

@@ -386,15 +386,24 @@ def pack_frame(obj: Any) -> bytes:
     return _HEADER.pack(len(data)) + data
 
 
-def pack_request(request: dict[str, Any]) -> bytes:
-    """Return the parent's request for a child as a frame of ``marshal`` data (version 2).
+def pack_request(candidate: dict[str, Any], checker: dict[str, Any]) -> bytes:
+    """Return the parent's request for a child: two frames of ``marshal`` data (version 2).
+
+    ``candidate`` is what the code under test may see (``code``, ``mode``, ``entry_point``,
+    the inputs of I/O ``cases``, ``timeout_s``, ``max_value_bytes``); ``checker`` is what it
+    must not see (the ``nonce`` and, for a check script, the ``script`` and its ``asserts``).
+    For a check script the child reads the first frame, forks the process that runs the code,
+    and only then reads the second (see :func:`_child`).
 
     The parent is trusted and writes only plain data, so the child reads it with one C call
     and gets the inputs with their exact types; version 2 shares no objects between cases.
     Nothing the child sends is ever read with marshal: that is JSON, judged by the parent.
     """
-    data = marshal.dumps(request, 2)
-    return _HEADER.pack(len(data)) + data
+    frames = []
+    for part in (candidate, checker):
+        data = marshal.dumps(part, 2)
+        frames.append(_HEADER.pack(len(data)) + data)
+    return b"".join(frames)
 
 
 def unpack_frames(blob: bytes, *, max_frames: int = 100_000) -> tuple[list[Any], bool]:
@@ -929,8 +938,6 @@ def _confine(res_fd: int, err_fd: int, req_fd: int, workdir: str, cfg: dict[str,
         prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
         if os.getppid() == 1:
             exit_now(CHILD_SETUP_FAILED_EXIT)
-    if cfg.get("seccomp") and not _install_seccomp(_SECCOMP[0]):
-        exit_now(CHILD_SETUP_FAILED_EXIT)
 
 
 def _child(
@@ -944,27 +951,57 @@ def _child(
 ) -> None:
     """Set up the isolated child, wait for the request, run it, report on fd 3; never return.
 
-    The server forks this child ahead of time, so that descriptors, limits, the uid change
-    and the seccomp filter are in place before a request arrives (off the critical path).
-    ``confined``: the compiled server loop already took every step up to the seccomp filter,
-    in the same order (``confine_child`` in ``_native.c``); the descriptors are then 2, 3
-    and 4.
+    The server forks this child ahead of time, so that descriptors, limits and the uid change
+    are in place before a request arrives (off the critical path). ``confined``: the compiled
+    server loop already took those steps, in the same order (``confine_child`` in
+    ``_native.c``); the descriptors are then 2, 3 and 4.
+
+    The request comes in two frames (:func:`pack_request`). For I/O cases the child reads
+    both, installs the seccomp filter and runs the code. For a check script it reads the
+    first, forks the process that runs the code (:func:`_serve_calls`), and only then reads
+    the second: the code under test never holds the script (its expected values), the nonce
+    or the result pipe, and this process, which runs ``check``, never runs that code. The
+    two talk over a pair of pipes: the check's calls go out as plain data, and what comes
+    back is rebuilt as plain data (:func:`_check_remotely`).
     """
     import resource
 
     exit_now = os._exit
-    pack = pack_frame
     if not confined:
         _confine(res_fd, err_fd, req_fd, workdir, cfg)
     out_fd = 3
     req = _read_child_request(4)
-    os.close(4)
     if req is None:  # the server is shutting down
         exit_now(CHILD_OK_EXIT)
     cpu_s = math.ceil(float(req["timeout_s"])) + 1
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
-    nonce = req.pop("nonce")
+    script = req["mode"] == "script"
+    if script:
+        calls = os.pipe()  # check -> code under test
+        replies = os.pipe()  # code under test -> check
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the process that runs the code under test
+            try:
+                for fd in (out_fd, 4, calls[1], replies[0]):
+                    os.close(fd)
+                if _PRCTL[0] is not None:
+                    _PRCTL[0](1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL: die with the check
+                if cfg.get("seccomp") and not _install_seccomp(_SECCOMP[0]):
+                    exit_now(CHILD_SETUP_FAILED_EXIT)
+                _serve_calls(req, calls[0], replies[1])
+            finally:
+                exit_now(CHILD_OK_EXIT)
+        os.close(calls[0])
+        os.close(replies[1])
+    if cfg.get("seccomp") and not _install_seccomp(_SECCOMP[0]):
+        exit_now(CHILD_SETUP_FAILED_EXIT)
+    secret = _read_child_request(4)
+    os.close(4)
+    if secret is None:
+        exit_now(CHILD_OK_EXIT)
+    nonce = secret.pop("nonce")
     write_all = _write_all
+    pack = pack_frame
 
     def send(*objs: dict[str, Any]) -> None:
         frames = []
@@ -978,7 +1015,11 @@ def _child(
             _write_all(2, format_exc(sys.exc_info()[1]).encode("utf-8", "backslashreplace"))
 
     try:
-        _run_candidate(req, send, print_exc)
+        if script:
+            channel = _PipeChannel(calls[1], replies[0])
+            _check_remotely(req, secret, channel, send, print_exc, code_pid=pid)
+        else:
+            _run_candidate(req, send, print_exc)
     except BaseException:  # the harness itself was broken by the code (patched json, ...)
         exit_now(CHILD_OK_EXIT)  # results are missing: the parent reports a crash
     exit_now(CHILD_OK_EXIT)
@@ -1008,21 +1049,15 @@ def format_exc(exc: BaseException | None, _seen: set[int] | None = None) -> str:
         parts.append(format_exc(context, seen))
         parts.append("\nDuring handling of the above exception, another exception occurred:\n\n")
     tb = exc.__traceback__
+    remote = getattr(exc, REMOTE_FRAMES, None)
     if tb is not None:
         parts.append("Traceback (most recent call last):\n")
-        last: tuple[str, int, str] | None = None
-        count = 0
-        while tb is not None:
-            code = tb.tb_frame.f_code
-            frame = (code.co_filename, tb.tb_lineno, code.co_name)
-            tb = tb.tb_next
-            if frame != last:
-                parts.extend(_repeated(count))
-                last, count = frame, 0
-            count += 1
-            if count <= _REPEATS_SHOWN:
-                parts.append(f'  File "{frame[0]}", line {frame[1]}, in {frame[2]}\n')
-        parts.extend(_repeated(count))
+        lines = _frame_lines(tb)
+        if type(remote) is str:  # raised by the code under test, in the other process
+            while lines and lines[-1].startswith(f'  File "{HARNESS_FILENAME}"'):
+                lines.pop()
+            lines.append(remote)
+        parts.extend(lines)
     kind = type(exc)
     name = kind.__qualname__
     if kind.__module__ not in ("builtins", "__main__"):
@@ -1036,6 +1071,31 @@ def format_exc(exc: BaseException | None, _seen: set[int] | None = None) -> str:
     if isinstance(notes, list | tuple):
         parts.extend(f"{note}\n" for note in notes if isinstance(note, str))
     return "".join(parts)
+
+
+HARNESS_FILENAME = "lift_sandbox_worker"  # this file's name in the server (BOOTSTRAP)
+#: the attribute of an exception rebuilt from one the code under test raised in its own
+#: process (:func:`_rebuilt_exception`) that holds that process's traceback lines
+REMOTE_FRAMES = "_lift_sandbox_frames"
+
+
+def _frame_lines(tb: Any) -> list[str]:
+    """Return one ``File "...", line N, in name`` line per frame of ``tb``, runs cut after 3."""
+    lines: list[str] = []
+    last: tuple[str, int, str] | None = None
+    count = 0
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        frame = (code.co_filename, tb.tb_lineno, code.co_name)
+        tb = tb.tb_next
+        if frame != last:
+            lines.extend(_repeated(count))
+            last, count = frame, 0
+        count += 1
+        if count <= _REPEATS_SHOWN:
+            lines.append(f'  File "{frame[0]}", line {frame[1]}, in {frame[2]}\n')
+    lines.extend(_repeated(count))
+    return lines
 
 
 def _repeated(count: int) -> list[str]:
@@ -1110,64 +1170,381 @@ def _explain_assertion(exc: AssertionError, asserts: bytes) -> str:
         return plain
 
 
-def _run_candidate(req: dict[str, Any], send: Any, print_exc: Any) -> None:
-    """Load the code, run the cases or the script, report each step through ``send``."""
+def _load(
+    req: dict[str, Any], report: Callable[[dict[str, Any]], None], print_exc: Callable[[], None]
+) -> dict[str, Any] | None:
+    """Run the code's top level; return its globals, or None once ``report`` has said why not."""
     import builtins
 
-    exit_now = os._exit
-    max_value_bytes = int(req["max_value_bytes"])
     glb: dict[str, Any] = {"__name__": "__candidate__", "__builtins__": builtins}
     try:
         exec(req["code"], glb)  # compiled by the parent
     except MemoryError:
-        send({"k": "load", "m": 1})
-        exit_now(CHILD_OK_EXIT)
+        report({"k": "load", "m": 1})
+        return None
     except BaseException as exc:
         print_exc()
-        send({"k": "load", "e": _short_exc(exc)})
-        exit_now(CHILD_OK_EXIT)
+        report({"k": "load", "e": _short_exc(exc)})
+        return None
     name = req["entry_point"]
-    fn = glb.get(name)
-    if not callable(fn):
-        send({"k": "load", "e": f"entry point {name!r} is not a function defined by the code"})
-        exit_now(CHILD_OK_EXIT)
+    if not callable(glb.get(name)):
+        report({"k": "load", "e": f"entry point {name!r} is not a function defined by the code"})
+        return None
+    return glb
+
+
+def _run_candidate(req: dict[str, Any], send: Any, print_exc: Any) -> None:
+    """Load the code and run the I/O cases, reporting each step through ``send``."""
+    glb = _load(req, send, print_exc)
+    if glb is None:
+        return
+    fn = glb[req["entry_point"]]
+    max_value_bytes = int(req["max_value_bytes"])
     send({"k": "load"})
-    if req["mode"] == "io":
-        last = len(req["cases"]) - 1
-        for index, kwargs in enumerate(req["cases"]):
-            try:
-                value = fn(**kwargs)
-                tree = encode_value(value, max_bytes=max_value_bytes)
-            except MemoryError:
-                value = None  # free what can be freed before reporting
-                send({"k": "case", "i": index, "m": 1})
-                continue
-            except EncodeError as exc:
-                send({"k": "case", "i": index, "e": f"the result cannot be sent back: {exc}"})
-                continue
-            except BaseException as exc:
-                print_exc()
-                send({"k": "case", "i": index, "e": _short_exc(exc)})
-                continue
-            if index == last:  # nothing can fail between the last case and "done"
-                send({"k": "case", "i": index, "v": tree}, {"k": "done"})
-                return
-            send({"k": "case", "i": index, "v": tree})
-    else:
+    last = len(req["cases"]) - 1
+    for index, kwargs in enumerate(req["cases"]):
         try:
-            exec(req["script"], glb)
-            glb["check"](fn)
+            value = fn(**kwargs)
+            tree = encode_value(value, max_bytes=max_value_bytes)
         except MemoryError:
-            send({"k": "script", "m": 1})
-        except AssertionError as exc:
-            print_exc()
-            send({"k": "script", "e": _explain_assertion(exc, req.get("asserts") or b"")})
+            value = None  # free what can be freed before reporting
+            send({"k": "case", "i": index, "m": 1})
+            continue
+        except EncodeError as exc:
+            send({"k": "case", "i": index, "e": f"the result cannot be sent back: {exc}"})
+            continue
         except BaseException as exc:
             print_exc()
-            send({"k": "script", "e": _short_exc(exc)})
-        else:
-            send({"k": "script", "ok": 1}, {"k": "done"})
+            send({"k": "case", "i": index, "e": _short_exc(exc)})
+            continue
+        if index == last:  # nothing can fail between the last case and "done"
+            send({"k": "case", "i": index, "v": tree}, {"k": "done"})
             return
+        send({"k": "case", "i": index, "v": tree})
+    send({"k": "done"})
+
+
+# -- check scripts: the check and the code under test in two processes ----------------------------
+
+#: the most names of functions the code under test offers the check (each at most 100 characters)
+MAX_OFFERED_NAMES = 1000
+
+
+def _exc_text(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except BaseException:
+        text = "<str() failed>"
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _answerer(
+    glb: dict[str, Any], max_value_bytes: int, print_exc: Callable[[], None]
+) -> tuple[list[str], Callable[[Any], dict[str, Any]]]:
+    """In the process of the code under test: the functions it offers, and how a call is answered.
+
+    A call is ``{"f": name, "a": args, "kw": kwargs}`` (tagged trees, from the check: trusted);
+    the answer is ``{"v": tree}``, ``{"t": exception type name, "e": its text}`` or
+    ``{"m": 1}`` (out of memory). The functions are those the code's top level defined.
+    """
+    offered = {
+        name: value
+        for name, value in list(glb.items())
+        if type(name) is str and len(name) <= 100 and name.isidentifier() and callable(value)
+    }
+    names = sorted(offered)[:MAX_OFFERED_NAMES]
+    functions = {name: offered[name] for name in names}
+
+    def answer(call: Any) -> dict[str, Any]:
+        value: Any = None
+        try:
+            fn = functions[call["f"]]
+            args, kwargs = decode_value(call["a"]), decode_value(call["kw"])
+            value = fn(*args, **kwargs)
+            return {"v": encode_value(value, max_bytes=max_value_bytes)}
+        except MemoryError:
+            value = None  # free what can be freed before answering
+            return {"m": 1}
+        except EncodeError as exc:
+            return {"t": "TypeError", "e": f"the result cannot be sent back: {exc}"}
+        except BaseException as exc:
+            raised: dict[str, Any] = {"t": type(exc).__name__[:100], "e": _exc_text(exc)}
+            with contextlib.suppress(BaseException):  # below this frame: the code's own
+                tb = exc.__traceback__
+                raised["tb"] = "".join(_frame_lines(tb.tb_next if tb else None))[-4000:]
+            with contextlib.suppress(BaseException):
+                raised["a"] = encode_value(list(exc.args), max_bytes=4000)
+            return raised
+
+    return names, answer
+
+
+def _serve_calls(req: dict[str, Any], calls_fd: int, replies_fd: int) -> None:
+    """In the process of the code under test: load it, then answer the check's calls.
+
+    This process holds neither the check script nor the nonce nor the result pipe: whatever
+    it does, it can only answer calls, and the answers are data (:func:`_check_remotely`).
+    """
+
+    def reply(obj: dict[str, Any]) -> None:
+        _write_all(replies_fd, pack_frame(obj))
+
+    def print_exc() -> None:
+        with contextlib.suppress(BaseException):
+            _write_all(2, format_exc(sys.exc_info()[1]).encode("utf-8", "backslashreplace"))
+
+    glb = _load(req, reply, print_exc)
+    if glb is None:
+        return
+    names, answer = _answerer(glb, int(req["max_value_bytes"]), print_exc)
+    reply({"k": "load", "names": names})
+    while (call := _read_frame(calls_fd, MAX_RESULT_BYTES)) is not None:
+        reply(answer(call))
+
+
+def _read_frame(fd: int, limit: int) -> Any:
+    """Read one JSON frame from ``fd``; None at end of file or past ``limit`` bytes."""
+    head = _read_exact(fd, 4)
+    if head is None:
+        return None
+    size = _HEADER.unpack(head)[0]
+    if size > limit:
+        return None
+    body = _read_exact(fd, size)
+    if body is None:
+        return None
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+
+
+class _CodeEnded(BaseException):
+    """The process of the code under test closed its end of the pipes (it ended).
+
+    Not an ``Exception``: a check's ``except Exception`` must not swallow it.
+    """
+
+
+MALFORMED = "the code under test sent a malformed answer"
+
+
+class _PipeChannel:
+    """The check's side of the pipes to the process of the code under test."""
+
+    def __init__(self, calls_fd: int, replies_fd: int) -> None:
+        self.calls_fd, self.replies_fd = calls_fd, replies_fd
+        self.ended = False  # the other end was closed
+        self.broken = False  # it sent something that is not a frame: nothing more is read
+
+    def read(self) -> Any:
+        if self.ended:
+            raise _CodeEnded
+        if self.broken:
+            raise RuntimeError(MALFORMED)
+        head = _read_exact(self.replies_fd, 4)
+        if head is None:
+            self.ended = True
+            raise _CodeEnded
+        frame = None
+        size = _HEADER.unpack(head)[0]
+        if size <= MAX_RESULT_BYTES:
+            body = _read_exact(self.replies_fd, size)
+            if body is None:
+                self.ended = True
+                raise _CodeEnded
+            with contextlib.suppress(ValueError, RecursionError):
+                frame = json.loads(body)
+        if frame is None:
+            self.broken = True
+            raise RuntimeError(MALFORMED)
+        return frame
+
+    def ask(self, call: dict[str, Any]) -> Any:
+        try:
+            _write_all(self.calls_fd, pack_frame(call))
+        except OSError:
+            raise _CodeEnded from None
+        return self.read()
+
+    def close(self) -> None:
+        os.close(self.calls_fd)  # the code's process reads the end of the file and exits
+
+
+class _Remote:
+    """A function of the code under test, as the check sees it: calls go out as data."""
+
+    __slots__ = ("__name__", "_channel")
+
+    def __init__(self, name: str, channel: Any) -> None:
+        self.__name__ = name
+        self._channel = channel
+
+    def __repr__(self) -> str:
+        return f"<function {self.__name__}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            call = {"f": self.__name__, "a": encode_value(list(args)), "kw": encode_value(kwargs)}
+        except EncodeError as exc:
+            raise TypeError(f"an argument cannot be sent to the code under test: {exc}") from None
+        if _has_unsupported_tree(call["a"]) or _has_unsupported_tree(call["kw"]):
+            raise TypeError("only plain data can be passed to the code under test")
+        answer = self._channel.ask(call)
+        if type(answer) is dict:
+            if "v" in answer:
+                try:
+                    return decode_value(answer["v"])
+                except DecodeError:
+                    pass
+            elif answer.get("m") == 1:
+                raise MemoryError
+            elif type(answer.get("t")) is str and type(answer.get("e")) is str:
+                raise _rebuilt_exception(answer)
+        raise RuntimeError(MALFORMED)
+
+
+def _has_unsupported_tree(tree: Any) -> bool:
+    if tree[0] == "?":
+        return True
+    if tree[0] in ("l", "t", "S", "F"):
+        return any(_has_unsupported_tree(item) for item in tree[1])
+    if tree[0] == "d":
+        return any(_has_unsupported_tree(k) or _has_unsupported_tree(v) for k, v in tree[1])
+    return False
+
+
+def _rebuilt_exception(answer: dict[str, Any]) -> BaseException:
+    """Return a fresh exception for one the code under test raised (an answer with ``"t"``).
+
+    Of the built-in type of that name, with the same arguments where they are plain data,
+    where there is one (so that a check expecting a ValueError sees one), else a RuntimeError
+    naming it. Its traceback in the other process rides along for :func:`format_exc`.
+    """
+    import builtins
+
+    type_name, text = answer["t"], answer["e"]
+    kind = getattr(builtins, type_name, None)
+    exc: BaseException = RuntimeError(f"{type_name}: {text}")
+    if (
+        isinstance(kind, type)
+        and issubclass(kind, Exception)
+        and not issubclass(kind, StopIteration | StopAsyncIteration)
+    ):
+        try:
+            args = decode_value(answer["a"]) if "a" in answer else [text]
+            exc = kind(*args) if type(args) is list else kind(text)
+        except BaseException:
+            with contextlib.suppress(BaseException):
+                exc = kind(text)
+    if type(answer.get("tb")) is str:
+        setattr(exc, REMOTE_FRAMES, answer["tb"])
+    return exc
+
+
+def _mirror_end(pid: int) -> None:
+    """End this process as the process of the code under test ended (same signal or code).
+
+    The parent then judges the execution by how the code ended, as when it ran in one process.
+    """
+    import signal
+
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+        os.kill(os.getpid(), signal.SIGKILL)  # a signal whose default is to go on
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else CHILD_OK_EXIT)
+
+
+def _remote_namespace(req: dict[str, Any], channel: Any, send: Any) -> dict[str, Any] | None:
+    """Wait until the code under test is loaded; return the check's fresh namespace.
+
+    It holds a :class:`_Remote` for each function the code's top level defined, and this
+    process's own builtins. None once ``send`` reported why the code could not be loaded.
+    """
+    import builtins
+
+    try:
+        load = channel.read()
+    except RuntimeError:
+        load = None
+    names = load.get("names") if type(load) is dict and load.get("k") == "load" else None
+    if type(load) is dict and load.get("m") == 1:
+        send({"k": "load", "m": 1})
+    elif type(load) is dict and "e" in load:
+        send({"k": "load", "e": str(load["e"])[:300]})
+    elif type(names) is not list or req["entry_point"] not in names:
+        send({"k": "load", "e": MALFORMED})
+    else:
+        glb: dict[str, Any] = {"__name__": "__candidate__", "__builtins__": builtins}
+        for name in names:
+            if type(name) is str and name.isidentifier():
+                glb[name] = _Remote(name, channel)
+        send({"k": "load"})
+        return glb
+    return None
+
+
+def _check_remotely(
+    req: dict[str, Any],
+    secret: dict[str, Any],
+    channel: Any,
+    send: Any,
+    print_exc: Any,
+    *,
+    code_pid: int | None = None,
+) -> None:
+    """Run the check script against the code under test, which runs in another process.
+
+    The script runs here in a fresh namespace with this process's own builtins. Each function
+    that the code's top level defined (the entry point, and helpers a script may call by name)
+    is a :class:`_Remote`: its arguments go out as tagged data, its result comes back as
+    plain built-in values rebuilt here, never an object of the code's making. Reported through
+    ``send`` as a one-process run would be; when the code's process ends early, this one ends
+    the same way (:func:`_mirror_end`).
+    """
+    try:
+        glb = _remote_namespace(req, channel, send)
+        if glb is not None:
+            _run_check(secret, glb, glb[req["entry_point"]], channel, send, print_exc)
+    except _CodeEnded:
+        channel.close()
+        if code_pid is not None:
+            _mirror_end(code_pid)
+        raise
+    channel.close()
+
+
+def _run_check(
+    secret: dict[str, Any],
+    glb: dict[str, Any],
+    candidate: Any,
+    channel: Any,
+    send: Any,
+    print_exc: Any,
+) -> None:
+    """Run ``check(candidate)`` in ``glb``; report its outcome as a one-process run would."""
+    try:
+        exec(secret["script"], glb)
+        glb["check"](candidate)
+        if channel.ended:  # the check caught what the code's end raised
+            raise _CodeEnded
+    except _CodeEnded:
+        raise
+    except MemoryError:
+        send({"k": "script", "m": 1})
+    except AssertionError as exc:
+        print_exc()
+        send({"k": "script", "e": _explain_assertion(exc, secret.get("asserts") or b"")})
+    except BaseException as exc:
+        print_exc()
+        send({"k": "script", "e": _short_exc(exc)})
+    else:
+        send({"k": "script", "ok": 1}, {"k": "done"})
+        return
     send({"k": "done"})
 
 
@@ -1200,6 +1577,31 @@ _WARM_ASSERTS: tuple[tuple[AssertEntry, ...], ...] = (
 WARM_UP_ROUNDS = 12
 
 
+class _LoopChannel:
+    """The pipes of :func:`_check_remotely` folded into one process, for :func:`_warm_up` only.
+
+    Trusted programs only: each call is answered at once, through the same frames.
+    """
+
+    def __init__(self, req: dict[str, Any], print_exc: Callable[[], None]) -> None:
+        self.frames: list[Any] = []
+        self.ended = False
+        glb = _load(req, self.frames.append, print_exc)
+        if glb is not None:
+            names, self.answer = _answerer(glb, int(req["max_value_bytes"]), print_exc)
+            self.frames.append({"k": "load", "names": names})
+
+    def read(self) -> Any:
+        return json.loads(pack_frame(self.frames.pop(0))[_HEADER.size :])
+
+    def ask(self, call: dict[str, Any]) -> Any:
+        self.frames.append(self.answer(json.loads(pack_frame(call)[_HEADER.size :])))
+        return self.read()
+
+    def close(self) -> None:
+        pass
+
+
 def _warm_up() -> None:
     """Run the child's harness in the server on fixed, trusted programs, a few times over.
 
@@ -1215,22 +1617,23 @@ def _warm_up() -> None:
             (*entry[:4], *(compile(s, SCRIPT_FILENAME, "eval") if s else s for s in entry[4:]))
             for entry in entries
         )
-        requests.append(
-            {
-                "code": compile(_WARM_CODE, "<candidate>", "exec", dont_inherit=True),
-                "mode": "script",
-                "entry_point": "warm",
-                "cases": [],
-                "script": compile(script, SCRIPT_FILENAME, "exec", dont_inherit=True),
-                "asserts": marshal.dumps(table, 2),
-                "timeout_s": 3.0,
-                "nonce": "0" * 32,
-                "max_value_bytes": 1_000_000,
-            }
-        )
+        candidate = {
+            "code": compile(_WARM_CODE, "<candidate>", "exec", dont_inherit=True),
+            "mode": "script",
+            "entry_point": "warm",
+            "cases": [],
+            "timeout_s": 3.0,
+            "max_value_bytes": 1_000_000,
+        }
+        checker = {
+            "nonce": "0" * 32,
+            "script": compile(script, SCRIPT_FILENAME, "exec", dont_inherit=True),
+            "asserts": marshal.dumps(table, 2),
+        }
+        requests.append((candidate, checker))
     cases = [{"numbers": [1, 2, 4], "k": 2}, {"numbers": [1.5, "a", (1,)], "k": 2}]
-    requests.append({**requests[0], "mode": "io", "cases": cases, "script": None})
-    packed = [pack_request(request)[_HEADER.size :] for request in requests]
+    requests.append(({**requests[0][0], "mode": "io", "cases": cases}, {"nonce": "0" * 32}))
+    packed = [pack_request(*parts) for parts in requests]
 
     def send(*objs: dict[str, Any]) -> None:
         b"".join([pack_frame({**obj, "n": "0" * 32}) for obj in objs])
@@ -1240,14 +1643,19 @@ def _warm_up() -> None:
 
     for _ in range(WARM_UP_ROUNDS):
         for data in packed:
-            _run_candidate(marshal.loads(data), send, print_exc)
+            size = _HEADER.unpack_from(data)[0]
+            req = marshal.loads(data[_HEADER.size : _HEADER.size + size])
+            secret = marshal.loads(data[2 * _HEADER.size + size :])
+            if req["mode"] == "io":
+                _run_candidate(req, send, print_exc)
+            else:
+                _check_remotely(req, secret, _LoopChannel(req, print_exc), send, print_exc)
 
 
 _SECCOMP: list[Any] = [None]
 _PRCTL: list[Any] = [None]
 _SYSCALL: list[Any] = [None]
 _LANDLOCK: list[Any] = [None]
-_CONFINE_ARRAYS: list[Any] = []  # the pid offsets handed to the compiled loop, kept alive
 MAX_RESULT_BYTES = 8 * 1024 * 1024
 MAX_STDERR_BYTES = 8 * 1024
 
@@ -1809,40 +2217,24 @@ def _load_native(ctypes: Any, data: bytes) -> Any:
     serve_fn.argtypes = [int_, int_, ctypes.c_char_p, ctypes.c_char_p, int_, int_, int_]
     serve_fn.argtypes.append(ctypes.POINTER(int_))
     serve_fn.restype = int_
-    int_p = ctypes.POINTER(int_)
-    confine_fn.argtypes = [int_, ctypes.c_longlong, int_, ctypes.c_void_p, int_, int_p, int_]
-    confine_fn.argtypes += [int_p, int_]
+    confine_fn.argtypes = [int_, ctypes.c_longlong, int_]
     confine_fn.restype = int_
     return serve_fn, confine_fn
 
 
-def _confine_natively(confine_fn: Any, ctypes: Any, cfg: dict[str, Any]) -> bool:
-    """Hand the child's confinement (:func:`_confine`) to the compiled loop; False if refused.
-
-    The seccomp program buffer and the offsets of the pid in it stay referenced by
-    :data:`_SECCOMP` for the server's lifetime.
-    """
-    prepared = _SECCOMP[0] if cfg.get("seccomp") else None
-    if prepared is None:
-        filter_address, length, plus, minus = None, 0, (), ()
-    else:
-        buffer, plus, minus = prepared[2], prepared[3], prepared[4]
-        filter_address, length = ctypes.addressof(buffer), len(buffer) // 8
-    plus_array = (ctypes.c_int * max(1, len(plus)))(*plus)
-    minus_array = (ctypes.c_int * max(1, len(minus)))(*minus)
-    _CONFINE_ARRAYS[:] = [plus_array, minus_array]
+def _confine_natively(confine_fn: Any, cfg: dict[str, Any]) -> bool:
+    """Hand the child's confinement (:func:`_confine`) to the compiled loop; False if refused."""
     landlock = -1 if _LANDLOCK[0] is None else int(_LANDLOCK[0])
     drop = -1 if cfg.get("drop_uid") is None else int(cfg["drop_uid"])
     memory = int(cfg["memory_mb"]) * 1024 * 1024
-    args = (landlock, memory, drop, filter_address, length, plus_array, len(plus))
-    return bool(confine_fn(*args, minus_array, len(minus)) == 0)
+    return bool(confine_fn(landlock, memory, drop) == 0)
 
 
 def _serve_native(native: Any, ctypes: Any, cfg: dict[str, Any], ctl_in: int, ctl_out: int) -> None:
     """Run the compiled loop; come back to Python in each child, and for rare cleaning."""
     serve_fn, confine_fn = native
     # the compiled loop confines each child right after the fork (no Python objects touched)
-    confined = _confine_natively(confine_fn, ctypes, cfg)
+    confined = _confine_natively(confine_fn, cfg)
     tmp_root = cfg["tmp_root"]
     workdir = os.path.join(tmp_root, "run")
     keep = b"".join(os.fsencode(name) + b"\0" for name in sorted(cfg["keep"])) + b"\0"
@@ -1883,7 +2275,7 @@ BOOTSTRAP = (
     "        b += c\n"
     "    return b\n"
     "s = r(int.from_bytes(r(4), 'big')).decode()\n"
-    "exec(compile(s, 'lift_sandbox_worker', 'exec'), {'__name__': '__main__'})\n"
+    f"exec(compile(s, {HARNESS_FILENAME!r}, 'exec'), {{'__name__': '__main__'}})\n"
 )
 
 if __name__ == "__main__":

@@ -59,6 +59,11 @@ VARIANTS: tuple[str, ...] = (
     "crash",
     "sys_exit",
     "os_exit",
+    "always_equal",
+    "int_subclass",
+    "patched_builtins",
+    "patched_check",
+    "forged_frames",
     "memory",
     "renamed",
     "unparsable",
@@ -267,6 +272,92 @@ def _unparsable(program: str, entry_point: str) -> str:
     raise ValueError(f"no ':' on the def line of {entry_point}")  # pragma: no cover
 
 
+# The ways a check script was forged while it ran in the process of the code under test
+# (function bodies: each computes nothing). Not one of them may pass a HumanEval check.
+ALWAYS_EQUAL = """\
+    class Any:
+        def __eq__(self, other): return True
+        def __ne__(self, other): return False
+        __lt__ = __le__ = __gt__ = __ge__ = __eq__
+        def __abs__(self): return 0
+        def __sub__(self, other): return self
+        __rsub__ = __add__ = __radd__ = __mul__ = __rmul__ = __truediv__ = __mod__ = __sub__
+        def __round__(self, n=0): return self
+        def __bool__(self): return True
+        def __len__(self): return 0
+        def __iter__(self): return iter(())
+        def __getitem__(self, key): return self
+        def __hash__(self): return 0
+    return Any()
+"""
+INT_SUBCLASS = """\
+    class Int(int):
+        def __eq__(self, other): return True
+        def __ne__(self, other): return False
+        __hash__ = int.__hash__
+    return Int(0)
+"""
+PATCHED_BUILTINS = """\
+    import builtins
+    class Nothing(BaseException):
+        pass
+    builtins.AssertionError = Nothing
+    builtins.abs = lambda x: 0
+    builtins.isinstance = lambda *a: True
+    builtins.len = lambda x: 0
+    return None
+"""
+PATCHED_CHECK = """\
+    import gc, sys
+    frame = sys._getframe()
+    while frame is not None:
+        if 'check' in frame.f_globals:
+            frame.f_globals['check'] = lambda candidate: None
+        frame = frame.f_back
+    for obj in gc.get_objects():
+        if callable(obj) and getattr(obj, '__name__', '') == 'check':
+            obj.__code__ = (lambda candidate: None).__code__
+    return None
+"""
+FORGED_FRAMES = """\
+    import gc, json, os, re, struct, sys
+    nonces = {'0' * 32}
+    frame = sys._getframe()
+    while frame is not None:
+        for value in list(frame.f_locals.values()):
+            if isinstance(value, str) and re.fullmatch('[0-9a-f]{32}', value):
+                nonces.add(value)
+        frame = frame.f_back
+    for obj in gc.get_objects():
+        if isinstance(obj, dict):
+            for value in list(obj.values()):
+                if isinstance(value, str) and re.fullmatch('[0-9a-f]{32}', value):
+                    nonces.add(value)
+    def pack(obj):
+        data = json.dumps(obj, separators=(',', ':')).encode()
+        return struct.pack('>I', len(data)) + data
+    blob = b''.join(
+        pack({'k': 'load', 'n': n}) + pack({'k': 'script', 'ok': 1, 'n': n})
+        + pack({'k': 'done', 'n': n}) for n in nonces
+    )
+    for fd in range(3, 64):
+        try:
+            os.write(fd, blob)
+        except OSError:
+            pass
+    os._exit(0)
+"""
+
+#: the variants that forge a check instead of computing
+FORGERIES: tuple[str, ...] = (
+    "always_equal",
+    "int_subclass",
+    "patched_builtins",
+    "patched_check",
+    "forged_frames",
+)
+
+
 def fixed_variants(problem: Problem) -> list[Variant]:
     """Every variant but the mutant, in :data:`VARIANTS` order."""
     prompt, program = problem.prompt, problem.program
@@ -287,6 +378,11 @@ def fixed_variants(problem: Problem) -> list[Variant]:
         "crash": body("    raise RuntimeError('not implemented')\n"),
         "sys_exit": body("    import sys\n    sys.exit(0)\n"),
         "os_exit": body("    import os\n    os._exit(0)\n"),
+        "always_equal": body(ALWAYS_EQUAL),
+        "int_subclass": body(INT_SUBCLASS),
+        "patched_builtins": body(PATCHED_BUILTINS),
+        "patched_check": body(PATCHED_CHECK),
+        "forged_frames": body(FORGED_FRAMES),
         "memory": body("    hoard = bytearray(1 << 40)\n    return hoard\n"),
         "renamed": Variant(
             "",
@@ -897,7 +993,8 @@ def ground_truth_problems(cases: Sequence[ProblemCase]) -> list[str]:
         for name in ("canonical", "fenced", "body_only"):
             if case.passed.get(name, total) != total:
                 problems.append(f"{task}: {name} fails its own tests in the sandbox")
-        for name in ("sys_exit", "os_exit", "infinite_loop", "crash", "memory", "placeholder"):
+        sabotage = ("sys_exit", "os_exit", "infinite_loop", "crash", "memory", "placeholder")
+        for name in sabotage + FORGERIES:
             if case.passed.get(name, 0):
                 problems.append(f"{task}: {name} PASSES a test in the sandbox")
     return problems

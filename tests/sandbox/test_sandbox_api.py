@@ -366,7 +366,7 @@ def test_a_failed_assertion_names_the_line_and_the_values(box: Sandbox) -> None:
     bare = box.run_tests("def f(x):\n    return x\n", "def check(c):\n    y = c(0)\n    assert y\n")
     assert bare.outcomes[0].error == "AssertionError at line 3: assert y; value: 0"
     long = box.run_tests(
-        "def f():\n    return 'x' * 10**6\n", "def check(c):\n    assert c() == ''\n"
+        "def f():\n    return 'x' * 10**5\n", "def check(c):\n    assert c() == ''\n"
     )
     error = long.outcomes[0].error or ""
     assert error.startswith("AssertionError at line 2: assert c() == ''; left: 'xxx")
