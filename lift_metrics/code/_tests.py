@@ -236,8 +236,9 @@ def test_pass_rate(
         Input/output cases ``[(kwargs, expected), ...]``: the entry point is called with
         ``**kwargs`` and its result must equal ``expected`` with exact types (judged in the
         trusted parent process). Or a HumanEval-style assertion script (str) defining
-        ``check(candidate)``: it passes when it exits cleanly; it counts as one test and, unlike
-        I/O cases, can be forged by the code under test.
+        ``check(candidate)``: it passes when it exits cleanly and counts as one test. It runs
+        in a process of its own and sees the code's results as plain data only, so it cannot
+        be forged by the code under test either.
     entry_point : str or None, default None
         Function to call; ``None`` means the only top-level function of ``code``.
     sandbox : Sandbox or None, default None

@@ -338,7 +338,9 @@ class Sandbox(ClosesOnExit):
             ``[1] != (1,)``; NaN equals NaN; set/dict order is ignored). Inputs and expected
             values must be plain data. Or a HumanEval-style assertion script (str) defining
             ``check(candidate)``, which is called with the entry point and judged by
-            returning without an exception.
+            returning without an exception. The script runs in a process of its own: the
+            functions the code defines (the entry point, and helpers the script calls by
+            name) take and return plain data only (see Notes).
         entry_point : str, optional
             Name of the function to test. None: the only top-level function of ``code``.
         timeout_s : float, optional
@@ -366,12 +368,19 @@ class Sandbox(ClosesOnExit):
         encoded, or of a type that is not plain data (including subclasses such as an ``int``
         with a rigged ``__eq__``, numpy scalars or enums), fails its case.
 
-        I/O cases cannot be forged by the code under test: expected values never leave the
-        parent, only JSON data comes back, and every message must carry a per-execution nonce
-        in the expected order, so exiting early or writing fake messages fails the cases.
-        Assertion scripts CAN be forged: the code runs in the same interpreter as ``check``
-        and may, for example, return an object whose ``__eq__`` is always True, patch
-        builtins, or find the nonce in memory. Prefer I/O cases when the result matters.
+        Neither kind of test can be forged by the code under test. I/O cases: expected
+        values never leave the parent, only JSON data comes back, and every message must
+        carry a per-execution nonce in the expected order, so exiting early or writing fake
+        messages fails the cases. Assertion scripts: ``check`` runs in a process that never
+        runs the code; the code runs in a second process that holds neither the script (its
+        expected values) nor the nonce nor the result pipe. Each call of ``check`` to the
+        code's functions crosses as plain data, and what comes back is rebuilt as built-in
+        values (an object of the code's making, such as one whose ``__eq__`` is always True,
+        arrives as a value equal to nothing), so nothing the code does to builtins, ``sys``,
+        exceptions or globals reaches ``check``. A value that is not plain data cannot be
+        passed to the code (``TypeError`` in ``check``); an exception the code raises reaches
+        ``check`` as a fresh exception of the same built-in type and arguments (others as
+        ``RuntimeError``). Neither process holds anything of an earlier execution.
 
         Examples
         --------
