@@ -1255,12 +1255,14 @@ MAX_STDERR_BYTES = 8 * 1024
 def _remove_entry(dir_fd: int, name: str) -> None:
     """Remove ``name`` under ``dir_fd`` and everything below it, without recursion.
 
-    Depth costs neither Python stack nor descriptors (one is open at a time: the walk goes
-    down by name and back up through ``..``), so a tree of any depth is removed. Entries that
-    cannot be removed are skipped, never retried forever (each directory is walked at most
-    twice). Symbolic links are removed, never followed.
+    Any depth and any fan-out: the walk holds one descriptor at a time (it goes down by name
+    and back up through ``..``) and, for each directory on the way down, the names of its
+    subdirectories still to visit, so neither the Python stack nor the descriptors bound the
+    depth. Every directory is entered at most once, so the walk ends, in time linear in the
+    tree. Symbolic links are removed, never followed; a directory made unreadable or read-only
+    gets back its owner's rights before it is entered; a mount point (a directory on another
+    file system than ``dir_fd``) is left alone. What cannot be removed is skipped.
     """
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         os.unlink(name, dir_fd=dir_fd)
         return
@@ -1271,60 +1273,102 @@ def _remove_entry(dir_fd: int, name: str) -> None:
         return
     except OSError:
         pass
-    with contextlib.suppress(OSError):  # a directory the candidate made unreadable
-        os.chmod(name, 0o700, dir_fd=dir_fd, follow_symlinks=False)
     try:
-        fd = os.open(name, flags, dir_fd=dir_fd)
+        device = os.fstat(dir_fd).st_dev
     except OSError:
         return
-    depth = 0
-    visits: dict[tuple[int, int], int] = {}
-    steps = 0
+    fd = _enter(dir_fd, name, device)
+    if fd < 0:
+        return
+    # for each directory above the current one: the name of the one entered from it, and the
+    # names of its subdirectories still to visit
+    above: list[tuple[str, list[str]]] = []
     try:
-        while steps < 10_000_000:
-            steps += 1
-            st = os.fstat(fd)
-            key = (st.st_dev, st.st_ino)
-            visits[key] = visits.get(key, 0) + 1
-            descended = False
-            if visits[key] <= 2:
-                try:
-                    with os.scandir(fd) as entries:
-                        names = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
-                except OSError:
-                    names = []
-                for entry, is_dir in names:
-                    if not is_dir:
-                        with contextlib.suppress(OSError):
-                            os.unlink(entry, dir_fd=fd)
-                        continue
-                    with contextlib.suppress(OSError):
-                        os.rmdir(entry, dir_fd=fd)
-                        continue
-                    with contextlib.suppress(OSError):
-                        os.chmod(entry, 0o700, dir_fd=fd, follow_symlinks=False)
-                    try:
-                        below = os.open(entry, flags, dir_fd=fd)
-                    except OSError:
-                        continue
-                    below_st = os.fstat(below)
-                    if visits.get((below_st.st_dev, below_st.st_ino), 0) >= 2:
-                        os.close(below)
-                        continue
-                    os.close(fd)
-                    fd, depth, descended = below, depth + 1, True
-                    break
-            if descended:
+        pending = _remove_all_but_subdirs(fd)
+        while True:
+            if pending:
+                entry = pending.pop()
+                below = _enter(fd, entry, device)
+                if below < 0:
+                    continue
+                os.close(fd)
+                above.append((entry, pending))
+                fd, pending = below, _remove_all_but_subdirs(below)
                 continue
-            if depth == 0:
+            if not above:
                 break
-            up = os.open("..", flags, dir_fd=fd)
+            try:
+                up = os.open("..", _DIR_FLAGS, dir_fd=fd)
+            except OSError:  # the rest stays
+                break
             os.close(fd)
-            fd, depth = up, depth - 1
+            fd = up
+            entry, pending = above.pop()
+            with contextlib.suppress(OSError):
+                os.rmdir(entry, dir_fd=fd)
     finally:
         os.close(fd)
     with contextlib.suppress(OSError):
         os.rmdir(name, dir_fd=dir_fd)
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _enter(dir_fd: int, name: str, device: int) -> int:
+    """Open the directory ``name`` under ``dir_fd`` to empty it; return its fd, or -1.
+
+    -1 for anything but a directory on the file system ``device``. Its mode becomes 0o700, so
+    that its owner (the child's uid) can list and remove its entries, as root can; one that
+    cannot be opened at all (mode 0) is made so first.
+    """
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+    except PermissionError:
+        import stat
+
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if not stat.S_ISDIR(st.st_mode) or st.st_dev != device:
+                return -1
+            os.chmod(name, 0o700, dir_fd=dir_fd)  # a directory, not a link: lstat said so
+            fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+        except OSError:
+            return -1
+    except OSError:
+        return -1
+    try:
+        if os.fstat(fd).st_dev != device:
+            os.close(fd)
+            return -1
+        os.fchmod(fd, 0o700)
+    except OSError:
+        pass
+    return fd
+
+
+def _remove_all_but_subdirs(fd: int) -> list[str]:
+    """Remove the entries of the directory ``fd``; return the subdirectories left (not empty).
+
+    Files, links and the like are unlinked, empty subdirectories removed; a file that cannot
+    be removed stays.
+    """
+    try:
+        with os.scandir(fd) as entries:
+            found = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
+    except OSError:
+        return []
+    left = []
+    for entry, is_dir in found:
+        try:
+            if is_dir:
+                os.rmdir(entry, dir_fd=fd)
+            else:
+                os.unlink(entry, dir_fd=fd)
+        except OSError:
+            if is_dir:
+                left.append(entry)
+    return left
 
 
 def _clean_dir(path: str, keep: frozenset[str] = frozenset()) -> None:
@@ -1350,7 +1394,10 @@ def _clean_dir(path: str, keep: frozenset[str] = frozenset()) -> None:
 
 
 def remove_tree(path: str) -> None:
-    """Remove the directory ``path`` and everything in it, at any depth; never raises."""
+    """Remove the directory ``path`` and everything in it, as :func:`_remove_entry` does.
+
+    Never raises.
+    """
     parent, name = os.path.split(os.path.abspath(path))
     try:
         dir_fd = os.open(parent or "/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

@@ -378,20 +378,101 @@ def test_home_directories_are_hidden_under_bwrap(box: Sandbox) -> None:
     assert run(box, code, expected=[False] * len(secrets)).status == "passed"
 
 
+# Builds, under ROOT, a tree that cleaning must remove whole: subdirectories beside
+# subdirectories (two or more not empty stopped the old walk), symbolic links (to follow
+# them would empty the targets), odd names, directories made read-only, unreadable or
+# searchable only by the child's uid.
+BUILD_TREE = """
+import os
+def build_tree(root):
+    for top in 'abc':
+        for mid in 'xyz':
+            os.makedirs(f'{root}/{top}/{mid}/deep')
+            with open(f'{root}/{top}/{mid}/deep/f', 'wb') as handle:
+                handle.write(b'x' * 4096)
+            open(f'{root}/{top}/{mid}/g', 'w').close()
+    os.symlink('/', f'{root}/a/to-root')
+    os.symlink('..', f'{root}/b/x/up')
+    odd = os.fsencode(root) + b'/odd\\n\\xff -'
+    os.mkdir(odd)
+    open(odd + b'/\\x01f', 'w').close()
+    for path, mode in (('a/x', 0o500), ('a/y', 0), ('b', 0o300), ('c/z/deep', 0o100)):
+        os.chmod(f'{root}/{path}', mode)
+    open(f'{root}/done', 'w').close()
+"""
+
+
 def test_files_do_not_survive_into_the_next_execution(box: Sandbox) -> None:
-    # the working directory is emptied after every execution; under bwrap all of /tmp is
-    # private to the worker and emptied too (process mode shares the real /tmp: not probed)
+    # The working directory is emptied after every execution, at any depth and fan-out; so
+    # is the worker's temp root: under bwrap all of /tmp (private to the worker), in process
+    # mode the directory above the working one (writable by the child as a normal user).
+    # Today's main left a tree with two non-empty subdirectories in place: under bwrap one
+    # in /tmp reached every later execution on that worker. The tree in the temp root comes
+    # first, alone: one left in the working directory stops its server (restarted afresh).
     other = "/tmp/lift-sandbox-note" if box.isolation == "bwrap" else "note2.txt"
-    write = (
-        f"def f():\n    open('note.txt', 'w').write('x')\n    open({other!r}, 'w')\n    return 1\n"
+    in_temp_root = "/tmp/lift-sandbox-tree" if box.isolation == "bwrap" else "../tree"
+    for tree in (in_temp_root, "tree"):
+        write = BUILD_TREE + textwrap.dedent(f"""
+        def f():
+            open('note.txt', 'w').write('x')
+            open({other!r}, 'w')
+            try:
+                build_tree({tree!r})
+            except OSError:  # the temp root of a root caller's worker is not the child's
+                return False
+            return True
+        """)
+        read = (
+            "import os\ndef f():\n"
+            f"    return [p for p in ['note.txt', {other!r}, {tree!r}] if os.path.lexists(p)]\n"
+        )
+        for _ in range(box.workers):  # reach every worker
+            built = run(box, write, expected=True, entry_point="f")
+            assert built.status == "passed" or tree != "tree", built
+        for _ in range(box.workers):
+            assert run(box, read, expected=[]).status == "passed"
+
+
+def test_a_killed_workers_temp_root_goes_with_what_the_child_left(
+    box: Sandbox, loop_sandbox: Callable[..., Sandbox]
+) -> None:
+    # Process mode keeps each worker's temp root on the host's /tmp. A worker killed in the
+    # middle of an execution (here by the test, as by the parent's deadline) is restarted
+    # with a new temp root, and the old one, with the tree the child was building, is
+    # removed; so is the new one when the sandbox closes. Today's main left such trees.
+    import threading
+    import time
+
+    if box.isolation != "process":
+        pytest.skip("under bwrap the temp root is a tmpfs that ends with the worker")
+    loop = "native" if box.native else "python"
+    sandbox = loop_sandbox(loop, workers=1, isolation="process")
+    code = BUILD_TREE + "def f():\n    build_tree('tree')\n    import time\n    time.sleep(30)\n"
+    worker = sandbox._slots[0]
+    assert worker is not None
+    assert worker.tmp_root is not None
+    old_root = worker.tmp_root
+    results: list[object] = []
+    runner = threading.Thread(
+        target=lambda: results.append(run(sandbox, code, timeout_s=20.0, entry_point="f"))
     )
-    read = (
-        f"import os\ndef f():\n    return os.path.exists('note.txt') or os.path.exists({other!r})\n"
-    )
-    for _ in range(box.workers):  # reach every worker
-        run(box, write)
-    for _ in range(box.workers):
-        assert run(box, read, expected=False).status == "passed"
+    runner.start()
+    try:
+        deadline = time.monotonic() + 10.0
+        while not os.path.exists(os.path.join(old_root, "run", "tree", "done")):
+            assert time.monotonic() < deadline, "the child did not build its tree"
+            time.sleep(0.02)
+        os.killpg(worker.proc.pid, 9)
+    finally:
+        runner.join()
+    assert results[0].status == "crashed", results  # type: ignore[attr-defined]
+    assert not os.path.lexists(old_root)
+    assert run(sandbox, "def f():\n    return 1\n").status == "passed"
+    new_root = sandbox._slots[0].tmp_root  # type: ignore[union-attr]
+    assert new_root is not None
+    assert new_root != old_root
+    sandbox.close()
+    assert not os.path.lexists(new_root)
 
 
 def test_network_access_fails(box: Sandbox) -> None:

@@ -20,6 +20,7 @@ from lift_metrics.sandbox._worker import (
     decode_value,
     encode_value,
     pack_frame,
+    remove_tree,
     unpack_frames,
 )
 
@@ -148,6 +149,34 @@ def test_seccomp_program_jumps_stay_inside_the_program() -> None:
                 assert index + 1 + max(jt, jf) < len(program)
         assert program[-1] == (0x06, 0, 0, 0x7FFF0000)  # ends with RET ALLOW
     assert _seccomp_program("sparc", 1) is None
+
+
+def test_removing_a_tree_of_any_fan_out_depth_and_mode(tmp_path: Path) -> None:
+    # Subdirectories beside subdirectories (two or more of them not empty used to stop the
+    # walk), symbolic links (never followed), odd names, and directories made read-only,
+    # unreadable, or searchable only.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "kept").write_text("x")
+    root = tmp_path / "tree"
+    for top in "abc":
+        for mid in "xyz":
+            (root / top / mid / "deep").mkdir(parents=True)
+            (root / top / mid / "deep" / "f").write_text("x")
+            (root / top / mid / "g").write_text("x")
+    (root / "a" / "to-outside").symlink_to(outside)
+    (root / "b" / "x" / "up").symlink_to("..")
+    odd = bytes(root) + b"/odd\n\xff -"
+    import os
+
+    os.mkdir(odd)
+    with open(odd + b"/\x01f", "w") as handle:
+        handle.write("x")
+    for path, mode in (("a/x", 0o500), ("a/y", 0o000), ("b", 0o300), ("c/z/deep", 0o100)):
+        (root / path).chmod(mode)
+    remove_tree(str(root))
+    assert not os.path.lexists(root)
+    assert (outside / "kept").read_text() == "x"
 
 
 def test_cleaning_the_temp_root_spares_the_mount_points_it_started_with(tmp_path: Path) -> None:
