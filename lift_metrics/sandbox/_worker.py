@@ -447,19 +447,23 @@ def _write_all(fd: int, data: bytes) -> None:
 # make; anything else fails with ENOSYS (as on an older kernel: glibc falls back). aarch64: a
 # blocklist (the same dangerous calls). Either way: no new processes (threads only), no exec,
 # no ptrace or access to other processes' memory, no sockets (socketpair only), signals only
-# to itself, no namespaces, no mount API (old or new), no io_uring, no System V IPC or
-# POSIX message queues (memory that would outlive the child), no keyrings, bpf,
+# to itself, the calls that name a process (its limits, scheduling, priority, robust futex
+# list) only for itself, no namespaces, no mount API (old or new), no io_uring, no System V
+# IPC or POSIX message queues (memory that would outlive the child), no keyrings, bpf,
 # perf_event_open or userfaultfd.
 # ----------------------------------------------------------------------------------------------
 
-# x86_64 system calls the child may make, by number (see the names in the comment).
+# x86_64 system calls the child may make, by number (see the names in the comment). Those in
+# _CONDITIONS are allowed only with the arguments their handler in _seccomp_program accepts.
 _X86_64_ALLOWED = frozenset(
     [
         *range(0, 29),  # read .. madvise (no System V shm: 29-31)
         *range(32, 41),  # dup .. sendfile
         *range(42, 56),  # connect .. getsockopt (on socketpair fds; socket itself is refused)
+        56,  # clone (threads only; not fork, vfork, execve: 57-59)
         60,  # exit
         61,  # wait4
+        62,  # kill
         63,  # uname (not semget .. msgctl: 64-71)
         *range(72, 101),  # fcntl .. times (files, dirs, chmod/chown, rlimits, getrusage)
         102,  # getuid
@@ -481,7 +485,7 @@ _X86_64_ALLOWED = frozenset(
         136,  # ustat
         137,  # statfs
         138,  # fstatfs
-        140,  # getpriority
+        *range(140, 142),  # getpriority, setpriority
         *range(142, 149),  # sched_*param/scheduler/priority/rr_get_interval
         157,  # prctl
         158,  # arch_prctl
@@ -506,6 +510,7 @@ _X86_64_ALLOWED = frozenset(
         231,  # exit_group
         232,  # epoll_wait
         233,  # epoll_ctl
+        234,  # tgkill
         235,  # utimes
         239,  # get_mempolicy
         247,  # waitid
@@ -566,6 +571,26 @@ _ARCHES = {
             "setns": 308,
             "mount": 165,
             "umount2": 166,
+            "prlimit64": 302,
+            "sched_setparam": 142,
+            "sched_getparam": 143,
+            "sched_setscheduler": 144,
+            "sched_getscheduler": 145,
+            "sched_rr_get_interval": 148,
+            "sched_setaffinity": 203,
+            "sched_getaffinity": 204,
+            "sched_setattr": 314,
+            "sched_getattr": 315,
+            "get_robust_list": 274,
+            "getpriority": 140,
+            "setpriority": 141,
+            "ioprio_set": 251,
+            "ioprio_get": 252,
+            "migrate_pages": 256,
+            "move_pages": 279,
+            "kcmp": 312,
+            "process_madvise": 440,
+            "process_mrelease": 448,
         },
         _X86_64_ALLOWED,
     ),
@@ -620,6 +645,23 @@ _ARCHES = {
             "fspick": 433,
             "mount_setattr": 442,
             "open_tree_attr": 467,
+            "prlimit64": 261,
+            "sched_setparam": 118,
+            "sched_setscheduler": 119,
+            "sched_getscheduler": 120,
+            "sched_getparam": 121,
+            "sched_setaffinity": 122,
+            "sched_getaffinity": 123,
+            "sched_rr_get_interval": 127,
+            "sched_setattr": 274,
+            "sched_getattr": 275,
+            "get_robust_list": 100,
+            "setpriority": 140,
+            "getpriority": 141,
+            "ioprio_set": 30,
+            "ioprio_get": 31,
+            "migrate_pages": 238,
+            "move_pages": 239,
             "process_madvise": 440,
             "process_mrelease": 448,
             "kcmp": 272,
@@ -630,7 +672,8 @@ _ARCHES = {
         None,
     ),
 }
-# Refused with EPERM (the errors candidates and tests expect), on every architecture.
+# Refused with EPERM (the errors candidates and tests expect), on every architecture that has
+# them; on aarch64 every other call named in _ARCHES that has no condition is refused too.
 _EPERM_CALLS = (
     "fork",
     "vfork",
@@ -650,7 +693,45 @@ _EPERM_CALLS = (
     "setns",
     "mount",
     "umount2",
+    # the other calls that act on another process named by its pid
+    "ioprio_set",
+    "ioprio_get",
+    "migrate_pages",
+    "move_pages",
+    "kcmp",
+    "process_madvise",
+    "process_mrelease",
 )
+# Refused with ENOSYS, as by a kernel without them, for callers that fall back. clone3: glibc
+# falls back to clone, which _seccomp_program checks.
+_ENOSYS_CALLS = ("clone3",)
+# The calls whose first argument names a process: allowed for the caller only (0, or its own
+# pid). On another process of the same uid they would let a candidate lower the server's
+# RLIMIT_NOFILE (every later execution fails), put an RLIMIT_CPU on the parent, or pin it to
+# one CPU at the lowest priority.
+_OWN_PROCESS_CALLS = (
+    "prlimit64",
+    "sched_setparam",
+    "sched_getparam",
+    "sched_setscheduler",
+    "sched_getscheduler",
+    "sched_rr_get_interval",
+    "sched_setaffinity",
+    "sched_getaffinity",
+    "sched_setattr",
+    "sched_getattr",
+    "get_robust_list",
+)
+# The calls allowed only with some arguments, by name: the label of their check in
+# _seccomp_program. On x86_64 a call must also be in the allowlist.
+_CONDITIONS = {
+    "clone": "clone",  # threads only, no namespaces
+    "kill": "kill_sys",  # itself or its own process group
+    "tgkill": "tgkill",  # its own threads
+    "getpriority": "priority",  # PRIO_PROCESS, itself
+    "setpriority": "priority",
+    **{name: "own_process" for name in _OWN_PROCESS_CALLS},
+}
 _CLONE_NAMESPACES = 0x7E020080  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET|NEWTIME
 
 
@@ -665,7 +746,13 @@ def _ranges(numbers: frozenset[int]) -> list[tuple[int, int]]:
 
 
 def _seccomp_program(machine: str, my_pid: int) -> list[tuple[int, int, int, int]] | None:
-    """Return the BPF program for ``machine`` as (code, jt, jf, k) tuples, or None if unknown."""
+    """Return the BPF program for ``machine`` as (code, jt, jf, k) tuples, or None if unknown.
+
+    ``my_pid`` is the pid the process that installs the filter has (a placeholder, patched
+    in by each installing process: see :func:`_prepare_seccomp`); the calls that name a
+    process accept 0 and that pid only. Pids are ``int``: the kernel reads only the low word
+    of their argument, and so does the program.
+    """
     if machine not in _ARCHES:
         return None
     audit_arch, nr, allowed = _ARCHES[machine]
@@ -673,6 +760,11 @@ def _seccomp_program(machine: str, my_pid: int) -> list[tuple[int, int, int, int
     allow, kill = 0x7FFF0000, 0x80000000
     eperm, enosys = 0x00050000 | 1, 0x00050000 | 38
     clone_thread = 0x00010000
+
+    def arg(index: int, high: bool = False) -> tuple[int, int, int, int]:
+        """Load the low (or high) 32-bit word of the syscall's argument ``index``."""
+        return (ld_w_abs, 0, 0, 16 + 8 * index + (4 if high else 0))
+
     # labels are resolved after layout: ("J", code, k, label_true, label_false)
     prog: list[Any] = [
         (ld_w_abs, 0, 0, 4),  # arch
@@ -684,26 +776,37 @@ def _seccomp_program(machine: str, my_pid: int) -> list[tuple[int, int, int, int
     for name in _EPERM_CALLS:
         if name in nr:  # aarch64 has no fork or vfork
             prog.append(("J", jeq, nr[name], "eperm", None))
-    if allowed is None:  # blocklist: every other listed call is refused
+    for name in _ENOSYS_CALLS:
+        prog.append(("J", jeq, nr[name], "enosys", None))
+    if allowed is None:  # blocklist: every other listed call without a condition is refused
         for name, number in nr.items():
-            if name not in _EPERM_CALLS and name not in ("clone", "clone3", "kill", "tgkill"):
+            if name not in _EPERM_CALLS + _ENOSYS_CALLS and name not in _CONDITIONS:
                 prog.append(("J", jeq, number, "eperm", None))
-    prog.append(("J", jeq, nr["clone3"], "enosys", None))  # glibc falls back to clone
-    prog.append(("J", jeq, nr["clone"], "clone", None))
-    prog.append(("J", jeq, nr["kill"], "kill_sys", None))
-    prog.append(("J", jeq, nr["tgkill"], "tgkill", None))
+    for name, label in _CONDITIONS.items():
+        if name in nr and (allowed is None or nr[name] in allowed):
+            prog.append(("J", jeq, nr[name], label, None))
     prog.append(("J", jeq, 0xFFFFFFFF, "eperm", "checks"))  # (never true) skip the handlers
     prog.append(("L", "clone"))
-    prog.append((ld_w_abs, 0, 0, 16))  # args[0] low word: clone flags
+    prog.append(arg(0))  # clone flags
     prog.append(("J", jset, _CLONE_NAMESPACES, "eperm", None))
     prog.append(("J", jset, clone_thread, "allow_end", "eperm"))
     prog.append(("L", "kill_sys"))
-    prog.append((ld_w_abs, 0, 0, 16))  # args[0] low word: pid
+    prog.append(arg(0))  # pid
     prog.append(("J", jeq, 0, "allow_end", None))
     prog.append(("J", jeq, my_pid, "allow_end", None))
     prog.append(("J", jeq, (-my_pid) & 0xFFFFFFFF, "allow_end", "eperm"))
     prog.append(("L", "tgkill"))
-    prog.append((ld_w_abs, 0, 0, 16))  # args[0] low word: tgid
+    prog.append(arg(0))  # tgid
+    prog.append(("J", jeq, my_pid, "allow_end", "eperm"))
+    prog.append(("L", "priority"))
+    prog.append(arg(0))  # which: PRIO_PROCESS (0), not a process group or a user
+    prog.append(("J", jeq, 0, None, "eperm"))
+    prog.append(arg(1))  # who
+    prog.append(("J", jeq, 0, "allow_end", None))
+    prog.append(("J", jeq, my_pid, "allow_end", "eperm"))
+    prog.append(("L", "own_process"))
+    prog.append(arg(0))  # pid
+    prog.append(("J", jeq, 0, "allow_end", None))
     prog.append(("J", jeq, my_pid, "allow_end", "eperm"))
     prog.append(("L", "eperm"))
     prog.append((ret, 0, 0, eperm))

@@ -10,7 +10,9 @@ passing execution on every worker to show the sandbox still works).
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import subprocess
 import sys
 import textwrap
 from collections.abc import Callable
@@ -952,6 +954,108 @@ def test_system_calls_outside_the_allowlist_fail_with_enosys(box: Sandbox) -> No
     """)
     result = run(box, code, expected=[38, 38, 38, 38, 38], entry_point="f")
     assert result.status == "passed", result
+
+
+def _same_uid_sleepers(box: Sandbox) -> list[subprocess.Popen[bytes]]:
+    """Start a ``sleep`` per uid the box's children run as (the caller's own when not root).
+
+    As root through setpriv(1): ``Popen(user=...)`` changes the uid in a child that may
+    share this process's memory (vfork), which took a thread of this process with it.
+    """
+    uids = {w.drop_uid for w in box._slots if w is not None}
+    sleepers = []
+    for uid in sorted(uids, key=str):
+        command = ["sleep", "60"]
+        if uid is not None:
+            if shutil.which("setpriv") is None:
+                pytest.skip("setpriv(1) is missing")
+            command = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *command]
+        sleepers.append(subprocess.Popen(command, cwd="/"))
+    return sleepers
+
+
+def _open_files_limit(pid: int) -> tuple[int, int]:
+    """Return RLIMIT_NOFILE of ``pid`` from /proc (no CAP_SYS_RESOURCE needed, as root or not)."""
+    import resource
+
+    with open(f"/proc/{pid}/limits") as handle:
+        line = next(line for line in handle if line.startswith("Max open files"))
+    soft, hard = line.split()[3:5]
+    return tuple(  # type: ignore[return-value]
+        resource.RLIM_INFINITY if value == "unlimited" else int(value) for value in (soft, hard)
+    )
+
+
+def test_calls_that_name_a_process_reach_the_child_only(box: Sandbox) -> None:
+    # Today's main: prlimit64, sched_setscheduler and sched_setaffinity reached every
+    # process of the child's uid (for a normal user: the server, the parent, other
+    # workers' children), so a candidate lowered the server's RLIMIT_NOFILE (every later
+    # execution crashed), set RLIMIT_CPU on the parent, or left it on SCHED_IDLE pinned to
+    # one CPU; the reads worked for any process. Here the reads name the server (and in
+    # process mode this process), and the writes, each setting what the test read before
+    # (a no-op if permitted), name a `sleep` of the child's uid that the test started
+    # (process mode: under bwrap it is outside the child's PID namespace).
+    from lift_metrics.sandbox._worker import _ARCHES
+
+    numbers = _ARCHES[os.uname().machine][1]
+    sleepers = _same_uid_sleepers(box) if box.isolation == "process" else []
+    try:
+        writes = []
+        for sleeper in sleepers:
+            pid = sleeper.pid
+            limit = _open_files_limit(pid)
+            policy, param = os.sched_getscheduler(pid), os.sched_getparam(pid).sched_priority
+            cpus = sum(1 << cpu for cpu in os.sched_getaffinity(pid))
+            nice = os.getpriority(os.PRIO_PROCESS, pid)
+            writes.append((pid, limit, policy, param, cpus, nice))
+        readers = [os.getpid()] if box.isolation == "process" else []
+        code = textwrap.dedent(f"""
+        import ctypes, os, resource
+        NR = {numbers!r}
+        _libc = ctypes.CDLL(None, use_errno=True)
+        _libc.syscall.restype = ctypes.c_long
+        def call(name, *args):
+            ctypes.set_errno(0)
+            fixed = [ctypes.c_long(a) if isinstance(a, int) else a for a in args]
+            rc = _libc.syscall(ctypes.c_long(NR[name]), *fixed)
+            return ctypes.get_errno() if rc < 0 else 0
+        def f():
+            reached = []
+            for pid in [os.getppid(), *{readers!r}]:
+                buffer = ctypes.create_string_buffer(128)
+                for name, args in (('prlimit64', (pid, 7, None, buffer)),
+                                   ('sched_getaffinity', (pid, 128, buffer)),
+                                   ('sched_getscheduler', (pid,)),
+                                   ('sched_getparam', (pid, buffer)),
+                                   ('getpriority', (0, pid)),
+                                   ('get_robust_list', (pid, buffer, buffer))):
+                    if call(name, *args) == 0:
+                        reached.append(name)
+            for pid, limit, policy, param, cpus, nice in {writes!r}:
+                new = (ctypes.c_uint64 * 2)(*limit)
+                mask = (ctypes.c_uint64 * 16)(cpus)
+                prio = ctypes.c_int(param)
+                for name, args in (('prlimit64', (pid, 7, new, None)),
+                                   ('sched_setaffinity', (pid, 128, mask)),
+                                   ('sched_setscheduler', (pid, policy, ctypes.byref(prio))),
+                                   ('sched_setparam', (pid, ctypes.byref(prio))),
+                                   ('setpriority', (0, pid, nice))):
+                    if call(name, *args) == 0:
+                        reached.append('set ' + name)
+            # on itself, everything still works
+            me = os.getpid()
+            own = [resource.prlimit(0, resource.RLIMIT_NOFILE),
+                   resource.prlimit(me, resource.RLIMIT_NOFILE)]
+            os.sched_setaffinity(0, os.sched_getaffinity(me))
+            own += [os.sched_getscheduler(0), os.getpriority(os.PRIO_PROCESS, me)]
+            return reached, len(own)
+        """)
+        result = run(box, code, expected=([], 4), entry_point="f")
+        assert result.status == "passed", result
+    finally:
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()
 
 
 def test_a_child_is_confined_alike_by_the_compiled_and_the_python_loop(
