@@ -448,9 +448,9 @@ def _write_all(fd: int, data: bytes) -> None:
 # blocklist (the same dangerous calls). Either way: no new processes (threads only), no exec,
 # no ptrace or access to other processes' memory, no sockets (socketpair only), signals only
 # to itself, the calls that name a process (its limits, scheduling, priority, robust futex
-# list) only for itself, no namespaces, no mount API (old or new), no io_uring, no System V
-# IPC or POSIX message queues (memory that would outlive the child), no keyrings, bpf,
-# perf_event_open or userfaultfd.
+# list) only for itself, no namespaces, no mount API (old or new), no io_uring, no memfd
+# (memory outside RLIMIT_AS), no System V IPC or POSIX message queues (memory that would
+# outlive the child), no keyrings, bpf, perf_event_open or userfaultfd.
 # ----------------------------------------------------------------------------------------------
 
 # x86_64 system calls the child may make, by number (see the names in the comment). Those in
@@ -529,8 +529,7 @@ _X86_64_ALLOWED = frozenset(
         316,  # renameat2
         317,  # seccomp (a filter can only add restrictions)
         318,  # getrandom
-        319,  # memfd_create
-        324,  # membarrier
+        324,  # membarrier (not memfd_create: 319)
         *range(326, 329),  # copy_file_range, preadv2, pwritev2
         *range(329, 333),  # pkey_*, statx
         334,  # rseq
@@ -571,6 +570,8 @@ _ARCHES = {
             "setns": 308,
             "mount": 165,
             "umount2": 166,
+            "memfd_create": 319,
+            "memfd_secret": 447,
             "prlimit64": 302,
             "sched_setparam": 142,
             "sched_getparam": 143,
@@ -645,6 +646,8 @@ _ARCHES = {
             "fspick": 433,
             "mount_setattr": 442,
             "open_tree_attr": 467,
+            "memfd_create": 279,
+            "memfd_secret": 447,
             "prlimit64": 261,
             "sched_setparam": 118,
             "sched_setscheduler": 119,
@@ -703,8 +706,9 @@ _EPERM_CALLS = (
     "process_mrelease",
 )
 # Refused with ENOSYS, as by a kernel without them, for callers that fall back. clone3: glibc
-# falls back to clone, which _seccomp_program checks.
-_ENOSYS_CALLS = ("clone3",)
+# falls back to clone, which _seccomp_program checks. memfd_*: memory that RLIMIT_AS does not
+# count (a library that falls back to a file is bounded by the temp dir and RLIMIT_FSIZE).
+_ENOSYS_CALLS = ("clone3", "memfd_create", "memfd_secret")
 # The calls whose first argument names a process: allowed for the caller only (0, or its own
 # pid). On another process of the same uid they would let a candidate lower the server's
 # RLIMIT_NOFILE (every later execution fails), put an RLIMIT_CPU on the parent, or pin it to

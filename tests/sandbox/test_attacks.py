@@ -1058,6 +1058,22 @@ def test_calls_that_name_a_process_reach_the_child_only(box: Sandbox) -> None:
             sleeper.wait()
 
 
+def test_memory_outside_the_address_space_limit_cannot_be_made(box: Sandbox) -> None:
+    # Today's main: memfd_create was allowed, and memfds (16 MiB each under RLIMIT_FSIZE,
+    # as many as there are descriptors) held 1 GiB beside a 64 MiB RLIMIT_AS. The probe
+    # creates one empty memfd.
+    code = """
+    import os
+    def f():
+        try:
+            os.close(os.memfd_create("lift-sandbox-probe"))
+        except OSError as exc:
+            return exc.errno
+        return 0
+    """
+    assert run(box, code, expected=38).status == "passed"  # ENOSYS, as without memfd
+
+
 def test_a_child_is_confined_alike_by_the_compiled_and_the_python_loop(
     box: Sandbox, loop_sandbox: Callable[..., Sandbox]
 ) -> None:

@@ -230,6 +230,12 @@ def test_priorities_only_of_the_caller(machine: str) -> None:
 
 
 @pytest.mark.parametrize("machine", MACHINES)
+def test_memory_outside_the_address_space_limit_is_refused(machine: str) -> None:
+    for name in ("memfd_create", "memfd_secret"):
+        assert run_filter(machine, name, 0x1000, 0) == ENOSYS
+
+
+@pytest.mark.parametrize("machine", MACHINES)
 def test_signals_reach_the_caller_and_its_group_only(machine: str) -> None:
     for pid in (0, MY_PID, -MY_PID):
         assert run_filter(machine, "kill", pid, 9) == ALLOW
