@@ -446,11 +446,12 @@ def _write_all(fd: int, data: bytes) -> None:
 # Seccomp. x86_64: an allowlist of the system calls CPython and the usual extension modules
 # make; anything else fails with ENOSYS (as on an older kernel: glibc falls back). aarch64: a
 # blocklist (the same dangerous calls). Either way: no new processes (threads only), no exec,
-# no ptrace or access to other processes' memory, no sockets (socketpair only), signals only
-# to itself, the calls that name a process (its limits, scheduling, priority, robust futex
-# list) only for itself, no namespaces, no mount API (old or new), no io_uring, no memfd
-# (memory outside RLIMIT_AS), no System V IPC or POSIX message queues (memory that would
-# outlive the child), no keyrings, bpf, perf_event_open or userfaultfd.
+# no ptrace or access to other processes' memory, signals only to itself, the calls that name
+# a process (its limits, scheduling, priority, robust futex list) only for itself, no sockets
+# but connected socketpairs (no connect, bind, listen, accept, nor sendto with an address), no
+# namespaces, no mount API (old or new), no io_uring, no memfd (memory outside RLIMIT_AS), no
+# System V IPC or POSIX message queues (memory that would outlive the child), no keyrings,
+# bpf, perf_event_open or userfaultfd.
 # ----------------------------------------------------------------------------------------------
 
 # x86_64 system calls the child may make, by number (see the names in the comment). Those in
@@ -458,8 +459,9 @@ def _write_all(fd: int, data: bytes) -> None:
 _X86_64_ALLOWED = frozenset(
     [
         *range(0, 29),  # read .. madvise (no System V shm: 29-31)
-        *range(32, 41),  # dup .. sendfile
-        *range(42, 56),  # connect .. getsockopt (on socketpair fds; socket itself is refused)
+        *range(32, 41),  # dup .. sendfile (not socket, connect, accept: 41-43)
+        *range(44, 49),  # sendto, recvfrom, sendmsg, recvmsg, shutdown (not bind, listen)
+        *range(51, 56),  # getsockname, getpeername, socketpair, setsockopt, getsockopt
         56,  # clone (threads only; not fork, vfork, execve: 57-59)
         60,  # exit
         61,  # wait4
@@ -519,7 +521,8 @@ _X86_64_ALLOWED = frozenset(
         *range(260, 272),  # fchownat .. ppoll
         *range(273, 278),  # set/get_robust_list, splice, tee, sync_file_range
         280,  # utimensat
-        *range(281, 297),  # epoll_pwait .. pwritev
+        *range(281, 288),  # epoll_pwait .. fallocate (not accept4: 288)
+        *range(289, 297),  # signalfd4 .. pwritev
         299,  # recvmmsg
         302,  # prlimit64
         306,  # syncfs
@@ -566,6 +569,13 @@ _ARCHES = {
             "pidfd_send_signal": 424,
             "pidfd_getfd": 438,
             "socket": 41,
+            "connect": 42,
+            "accept": 43,
+            "sendto": 44,
+            "bind": 49,
+            "listen": 50,
+            "socketpair": 53,
+            "accept4": 288,
             "unshare": 272,
             "setns": 308,
             "mount": 165,
@@ -614,6 +624,13 @@ _ARCHES = {
             "pidfd_send_signal": 424,
             "pidfd_getfd": 438,
             "socket": 198,
+            "socketpair": 199,
+            "bind": 200,
+            "listen": 201,
+            "accept": 202,
+            "connect": 203,
+            "sendto": 206,
+            "accept4": 242,
             "unshare": 97,
             "setns": 268,
             "mount": 40,
@@ -692,6 +709,11 @@ _EPERM_CALLS = (
     "pidfd_send_signal",
     "pidfd_getfd",
     "socket",
+    "connect",
+    "accept",
+    "accept4",
+    "bind",
+    "listen",
     "unshare",
     "setns",
     "mount",
@@ -734,6 +756,8 @@ _CONDITIONS = {
     "tgkill": "tgkill",  # its own threads
     "getpriority": "priority",  # PRIO_PROCESS, itself
     "setpriority": "priority",
+    "sendto": "no_address",  # to the connected peer only
+    "socketpair": "connected_pair",  # AF_UNIX, SOCK_STREAM or SOCK_SEQPACKET
     **{name: "own_process" for name in _OWN_PROCESS_CALLS},
 }
 _CLONE_NAMESPACES = 0x7E020080  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET|NEWTIME
@@ -760,10 +784,11 @@ def _seccomp_program(machine: str, my_pid: int) -> list[tuple[int, int, int, int
     if machine not in _ARCHES:
         return None
     audit_arch, nr, allowed = _ARCHES[machine]
-    ld_w_abs, jeq, jge, jgt, jset, ret = 0x20, 0x15, 0x35, 0x25, 0x45, 0x06
+    ld_w_abs, jeq, jge, jgt, jset, ret, and_k = 0x20, 0x15, 0x35, 0x25, 0x45, 0x06, 0x54
     allow, kill = 0x7FFF0000, 0x80000000
     eperm, enosys = 0x00050000 | 1, 0x00050000 | 38
     clone_thread = 0x00010000
+    af_unix, sock_stream, sock_seqpacket, sock_type_mask = 1, 1, 5, 0xF
 
     def arg(index: int, high: bool = False) -> tuple[int, int, int, int]:
         """Load the low (or high) 32-bit word of the syscall's argument ``index``."""
@@ -812,6 +837,18 @@ def _seccomp_program(machine: str, my_pid: int) -> list[tuple[int, int, int, int
     prog.append(arg(0))  # pid
     prog.append(("J", jeq, 0, "allow_end", None))
     prog.append(("J", jeq, my_pid, "allow_end", "eperm"))
+    prog.append(("L", "no_address"))  # sendto(fd, buf, len, flags, dest_addr, addrlen)
+    prog.append(arg(4))
+    prog.append(("J", jeq, 0, None, "eperm"))
+    prog.append(arg(4, high=True))
+    prog.append(("J", jeq, 0, "allow_end", "eperm"))
+    prog.append(("L", "connected_pair"))  # socketpair(domain, type, protocol, sv)
+    prog.append(arg(0))
+    prog.append(("J", jeq, af_unix, None, "eperm"))
+    prog.append(arg(1))
+    prog.append((and_k, 0, 0, sock_type_mask))  # without SOCK_NONBLOCK and SOCK_CLOEXEC
+    prog.append(("J", jeq, sock_stream, "allow_end", None))
+    prog.append(("J", jeq, sock_seqpacket, "allow_end", "eperm"))
     prog.append(("L", "eperm"))
     prog.append((ret, 0, 0, eperm))
     prog.append(("L", "enosys"))

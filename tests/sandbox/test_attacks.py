@@ -495,6 +495,58 @@ def test_network_access_fails(box: Sandbox) -> None:
             server.accept()  # nobody connected
 
 
+def test_unix_sockets_of_the_host_are_out_of_reach(box: Sandbox) -> None:
+    # Today's main (process mode): socket() was refused but socketpair(AF_UNIX, SOCK_DGRAM)
+    # was not, and sendto() or connect() on such a socket reached any datagram socket of the
+    # host the child's uid may write to (syslog's /dev/log, journald). The test's own
+    # socket, in a directory the test made, open to every uid, stands for them. Every such
+    # call is refused (sendto with an address is refused even where the kernel would ignore
+    # the address: on a SOCK_SEQPACKET pair it reaches the peer only).
+    import tempfile
+
+    directory = tempfile.mkdtemp(prefix="lift-sandbox-probe-", dir="/tmp")
+    try:
+        os.chmod(directory, 0o755)
+        path = os.path.join(directory, "socket")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as host:
+            host.bind(path)
+            os.chmod(path, 0o777)
+            host.setblocking(False)
+            code = f"""
+            import asyncio, socket
+            def f():
+                a, b = socket.socketpair()  # a connected pair works (asyncio makes one)
+                with a, b:
+                    a.sendall(b"x")
+                    works = b.recv(1) == b"x" and asyncio.run(asyncio.sleep(0, True))
+                permitted = []
+                for kind in (socket.SOCK_DGRAM, socket.SOCK_SEQPACKET, socket.SOCK_STREAM):
+                    try:
+                        pair = socket.socketpair(socket.AF_UNIX, kind)
+                    except OSError:
+                        continue
+                    with pair[0], pair[1]:
+                        try:
+                            pair[0].sendto(b"leak", {path!r})
+                            permitted.append(f"sendto {{kind}}")
+                        except OSError:
+                            pass
+                        try:
+                            pair[0].connect({path!r})
+                            pair[0].send(b"leak")
+                            permitted.append(f"connect {{kind}}")
+                        except OSError:
+                            pass
+                return works, permitted
+            """
+            result = run(box, code, expected=(True, []))
+            assert result.status == "passed", result
+            with pytest.raises(BlockingIOError):
+                host.recv(16)  # nothing arrived
+    finally:
+        shutil.rmtree(directory)
+
+
 def test_environment_secrets_are_not_visible(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LIFT_SANDBOX_TEST_SECRET", "hunter2")
     for mode in ("bwrap", "process"):

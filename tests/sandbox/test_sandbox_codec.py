@@ -230,6 +230,20 @@ def test_priorities_only_of_the_caller(machine: str) -> None:
 
 
 @pytest.mark.parametrize("machine", MACHINES)
+def test_sockets_reach_only_the_peer_of_a_connected_pair(machine: str) -> None:
+    cloexec, nonblock = 0x80000, 0x800
+    for kind in (1, 1 | cloexec | nonblock, 5):  # SOCK_STREAM, SOCK_SEQPACKET
+        assert run_filter(machine, "socketpair", 1, kind, 0, 0x1000) == ALLOW
+    for family, kind in ((1, 2), (1, 2 | cloexec), (1, 3), (2, 1), (10, 1)):  # SOCK_DGRAM ...
+        assert run_filter(machine, "socketpair", family, kind, 0, 0x1000) == EPERM
+    assert run_filter(machine, "sendto", 3, 0x1000, 4, 0, 0, 0) == ALLOW
+    for address in (0x1000, 1 << 32, 0x7FFF_0000_1000):
+        assert run_filter(machine, "sendto", 3, 0x1000, 4, 0, address, 110) == EPERM
+    for name in ("socket", "connect", "bind", "listen", "accept", "accept4"):
+        assert run_filter(machine, name, 3, 0x1000, 110) == EPERM
+
+
+@pytest.mark.parametrize("machine", MACHINES)
 def test_memory_outside_the_address_space_limit_is_refused(machine: str) -> None:
     for name in ("memfd_create", "memfd_secret"):
         assert run_filter(machine, name, 0x1000, 0) == ENOSYS
