@@ -119,16 +119,20 @@ class Sandbox(ClosesOnExit):
     privileges. Seccomp (an allowlist of the system calls Python needs on x86_64, a blocklist
     on aarch64) makes ``fork``/``vfork``/process ``clone`` and ``exec`` fail (threads still
     work) and refuses ``ptrace``, ``process_vm_*``, signals to other processes
-    (``kill``, ``rt_sigqueueinfo``, pidfds), sockets (``socketpair`` only), namespaces, the
-    old and new mount API, io_uring, System V IPC and POSIX message queues, keyrings, bpf,
-    perf events and userfaultfd. Where the kernel has Landlock, the child can read only the
-    interpreter's trees and the system libraries (this package is hidden: its shipped
-    datasets hold expected values), write only its temp dir, and neither ptrace nor signal
-    a process outside its own domain. The server is not dumpable, so its memory and
+    (``kill``, ``rt_sigqueueinfo``, pidfds), the calls that name another process
+    (``prlimit64``, ``sched_setaffinity``, ``sched_setscheduler``, ...: the child itself
+    only), sockets (only connected ``AF_UNIX`` pairs from ``socketpair``; ``sendto``
+    without an address), namespaces, the old and new mount API, io_uring, memfds, System V
+    IPC and POSIX message queues, keyrings, bpf, perf events and userfaultfd. Where the
+    kernel has Landlock, the child can read only the interpreter's trees and the system
+    libraries (this package is hidden: its shipped datasets hold expected values), write
+    only its temp dir, and neither ptrace nor signal a process outside its own domain. The
+    server is not dumpable, so its memory and
     descriptors are closed to the child even with the same uid. As root, each pool slot's
     children run as their own unprivileged uid (``1610000000 + n``). The child is in its own
     process group; after every execution the server kills that group and every remaining
-    descendant (it is a child subreaper), and empties the child's temp dir (at any depth).
+    descendant (it is a child subreaper), and empties the child's temp dir (at any depth and
+    fan-out).
     The parent's deadline (``timeout_s`` + 3 s) kills a worker that stops answering, and any
     answer that breaks the control protocol (wrong sequence number, malformed header)
     restarts the worker; a dead worker is restarted on the next execution. Judging in the

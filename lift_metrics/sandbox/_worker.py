@@ -455,20 +455,26 @@ def _write_all(fd: int, data: bytes | memoryview) -> None:
 # Seccomp. x86_64: an allowlist of the system calls CPython and the usual extension modules
 # make; anything else fails with ENOSYS (as on an older kernel: glibc falls back). aarch64: a
 # blocklist (the same dangerous calls). Either way: no new processes (threads only), no exec,
-# no ptrace or access to other processes' memory, no sockets (socketpair only), signals only
-# to itself, no namespaces, no mount API (old or new), no io_uring, no System V IPC or
-# POSIX message queues (memory that would outlive the child), no keyrings, bpf,
-# perf_event_open or userfaultfd.
+# no ptrace or access to other processes' memory, signals only to itself, the calls that name
+# a process (its limits, scheduling, priority, robust futex list) only for itself, no sockets
+# but connected socketpairs (no connect, bind, listen, accept, nor sendto with an address), no
+# namespaces, no mount API (old or new), no io_uring, no memfd (memory outside RLIMIT_AS), no
+# System V IPC or POSIX message queues (memory that would outlive the child), no keyrings,
+# bpf, perf_event_open or userfaultfd.
 # ----------------------------------------------------------------------------------------------
 
-# x86_64 system calls the child may make, by number (see the names in the comment).
+# x86_64 system calls the child may make, by number (see the names in the comment). Those in
+# _CONDITIONS are allowed only with the arguments their handler in _seccomp_program accepts.
 _X86_64_ALLOWED = frozenset(
     [
         *range(0, 29),  # read .. madvise (no System V shm: 29-31)
-        *range(32, 41),  # dup .. sendfile
-        *range(42, 56),  # connect .. getsockopt (on socketpair fds; socket itself is refused)
+        *range(32, 41),  # dup .. sendfile (not socket, connect, accept: 41-43)
+        *range(44, 49),  # sendto, recvfrom, sendmsg, recvmsg, shutdown (not bind, listen)
+        *range(51, 56),  # getsockname, getpeername, socketpair, setsockopt, getsockopt
+        56,  # clone (threads only; not fork, vfork, execve: 57-59)
         60,  # exit
         61,  # wait4
+        62,  # kill
         63,  # uname (not semget .. msgctl: 64-71)
         *range(72, 101),  # fcntl .. times (files, dirs, chmod/chown, rlimits, getrusage)
         102,  # getuid
@@ -490,7 +496,7 @@ _X86_64_ALLOWED = frozenset(
         136,  # ustat
         137,  # statfs
         138,  # fstatfs
-        140,  # getpriority
+        *range(140, 142),  # getpriority, setpriority
         *range(142, 149),  # sched_*param/scheduler/priority/rr_get_interval
         157,  # prctl
         158,  # arch_prctl
@@ -515,6 +521,7 @@ _X86_64_ALLOWED = frozenset(
         231,  # exit_group
         232,  # epoll_wait
         233,  # epoll_ctl
+        234,  # tgkill
         235,  # utimes
         239,  # get_mempolicy
         247,  # waitid
@@ -523,7 +530,8 @@ _X86_64_ALLOWED = frozenset(
         *range(260, 272),  # fchownat .. ppoll
         *range(273, 278),  # set/get_robust_list, splice, tee, sync_file_range
         280,  # utimensat
-        *range(281, 297),  # epoll_pwait .. pwritev
+        *range(281, 288),  # epoll_pwait .. fallocate (not accept4: 288)
+        *range(289, 297),  # signalfd4 .. pwritev
         299,  # recvmmsg
         302,  # prlimit64
         306,  # syncfs
@@ -533,8 +541,7 @@ _X86_64_ALLOWED = frozenset(
         316,  # renameat2
         317,  # seccomp (a filter can only add restrictions)
         318,  # getrandom
-        319,  # memfd_create
-        324,  # membarrier
+        324,  # membarrier (not memfd_create: 319)
         *range(326, 329),  # copy_file_range, preadv2, pwritev2
         *range(329, 333),  # pkey_*, statx
         334,  # rseq
@@ -571,10 +578,39 @@ _ARCHES = {
             "pidfd_send_signal": 424,
             "pidfd_getfd": 438,
             "socket": 41,
+            "connect": 42,
+            "accept": 43,
+            "sendto": 44,
+            "bind": 49,
+            "listen": 50,
+            "socketpair": 53,
+            "accept4": 288,
             "unshare": 272,
             "setns": 308,
             "mount": 165,
             "umount2": 166,
+            "memfd_create": 319,
+            "memfd_secret": 447,
+            "prlimit64": 302,
+            "sched_setparam": 142,
+            "sched_getparam": 143,
+            "sched_setscheduler": 144,
+            "sched_getscheduler": 145,
+            "sched_rr_get_interval": 148,
+            "sched_setaffinity": 203,
+            "sched_getaffinity": 204,
+            "sched_setattr": 314,
+            "sched_getattr": 315,
+            "get_robust_list": 274,
+            "getpriority": 140,
+            "setpriority": 141,
+            "ioprio_set": 251,
+            "ioprio_get": 252,
+            "migrate_pages": 256,
+            "move_pages": 279,
+            "kcmp": 312,
+            "process_madvise": 440,
+            "process_mrelease": 448,
         },
         _X86_64_ALLOWED,
     ),
@@ -597,6 +633,13 @@ _ARCHES = {
             "pidfd_send_signal": 424,
             "pidfd_getfd": 438,
             "socket": 198,
+            "socketpair": 199,
+            "bind": 200,
+            "listen": 201,
+            "accept": 202,
+            "connect": 203,
+            "sendto": 206,
+            "accept4": 242,
             "unshare": 97,
             "setns": 268,
             "mount": 40,
@@ -629,6 +672,25 @@ _ARCHES = {
             "fspick": 433,
             "mount_setattr": 442,
             "open_tree_attr": 467,
+            "memfd_create": 279,
+            "memfd_secret": 447,
+            "prlimit64": 261,
+            "sched_setparam": 118,
+            "sched_setscheduler": 119,
+            "sched_getscheduler": 120,
+            "sched_getparam": 121,
+            "sched_setaffinity": 122,
+            "sched_getaffinity": 123,
+            "sched_rr_get_interval": 127,
+            "sched_setattr": 274,
+            "sched_getattr": 275,
+            "get_robust_list": 100,
+            "setpriority": 140,
+            "getpriority": 141,
+            "ioprio_set": 30,
+            "ioprio_get": 31,
+            "migrate_pages": 238,
+            "move_pages": 239,
             "process_madvise": 440,
             "process_mrelease": 448,
             "kcmp": 272,
@@ -639,7 +701,8 @@ _ARCHES = {
         None,
     ),
 }
-# Refused with EPERM (the errors candidates and tests expect), on every architecture.
+# Refused with EPERM (the errors candidates and tests expect), on every architecture that has
+# them; on aarch64 every other call named in _ARCHES that has no condition is refused too.
 _EPERM_CALLS = (
     "fork",
     "vfork",
@@ -655,11 +718,57 @@ _EPERM_CALLS = (
     "pidfd_send_signal",
     "pidfd_getfd",
     "socket",
+    "connect",
+    "accept",
+    "accept4",
+    "bind",
+    "listen",
     "unshare",
     "setns",
     "mount",
     "umount2",
+    # the other calls that act on another process named by its pid
+    "ioprio_set",
+    "ioprio_get",
+    "migrate_pages",
+    "move_pages",
+    "kcmp",
+    "process_madvise",
+    "process_mrelease",
 )
+# Refused with ENOSYS, as by a kernel without them, for callers that fall back. clone3: glibc
+# falls back to clone, which _seccomp_program checks. memfd_*: memory that RLIMIT_AS does not
+# count (a library that falls back to a file is bounded by the temp dir and RLIMIT_FSIZE).
+_ENOSYS_CALLS = ("clone3", "memfd_create", "memfd_secret")
+# The calls whose first argument names a process: allowed for the caller only (0, or its own
+# pid). On another process of the same uid they would let a candidate lower the server's
+# RLIMIT_NOFILE (every later execution fails), put an RLIMIT_CPU on the parent, or pin it to
+# one CPU at the lowest priority.
+_OWN_PROCESS_CALLS = (
+    "prlimit64",
+    "sched_setparam",
+    "sched_getparam",
+    "sched_setscheduler",
+    "sched_getscheduler",
+    "sched_rr_get_interval",
+    "sched_setaffinity",
+    "sched_getaffinity",
+    "sched_setattr",
+    "sched_getattr",
+    "get_robust_list",
+)
+# The calls allowed only with some arguments, by name: the label of their check in
+# _seccomp_program. On x86_64 a call must also be in the allowlist.
+_CONDITIONS = {
+    "clone": "clone",  # threads only, no namespaces
+    "kill": "kill_sys",  # itself or its own process group
+    "tgkill": "tgkill",  # its own threads
+    "getpriority": "priority",  # PRIO_PROCESS, itself
+    "setpriority": "priority",
+    "sendto": "no_address",  # to the connected peer only
+    "socketpair": "connected_pair",  # AF_UNIX, SOCK_STREAM or SOCK_SEQPACKET
+    **{name: "own_process" for name in _OWN_PROCESS_CALLS},
+}
 _CLONE_NAMESPACES = 0x7E020080  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET|NEWTIME
 
 
@@ -674,14 +783,26 @@ def _ranges(numbers: frozenset[int]) -> list[tuple[int, int]]:
 
 
 def _seccomp_program(machine: str, my_pid: int) -> list[tuple[int, int, int, int]] | None:
-    """Return the BPF program for ``machine`` as (code, jt, jf, k) tuples, or None if unknown."""
+    """Return the BPF program for ``machine`` as (code, jt, jf, k) tuples, or None if unknown.
+
+    ``my_pid`` is the pid the process that installs the filter has (a placeholder, patched
+    in by each installing process: see :func:`_prepare_seccomp`); the calls that name a
+    process accept 0 and that pid only. Pids are ``int``: the kernel reads only the low word
+    of their argument, and so does the program.
+    """
     if machine not in _ARCHES:
         return None
     audit_arch, nr, allowed = _ARCHES[machine]
-    ld_w_abs, jeq, jge, jgt, jset, ret = 0x20, 0x15, 0x35, 0x25, 0x45, 0x06
+    ld_w_abs, jeq, jge, jgt, jset, ret, and_k = 0x20, 0x15, 0x35, 0x25, 0x45, 0x06, 0x54
     allow, kill = 0x7FFF0000, 0x80000000
     eperm, enosys = 0x00050000 | 1, 0x00050000 | 38
     clone_thread = 0x00010000
+    af_unix, sock_stream, sock_seqpacket, sock_type_mask = 1, 1, 5, 0xF
+
+    def arg(index: int, high: bool = False) -> tuple[int, int, int, int]:
+        """Load the low (or high) 32-bit word of the syscall's argument ``index``."""
+        return (ld_w_abs, 0, 0, 16 + 8 * index + (4 if high else 0))
+
     # labels are resolved after layout: ("J", code, k, label_true, label_false)
     prog: list[Any] = [
         (ld_w_abs, 0, 0, 4),  # arch
@@ -693,27 +814,50 @@ def _seccomp_program(machine: str, my_pid: int) -> list[tuple[int, int, int, int
     for name in _EPERM_CALLS:
         if name in nr:  # aarch64 has no fork or vfork
             prog.append(("J", jeq, nr[name], "eperm", None))
-    if allowed is None:  # blocklist: every other listed call is refused
+    for name in _ENOSYS_CALLS:
+        prog.append(("J", jeq, nr[name], "enosys", None))
+    if allowed is None:  # blocklist: every other listed call without a condition is refused
         for name, number in nr.items():
-            if name not in _EPERM_CALLS and name not in ("clone", "clone3", "kill", "tgkill"):
+            if name not in _EPERM_CALLS + _ENOSYS_CALLS and name not in _CONDITIONS:
                 prog.append(("J", jeq, number, "eperm", None))
-    prog.append(("J", jeq, nr["clone3"], "enosys", None))  # glibc falls back to clone
-    prog.append(("J", jeq, nr["clone"], "clone", None))
-    prog.append(("J", jeq, nr["kill"], "kill_sys", None))
-    prog.append(("J", jeq, nr["tgkill"], "tgkill", None))
+    for name, label in _CONDITIONS.items():
+        if name in nr and (allowed is None or nr[name] in allowed):
+            prog.append(("J", jeq, nr[name], label, None))
     prog.append(("J", jeq, 0xFFFFFFFF, "eperm", "checks"))  # (never true) skip the handlers
     prog.append(("L", "clone"))
-    prog.append((ld_w_abs, 0, 0, 16))  # args[0] low word: clone flags
+    prog.append(arg(0))  # clone flags
     prog.append(("J", jset, _CLONE_NAMESPACES, "eperm", None))
     prog.append(("J", jset, clone_thread, "allow_end", "eperm"))
     prog.append(("L", "kill_sys"))
-    prog.append((ld_w_abs, 0, 0, 16))  # args[0] low word: pid
+    prog.append(arg(0))  # pid
     prog.append(("J", jeq, 0, "allow_end", None))
     prog.append(("J", jeq, my_pid, "allow_end", None))
     prog.append(("J", jeq, (-my_pid) & 0xFFFFFFFF, "allow_end", "eperm"))
     prog.append(("L", "tgkill"))
-    prog.append((ld_w_abs, 0, 0, 16))  # args[0] low word: tgid
+    prog.append(arg(0))  # tgid
     prog.append(("J", jeq, my_pid, "allow_end", "eperm"))
+    prog.append(("L", "priority"))
+    prog.append(arg(0))  # which: PRIO_PROCESS (0), not a process group or a user
+    prog.append(("J", jeq, 0, None, "eperm"))
+    prog.append(arg(1))  # who
+    prog.append(("J", jeq, 0, "allow_end", None))
+    prog.append(("J", jeq, my_pid, "allow_end", "eperm"))
+    prog.append(("L", "own_process"))
+    prog.append(arg(0))  # pid
+    prog.append(("J", jeq, 0, "allow_end", None))
+    prog.append(("J", jeq, my_pid, "allow_end", "eperm"))
+    prog.append(("L", "no_address"))  # sendto(fd, buf, len, flags, dest_addr, addrlen)
+    prog.append(arg(4))
+    prog.append(("J", jeq, 0, None, "eperm"))
+    prog.append(arg(4, high=True))
+    prog.append(("J", jeq, 0, "allow_end", "eperm"))
+    prog.append(("L", "connected_pair"))  # socketpair(domain, type, protocol, sv)
+    prog.append(arg(0))
+    prog.append(("J", jeq, af_unix, None, "eperm"))
+    prog.append(arg(1))
+    prog.append((and_k, 0, 0, sock_type_mask))  # without SOCK_NONBLOCK and SOCK_CLOEXEC
+    prog.append(("J", jeq, sock_stream, "allow_end", None))
+    prog.append(("J", jeq, sock_seqpacket, "allow_end", "eperm"))
     prog.append(("L", "eperm"))
     prog.append((ret, 0, 0, eperm))
     prog.append(("L", "enosys"))
@@ -1663,12 +1807,14 @@ MAX_STDERR_BYTES = 8 * 1024
 def _remove_entry(dir_fd: int, name: str) -> None:
     """Remove ``name`` under ``dir_fd`` and everything below it, without recursion.
 
-    Depth costs neither Python stack nor descriptors (one is open at a time: the walk goes
-    down by name and back up through ``..``), so a tree of any depth is removed. Entries that
-    cannot be removed are skipped, never retried forever (each directory is walked at most
-    twice). Symbolic links are removed, never followed.
+    Any depth and any fan-out: the walk holds one descriptor at a time (it goes down by name
+    and back up through ``..``) and, for each directory on the way down, the names of its
+    subdirectories still to visit, so neither the Python stack nor the descriptors bound the
+    depth. Every directory is entered at most once, so the walk ends, in time linear in the
+    tree. Symbolic links are removed, never followed; a directory made unreadable or read-only
+    gets back its owner's rights before it is entered; a mount point (a directory on another
+    file system than ``dir_fd``) is left alone. What cannot be removed is skipped.
     """
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         os.unlink(name, dir_fd=dir_fd)
         return
@@ -1679,60 +1825,102 @@ def _remove_entry(dir_fd: int, name: str) -> None:
         return
     except OSError:
         pass
-    with contextlib.suppress(OSError):  # a directory the candidate made unreadable
-        os.chmod(name, 0o700, dir_fd=dir_fd, follow_symlinks=False)
     try:
-        fd = os.open(name, flags, dir_fd=dir_fd)
+        device = os.fstat(dir_fd).st_dev
     except OSError:
         return
-    depth = 0
-    visits: dict[tuple[int, int], int] = {}
-    steps = 0
+    fd = _enter(dir_fd, name, device)
+    if fd < 0:
+        return
+    # for each directory above the current one: the name of the one entered from it, and the
+    # names of its subdirectories still to visit
+    above: list[tuple[str, list[str]]] = []
     try:
-        while steps < 10_000_000:
-            steps += 1
-            st = os.fstat(fd)
-            key = (st.st_dev, st.st_ino)
-            visits[key] = visits.get(key, 0) + 1
-            descended = False
-            if visits[key] <= 2:
-                try:
-                    with os.scandir(fd) as entries:
-                        names = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
-                except OSError:
-                    names = []
-                for entry, is_dir in names:
-                    if not is_dir:
-                        with contextlib.suppress(OSError):
-                            os.unlink(entry, dir_fd=fd)
-                        continue
-                    with contextlib.suppress(OSError):
-                        os.rmdir(entry, dir_fd=fd)
-                        continue
-                    with contextlib.suppress(OSError):
-                        os.chmod(entry, 0o700, dir_fd=fd, follow_symlinks=False)
-                    try:
-                        below = os.open(entry, flags, dir_fd=fd)
-                    except OSError:
-                        continue
-                    below_st = os.fstat(below)
-                    if visits.get((below_st.st_dev, below_st.st_ino), 0) >= 2:
-                        os.close(below)
-                        continue
-                    os.close(fd)
-                    fd, depth, descended = below, depth + 1, True
-                    break
-            if descended:
+        pending = _remove_all_but_subdirs(fd)
+        while True:
+            if pending:
+                entry = pending.pop()
+                below = _enter(fd, entry, device)
+                if below < 0:
+                    continue
+                os.close(fd)
+                above.append((entry, pending))
+                fd, pending = below, _remove_all_but_subdirs(below)
                 continue
-            if depth == 0:
+            if not above:
                 break
-            up = os.open("..", flags, dir_fd=fd)
+            try:
+                up = os.open("..", _DIR_FLAGS, dir_fd=fd)
+            except OSError:  # the rest stays
+                break
             os.close(fd)
-            fd, depth = up, depth - 1
+            fd = up
+            entry, pending = above.pop()
+            with contextlib.suppress(OSError):
+                os.rmdir(entry, dir_fd=fd)
     finally:
         os.close(fd)
     with contextlib.suppress(OSError):
         os.rmdir(name, dir_fd=dir_fd)
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _enter(dir_fd: int, name: str, device: int) -> int:
+    """Open the directory ``name`` under ``dir_fd`` to empty it; return its fd, or -1.
+
+    -1 for anything but a directory on the file system ``device``. Its mode becomes 0o700, so
+    that its owner (the child's uid) can list and remove its entries, as root can; one that
+    cannot be opened at all (mode 0) is made so first.
+    """
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+    except PermissionError:
+        import stat
+
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if not stat.S_ISDIR(st.st_mode) or st.st_dev != device:
+                return -1
+            os.chmod(name, 0o700, dir_fd=dir_fd)  # a directory, not a link: lstat said so
+            fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+        except OSError:
+            return -1
+    except OSError:
+        return -1
+    try:
+        if os.fstat(fd).st_dev != device:
+            os.close(fd)
+            return -1
+        os.fchmod(fd, 0o700)
+    except OSError:
+        pass
+    return fd
+
+
+def _remove_all_but_subdirs(fd: int) -> list[str]:
+    """Remove the entries of the directory ``fd``; return the subdirectories left (not empty).
+
+    Files, links and the like are unlinked, empty subdirectories removed; a file that cannot
+    be removed stays.
+    """
+    try:
+        with os.scandir(fd) as entries:
+            found = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
+    except OSError:
+        return []
+    left = []
+    for entry, is_dir in found:
+        try:
+            if is_dir:
+                os.rmdir(entry, dir_fd=fd)
+            else:
+                os.unlink(entry, dir_fd=fd)
+        except OSError:
+            if is_dir:
+                left.append(entry)
+    return left
 
 
 def _clean_dir(path: str, keep: frozenset[str] = frozenset()) -> None:
@@ -1758,7 +1946,10 @@ def _clean_dir(path: str, keep: frozenset[str] = frozenset()) -> None:
 
 
 def remove_tree(path: str) -> None:
-    """Remove the directory ``path`` and everything in it, at any depth; never raises."""
+    """Remove the directory ``path`` and everything in it, as :func:`_remove_entry` does.
+
+    Never raises.
+    """
     parent, name = os.path.split(os.path.abspath(path))
     try:
         dir_fd = os.open(parent or "/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

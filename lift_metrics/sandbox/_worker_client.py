@@ -76,18 +76,23 @@ class _Worker:
             argv = _isolation.process_command(json.dumps(config))
             cwd = self.tmp_root
         self.drop_uid: int | None = config["drop_uid"]
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            close_fds=True,
-            # bwrap clears the environment and sets LD_BIND_NOW itself (bwrap_command)
-            env={} if mode == "bwrap" else {"LD_BIND_NOW": "1"},
-            cwd=cwd,
-            start_new_session=True,
-            bufsize=0,
-        )
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                close_fds=True,
+                # bwrap clears the environment and sets LD_BIND_NOW itself (bwrap_command)
+                env={} if mode == "bwrap" else {"LD_BIND_NOW": "1"},
+                cwd=cwd,
+                start_new_session=True,
+                bufsize=0,
+            )
+        except BaseException:
+            if self.tmp_root is not None:  # no worker, hence no close(), will remove it
+                remove_tree(self.tmp_root)
+            raise
         assert self.proc.stdin is not None
         assert self.proc.stdout is not None
         self._in = self.proc.stdin.fileno()

@@ -10,7 +10,9 @@ passing execution on every worker to show the sandbox still works).
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import subprocess
 import sys
 import textwrap
 from collections.abc import Callable
@@ -606,20 +608,101 @@ def test_home_directories_are_hidden_under_bwrap(box: Sandbox) -> None:
     assert run(box, code, expected=[False] * len(secrets)).status == "passed"
 
 
+# Builds, under ROOT, a tree that cleaning must remove whole: subdirectories beside
+# subdirectories (two or more not empty stopped the old walk), symbolic links (to follow
+# them would empty the targets), odd names, directories made read-only, unreadable or
+# searchable only by the child's uid.
+BUILD_TREE = """
+import os
+def build_tree(root):
+    for top in 'abc':
+        for mid in 'xyz':
+            os.makedirs(f'{root}/{top}/{mid}/deep')
+            with open(f'{root}/{top}/{mid}/deep/f', 'wb') as handle:
+                handle.write(b'x' * 4096)
+            open(f'{root}/{top}/{mid}/g', 'w').close()
+    os.symlink('/', f'{root}/a/to-root')
+    os.symlink('..', f'{root}/b/x/up')
+    odd = os.fsencode(root) + b'/odd\\n\\xff -'
+    os.mkdir(odd)
+    open(odd + b'/\\x01f', 'w').close()
+    for path, mode in (('a/x', 0o500), ('a/y', 0), ('b', 0o300), ('c/z/deep', 0o100)):
+        os.chmod(f'{root}/{path}', mode)
+    open(f'{root}/done', 'w').close()
+"""
+
+
 def test_files_do_not_survive_into_the_next_execution(box: Sandbox) -> None:
-    # the working directory is emptied after every execution; under bwrap all of /tmp is
-    # private to the worker and emptied too (process mode shares the real /tmp: not probed)
+    # The working directory is emptied after every execution, at any depth and fan-out; so
+    # is the worker's temp root: under bwrap all of /tmp (private to the worker), in process
+    # mode the directory above the working one (writable by the child as a normal user).
+    # Today's main left a tree with two non-empty subdirectories in place: under bwrap one
+    # in /tmp reached every later execution on that worker. The tree in the temp root comes
+    # first, alone: one left in the working directory stops its server (restarted afresh).
     other = "/tmp/lift-sandbox-note" if box.isolation == "bwrap" else "note2.txt"
-    write = (
-        f"def f():\n    open('note.txt', 'w').write('x')\n    open({other!r}, 'w')\n    return 1\n"
+    in_temp_root = "/tmp/lift-sandbox-tree" if box.isolation == "bwrap" else "../tree"
+    for tree in (in_temp_root, "tree"):
+        write = BUILD_TREE + textwrap.dedent(f"""
+        def f():
+            open('note.txt', 'w').write('x')
+            open({other!r}, 'w')
+            try:
+                build_tree({tree!r})
+            except OSError:  # the temp root of a root caller's worker is not the child's
+                return False
+            return True
+        """)
+        read = (
+            "import os\ndef f():\n"
+            f"    return [p for p in ['note.txt', {other!r}, {tree!r}] if os.path.lexists(p)]\n"
+        )
+        for _ in range(box.workers):  # reach every worker
+            built = run(box, write, expected=True, entry_point="f")
+            assert built.status == "passed" or tree != "tree", built
+        for _ in range(box.workers):
+            assert run(box, read, expected=[]).status == "passed"
+
+
+def test_a_killed_workers_temp_root_goes_with_what_the_child_left(
+    box: Sandbox, loop_sandbox: Callable[..., Sandbox]
+) -> None:
+    # Process mode keeps each worker's temp root on the host's /tmp. A worker killed in the
+    # middle of an execution (here by the test, as by the parent's deadline) is restarted
+    # with a new temp root, and the old one, with the tree the child was building, is
+    # removed; so is the new one when the sandbox closes. Today's main left such trees.
+    import threading
+    import time
+
+    if box.isolation != "process":
+        pytest.skip("under bwrap the temp root is a tmpfs that ends with the worker")
+    loop = "native" if box.native else "python"
+    sandbox = loop_sandbox(loop, workers=1, isolation="process")
+    code = BUILD_TREE + "def f():\n    build_tree('tree')\n    import time\n    time.sleep(30)\n"
+    worker = sandbox._slots[0]
+    assert worker is not None
+    assert worker.tmp_root is not None
+    old_root = worker.tmp_root
+    results: list[object] = []
+    runner = threading.Thread(
+        target=lambda: results.append(run(sandbox, code, timeout_s=20.0, entry_point="f"))
     )
-    read = (
-        f"import os\ndef f():\n    return os.path.exists('note.txt') or os.path.exists({other!r})\n"
-    )
-    for _ in range(box.workers):  # reach every worker
-        run(box, write)
-    for _ in range(box.workers):
-        assert run(box, read, expected=False).status == "passed"
+    runner.start()
+    try:
+        deadline = time.monotonic() + 10.0
+        while not os.path.exists(os.path.join(old_root, "run", "tree", "done")):
+            assert time.monotonic() < deadline, "the child did not build its tree"
+            time.sleep(0.02)
+        os.killpg(worker.proc.pid, 9)
+    finally:
+        runner.join()
+    assert results[0].status == "crashed", results  # type: ignore[attr-defined]
+    assert not os.path.lexists(old_root)
+    assert run(sandbox, "def f():\n    return 1\n").status == "passed"
+    new_root = sandbox._slots[0].tmp_root  # type: ignore[union-attr]
+    assert new_root is not None
+    assert new_root != old_root
+    sandbox.close()
+    assert not os.path.lexists(new_root)
 
 
 def test_network_access_fails(box: Sandbox) -> None:
@@ -638,6 +721,58 @@ def test_network_access_fails(box: Sandbox) -> None:
         _failed(result, "failed")
         with pytest.raises(BlockingIOError):
             server.accept()  # nobody connected
+
+
+def test_unix_sockets_of_the_host_are_out_of_reach(box: Sandbox) -> None:
+    # Today's main (process mode): socket() was refused but socketpair(AF_UNIX, SOCK_DGRAM)
+    # was not, and sendto() or connect() on such a socket reached any datagram socket of the
+    # host the child's uid may write to (syslog's /dev/log, journald). The test's own
+    # socket, in a directory the test made, open to every uid, stands for them. Every such
+    # call is refused (sendto with an address is refused even where the kernel would ignore
+    # the address: on a SOCK_SEQPACKET pair it reaches the peer only).
+    import tempfile
+
+    directory = tempfile.mkdtemp(prefix="lift-sandbox-probe-", dir="/tmp")
+    try:
+        os.chmod(directory, 0o755)
+        path = os.path.join(directory, "socket")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as host:
+            host.bind(path)
+            os.chmod(path, 0o777)
+            host.setblocking(False)
+            code = f"""
+            import asyncio, socket
+            def f():
+                a, b = socket.socketpair()  # a connected pair works (asyncio makes one)
+                with a, b:
+                    a.sendall(b"x")
+                    works = b.recv(1) == b"x" and asyncio.run(asyncio.sleep(0, True))
+                permitted = []
+                for kind in (socket.SOCK_DGRAM, socket.SOCK_SEQPACKET, socket.SOCK_STREAM):
+                    try:
+                        pair = socket.socketpair(socket.AF_UNIX, kind)
+                    except OSError:
+                        continue
+                    with pair[0], pair[1]:
+                        try:
+                            pair[0].sendto(b"leak", {path!r})
+                            permitted.append(f"sendto {{kind}}")
+                        except OSError:
+                            pass
+                        try:
+                            pair[0].connect({path!r})
+                            pair[0].send(b"leak")
+                            permitted.append(f"connect {{kind}}")
+                        except OSError:
+                            pass
+                return works, permitted
+            """
+            result = run(box, code, expected=(True, []))
+            assert result.status == "passed", result
+            with pytest.raises(BlockingIOError):
+                host.recv(16)  # nothing arrived
+    finally:
+        shutil.rmtree(directory)
 
 
 def test_environment_secrets_are_not_visible(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1099,6 +1234,124 @@ def test_system_calls_outside_the_allowlist_fail_with_enosys(box: Sandbox) -> No
     """)
     result = run(box, code, expected=[38, 38, 38, 38, 38], entry_point="f")
     assert result.status == "passed", result
+
+
+def _same_uid_sleepers(box: Sandbox) -> list[subprocess.Popen[bytes]]:
+    """Start a ``sleep`` per uid the box's children run as (the caller's own when not root).
+
+    As root through setpriv(1): ``Popen(user=...)`` changes the uid in a child that may
+    share this process's memory (vfork), which took a thread of this process with it.
+    """
+    uids = {w.drop_uid for w in box._slots if w is not None}
+    sleepers = []
+    for uid in sorted(uids, key=str):
+        command = ["sleep", "60"]
+        if uid is not None:
+            if shutil.which("setpriv") is None:
+                pytest.skip("setpriv(1) is missing")
+            command = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *command]
+        sleepers.append(subprocess.Popen(command, cwd="/"))
+    return sleepers
+
+
+def _open_files_limit(pid: int) -> tuple[int, int]:
+    """Return RLIMIT_NOFILE of ``pid`` from /proc (no CAP_SYS_RESOURCE needed, as root or not)."""
+    import resource
+
+    with open(f"/proc/{pid}/limits") as handle:
+        line = next(line for line in handle if line.startswith("Max open files"))
+    soft, hard = line.split()[3:5]
+    return tuple(  # type: ignore[return-value]
+        resource.RLIM_INFINITY if value == "unlimited" else int(value) for value in (soft, hard)
+    )
+
+
+def test_calls_that_name_a_process_reach_the_child_only(box: Sandbox) -> None:
+    # Today's main: prlimit64, sched_setscheduler and sched_setaffinity reached every
+    # process of the child's uid (for a normal user: the server, the parent, other
+    # workers' children), so a candidate lowered the server's RLIMIT_NOFILE (every later
+    # execution crashed), set RLIMIT_CPU on the parent, or left it on SCHED_IDLE pinned to
+    # one CPU; the reads worked for any process. Here the reads name the server (and in
+    # process mode this process), and the writes, each setting what the test read before
+    # (a no-op if permitted), name a `sleep` of the child's uid that the test started
+    # (process mode: under bwrap it is outside the child's PID namespace).
+    from lift_metrics.sandbox._worker import _ARCHES
+
+    numbers = _ARCHES[os.uname().machine][1]
+    sleepers = _same_uid_sleepers(box) if box.isolation == "process" else []
+    try:
+        writes = []
+        for sleeper in sleepers:
+            pid = sleeper.pid
+            limit = _open_files_limit(pid)
+            policy, param = os.sched_getscheduler(pid), os.sched_getparam(pid).sched_priority
+            cpus = sum(1 << cpu for cpu in os.sched_getaffinity(pid))
+            nice = os.getpriority(os.PRIO_PROCESS, pid)
+            writes.append((pid, limit, policy, param, cpus, nice))
+        readers = [os.getpid()] if box.isolation == "process" else []
+        code = textwrap.dedent(f"""
+        import ctypes, os, resource
+        NR = {numbers!r}
+        _libc = ctypes.CDLL(None, use_errno=True)
+        _libc.syscall.restype = ctypes.c_long
+        def call(name, *args):
+            ctypes.set_errno(0)
+            fixed = [ctypes.c_long(a) if isinstance(a, int) else a for a in args]
+            rc = _libc.syscall(ctypes.c_long(NR[name]), *fixed)
+            return ctypes.get_errno() if rc < 0 else 0
+        def f():
+            reached = []
+            for pid in [os.getppid(), *{readers!r}]:
+                buffer = ctypes.create_string_buffer(128)
+                for name, args in (('prlimit64', (pid, 7, None, buffer)),
+                                   ('sched_getaffinity', (pid, 128, buffer)),
+                                   ('sched_getscheduler', (pid,)),
+                                   ('sched_getparam', (pid, buffer)),
+                                   ('getpriority', (0, pid)),
+                                   ('get_robust_list', (pid, buffer, buffer))):
+                    if call(name, *args) == 0:
+                        reached.append(name)
+            for pid, limit, policy, param, cpus, nice in {writes!r}:
+                new = (ctypes.c_uint64 * 2)(*limit)
+                mask = (ctypes.c_uint64 * 16)(cpus)
+                prio = ctypes.c_int(param)
+                for name, args in (('prlimit64', (pid, 7, new, None)),
+                                   ('sched_setaffinity', (pid, 128, mask)),
+                                   ('sched_setscheduler', (pid, policy, ctypes.byref(prio))),
+                                   ('sched_setparam', (pid, ctypes.byref(prio))),
+                                   ('setpriority', (0, pid, nice))):
+                    if call(name, *args) == 0:
+                        reached.append('set ' + name)
+            # on itself, everything still works
+            me = os.getpid()
+            own = [resource.prlimit(0, resource.RLIMIT_NOFILE),
+                   resource.prlimit(me, resource.RLIMIT_NOFILE)]
+            os.sched_setaffinity(0, os.sched_getaffinity(me))
+            own += [os.sched_getscheduler(0), os.getpriority(os.PRIO_PROCESS, me)]
+            return reached, len(own)
+        """)
+        result = run(box, code, expected=([], 4), entry_point="f")
+        assert result.status == "passed", result
+    finally:
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()
+
+
+def test_memory_outside_the_address_space_limit_cannot_be_made(box: Sandbox) -> None:
+    # Today's main: memfd_create was allowed, and memfds (16 MiB each under RLIMIT_FSIZE,
+    # as many as there are descriptors) held 1 GiB beside a 64 MiB RLIMIT_AS. The probe
+    # creates one empty memfd.
+    code = """
+    import os
+    def f():
+        try:
+            os.close(os.memfd_create("lift-sandbox-probe"))
+        except OSError as exc:
+            return exc.errno
+        return 0
+    """
+    assert run(box, code, expected=38).status == "passed"  # ENOSYS, as without memfd
 
 
 def test_a_child_is_confined_alike_by_the_compiled_and_the_python_loop(

@@ -401,7 +401,10 @@ def test_explicit_bwrap_that_cannot_start_is_an_error(monkeypatch: pytest.Monkey
         Sandbox(workers=1, isolation="bwrap")
 
 
-def test_workers_that_cannot_start_leave_nothing_behind(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("failure", ["the server exits", "no process starts"])
+def test_workers_that_cannot_start_leave_nothing_behind(
+    monkeypatch: pytest.MonkeyPatch, failure: str
+) -> None:
     made: list[str] = []
     real = _isolation.make_process_tmp_root
 
@@ -410,11 +413,14 @@ def test_workers_that_cannot_start_leave_nothing_behind(monkeypatch: pytest.Monk
         return made[-1]
 
     monkeypatch.setattr(_isolation, "make_process_tmp_root", tracking)
-    monkeypatch.setattr(_isolation, "BOOTSTRAP", "import sys; sys.exit(3)")
+    if failure == "the server exits":
+        monkeypatch.setattr(_isolation, "BOOTSTRAP", "import sys; sys.exit(3)")
+    else:  # Popen raises: there is no worker to close, yet its temp root exists
+        monkeypatch.setattr(_isolation, "process_command", lambda _: ["/lift-sandbox-none"])
     monkeypatch.setattr(_isolation, "process_refusal", lambda: None)
     with pytest.raises(SandboxUnavailableError, match="did not start"):
         Sandbox(workers=2, isolation="process")
-    assert len(made) == 2
+    assert made
     assert not any(os.path.exists(path) for path in made)
 
 
