@@ -346,7 +346,9 @@ def test_a_check_script_sees_what_the_code_raises_and_its_helpers(box: Sandbox) 
     result = box.run_tests(textwrap.dedent(code), textwrap.dedent(script), entry_point="f")
     assert result.status == "passed", result
     failing = box.run_tests(
-        textwrap.dedent(code).replace("return helper(x)", "return helper(x) + 1"), textwrap.dedent(script), entry_point="f"
+        textwrap.dedent(code).replace("return helper(x)", "return helper(x) + 1"),
+        textwrap.dedent(script),
+        entry_point="f",
     )
     assert failing.status == "failed"
     assert "line 4: assert candidate(2) == 4; left: 5, right: 4" in failing.reason, failing.reason
@@ -394,10 +396,10 @@ def test_a_child_finds_nothing_of_the_previous_execution_in_its_memory(
     markers = {part: secrets.token_hex(12) for part in ("code", "input", "result", "stderr")}
     earlier = f"""
     import sys
-    KEPT = "{markers['code']}"
+    KEPT = "{markers["code"]}"
     def f(x):
-        sys.stderr.write("{markers['stderr']}")
-        return [x, "{markers['result']}"]
+        sys.stderr.write("{markers["stderr"]}")
+        return [x, "{markers["result"]}"]
     """
     script = "def check(candidate):\n    assert candidate('{}')\n".format(markers["input"])
     patterns = [_marker_pattern(marker) for marker in markers.values()]
