@@ -18,7 +18,7 @@ import socket
 import sys
 import tempfile
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -712,11 +712,10 @@ def test_a_named_package_can_be_imported_and_nothing_more(
     assert result.status == "passed", result
 
 
-def test_a_named_package_under_tmp_can_be_imported(
-    box: Sandbox, loop_sandbox: Callable[..., Sandbox], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # bwrap mounted its private /tmp over what was bound below the host's /tmp (a virtualenv
-    # or a package living there): the code could not import it
+@pytest.fixture
+def tmp_package(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A package ``lift_probe_package`` in a fresh directory under /tmp, on ``sys.path``;
+    yields that directory."""
     holder = tempfile.mkdtemp(prefix="lift-importable-", dir="/tmp")
     try:
         os.chmod(holder, 0o755)  # traversable by the children's uid (as root)
@@ -724,24 +723,74 @@ def test_a_named_package_under_tmp_can_be_imported(
         package.mkdir(mode=0o755)
         (package / "__init__.py").write_text("def triple(x):\n    return 3 * x\n")
         monkeypatch.syspath_prepend(holder)
-        code = f"""
-        import lift_probe_package
-        def f(x):
-            try:
-                open({holder!r} + '/planted.py', 'w').close()
-                planted = True
-            except OSError:
-                planted = False
-            return [lift_probe_package.triple(x), planted]
-        """
-        options = {"workers": 1, "isolation": box.isolation, "importable": ["lift_probe_package"]}
-        with loop_sandbox(_same_loop(box), **options) as named:
-            for _ in range(2):  # cleaning up after the first leaves the package in place
-                result = named.run_tests(textwrap.dedent(code), [({"x": 2}, [6, False])])
-                assert result.status == "passed", result
-        assert os.listdir(holder) == ["lift_probe_package"]
+        yield holder
     finally:
         shutil.rmtree(holder)
+
+
+def test_a_named_package_under_tmp_can_be_imported(
+    box: Sandbox, loop_sandbox: Callable[..., Sandbox], tmp_package: str
+) -> None:
+    # bwrap mounted its private /tmp over what was bound below the host's /tmp (a virtualenv
+    # or a package living there): the code could not import it
+    code = f"""
+    import lift_probe_package
+    def f(x):
+        try:
+            open({tmp_package!r} + '/planted.py', 'w').close()
+            planted = True
+        except OSError:
+            planted = False
+        return [lift_probe_package.triple(x), planted]
+    """
+    options = {"workers": 1, "isolation": box.isolation, "importable": ["lift_probe_package"]}
+    with loop_sandbox(_same_loop(box), **options) as named:
+        for _ in range(2):  # cleaning up after the first leaves the package in place
+            result = named.run_tests(textwrap.dedent(code), [({"x": 2}, [6, False])])
+            assert result.status == "passed", result
+    assert os.listdir(tmp_package) == ["lift_probe_package"]
+
+
+def test_without_landlock_bwrap_keeps_the_named_packages_and_their_directories_read_only(
+    box: Sandbox,
+    loop_sandbox: Callable[..., Sandbox],
+    tmp_package: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the directories bwrap makes to hold a named package belong to the caller's uid inside a
+    # user namespace: only the mounts keep a code that shares it from planting modules there
+    if box.isolation != "bwrap":
+        pytest.skip("process isolation has no mounts: Landlock is what confines its writes")
+    monkeypatch.setattr(_worker_client, "_USE_LANDLOCK", False)
+    spec = importlib.util.find_spec("numpy")
+    assert spec is not None
+    assert spec.origin is not None
+    numpy_dir = os.path.dirname(os.path.realpath(spec.origin))
+    targets = [
+        os.path.dirname(numpy_dir),  # the site-packages that holds it, on sys.path
+        numpy_dir,
+        tmp_package,
+        os.path.join(tmp_package, "lift_probe_package"),
+    ]
+    code = """
+    def f(directories):
+        written = []
+        for directory in directories:
+            try:
+                open(directory + '/planted.py', 'w').close()
+                written.append(directory)
+            except OSError:
+                pass
+        return written
+    """
+    options = {
+        "workers": 1,
+        "isolation": "bwrap",
+        "importable": ["numpy", "lift_probe_package"],
+    }
+    with loop_sandbox(_same_loop(box), **options) as named:
+        result = named.run_tests(textwrap.dedent(code), [({"directories": targets}, [])])
+    assert result.status == "passed", result
 
 
 def _isolation_import_paths() -> list[str]:
