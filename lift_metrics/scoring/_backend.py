@@ -171,7 +171,8 @@ class LocalBackend(ClosesOnExit):
         self._owned_lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"LocalBackend(concurrency={self.concurrency})"
+        importable = f", importable={list(self.importable)!r}" if self.importable else ""
+        return f"LocalBackend(concurrency={self.concurrency}{importable})"
 
     def close(self) -> None:
         """Close the sandbox started for ``importable`` (the default sandbox outlives it)."""

@@ -212,9 +212,10 @@ class RayBackend(ClosesOnExit):
         self._actors: list[Any] = []
 
     def __repr__(self) -> str:
+        importable = f", importable={list(self.importable)!r}" if self.importable else ""
         return (
             f"RayBackend(address={self.address!r}, workers={self.workers}, "
-            f"batch_size={self.batch_size})"
+            f"batch_size={self.batch_size}{importable})"
         )
 
     # -- runtime and actors ---------------------------------------------------------------------

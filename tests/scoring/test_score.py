@@ -123,6 +123,9 @@ def test_importable_packages_reach_the_programs(tmp_path: Path) -> None:
     assert summary.status_counts == {"passed": 1}
     with pytest.raises(ValueError, match="other importable packages"):
         score_samples(samples, "project", output=out)
+    assert repr(LocalBackend(concurrency=1, importable=["numpy"])) == (
+        "LocalBackend(concurrency=1, importable=['numpy'])"
+    )
     with pytest.raises(ValueError, match="give it to the backend"):
         score_samples(samples, "project", backend=LocalBackend(), importable=["numpy"])
 
