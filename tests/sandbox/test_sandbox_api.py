@@ -225,6 +225,12 @@ def test_bad_constructor_arguments_raise(
         Sandbox(**kwargs)  # type: ignore[arg-type]
 
 
+def test_importable_names_are_kept_once_and_shown_in_the_repr() -> None:
+    with Sandbox(workers=1, importable=["numpy", "numpy"]) as sandbox:
+        assert sandbox.importable == ("numpy",)
+        assert ", importable=['numpy'], open)" in repr(sandbox)
+
+
 def test_execute_code_rejects_bad_inputs() -> None:
     with pytest.raises(TypeError, match="inputs must be a dict"):
         execute_code(ADD, [1, 2])  # type: ignore[arg-type]
