@@ -195,7 +195,8 @@ class _Metric:
         """Return the configuration: no lock, history, cache or sandbox workers.
 
         A :class:`~lift_metrics.sandbox.Sandbox` given as ``sandbox`` travels as its settings
-        (workers, timeout, memory, isolation): the copy starts its own pool on first use.
+        (workers, timeout, memory, isolation, importable packages): the copy starts its own
+        pool on first use.
         """
         state = {k: v for k, v in self.__dict__.items() if k not in self._RUNTIME_STATE}
         state["_history_size"] = self._history.maxlen or 0
@@ -211,6 +212,7 @@ class _Metric:
                 "timeout_s": sandbox.timeout_s,
                 "memory_mb": sandbox.memory_mb,
                 "isolation": sandbox.isolation,
+                "importable": tuple(getattr(sandbox, "importable", ())),
             }
             state["sandbox"] = None
         state["_sandbox_spec"] = spec

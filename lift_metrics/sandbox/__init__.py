@@ -1,10 +1,11 @@
 r"""Running untrusted code against tests: safe and fast.
 
 ``Sandbox`` keeps warm fork-server workers (inside bwrap when it can start: PID, network, IPC
-and mount namespaces, only the interpreter's files visible and read-only, private /tmp,
-cleared environment) and forks a fresh child per execution under rlimits, an unprivileged uid
-when root, Landlock and a seccomp filter. Input/output cases are judged in the trusted parent
-from a bounded JSON encoding of the returned value, with exact types.
+and mount namespaces, only the interpreter, its standard library and the packages named in
+``importable`` visible and read-only, private /tmp, cleared environment) and forks a fresh
+child per execution under rlimits, an unprivileged uid when root, Landlock and a seccomp
+filter. Input/output cases are judged in the trusted parent from a bounded JSON encoding of
+the returned value, with exact types.
 
 >>> from lift_metrics.sandbox import execute_code
 >>> execute_code("def add(a, b):\n    return a + b\n", {"a": 2, "b": 3}).value

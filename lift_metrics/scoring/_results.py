@@ -124,7 +124,10 @@ def _tasks_digest(tasks: Mapping[str, ScoringTask]) -> str:
 
 
 def _check_settings(path: Path, settings: Mapping[str, Any], results: Path) -> None:
-    """Refuse to resume results computed against other tasks or another time limit."""
+    """Refuse to resume results computed against other tasks, time limit or importable packages.
+
+    ``importable`` is recorded only when some packages were named.
+    """
     if not path.exists() or not results.exists():
         return
     try:
@@ -135,12 +138,16 @@ def _check_settings(path: Path, settings: Mapping[str, Any], results: Path) -> N
         raise InputValueError(
             f"{path}: unreadable; score into a new output folder or turn resume off"
         )
-    for key, label in (("tasks_digest", "other tasks"), ("timeout_s", "another time limit")):
-        if earlier.get(key) != settings[key]:
+    for key, label in (
+        ("tasks_digest", "other tasks"),
+        ("timeout_s", "another time limit"),
+        ("importable", "other importable packages"),
+    ):
+        if earlier.get(key, []) != settings.get(key, []):
             raise InputValueError(
                 f"{results.parent}: its results were scored against {label} "
-                f"({key} {earlier.get(key)!r}, now {settings[key]!r}); score into a new output "
-                "folder or turn resume off"
+                f"({key} {earlier.get(key)!r}, now {settings.get(key)!r}); score into a new "
+                "output folder or turn resume off"
             )
 
 

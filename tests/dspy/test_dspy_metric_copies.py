@@ -101,7 +101,7 @@ def test_a_copy_keeps_a_calibrated_profile_and_its_options() -> None:
 
 def test_deepcopy_shares_the_sandbox_and_pickle_carries_its_settings() -> None:
     example, prediction = TASKS[0], {"code": "def add0(a, b):\n    return 3\n"}  # 1 of 2
-    with Sandbox(workers=1, timeout_s=3.0, memory_mb=256) as box:
+    with Sandbox(workers=1, timeout_s=3.0, memory_mb=256, importable=["numpy"]) as box:
         metric = TestPassRate(sandbox=box)
         assert copy.deepcopy(metric).sandbox is box
         clone = pickle.loads(pickle.dumps(metric))
@@ -110,12 +110,9 @@ def test_deepcopy_shares_the_sandbox_and_pickle_carries_its_settings() -> None:
         started = clone.sandbox
         assert isinstance(started, Sandbox)
         assert started is not box
-        assert (started.workers, started.timeout_s, started.memory_mb, started.isolation) == (
-            1,
-            3.0,
-            256,
-            box.isolation,
-        )
+        settings = (started.workers, started.timeout_s, started.memory_mb, started.isolation)
+        assert settings == (1, 3.0, 256, box.isolation)
+        assert started.importable == ("numpy",)
         started.close()
 
 

