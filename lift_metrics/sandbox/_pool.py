@@ -27,6 +27,7 @@ from lift_metrics.sandbox._prepare import (
 )
 from lift_metrics.sandbox._results import ExecutionResult
 from lift_metrics.sandbox._worker import (
+    EncodeError,
     pack_request,
 )
 from lift_metrics.sandbox._worker_client import (
@@ -355,16 +356,19 @@ class Sandbox(ClosesOnExit):
             ``code`` not a str; ``tests`` of the wrong shape, not plain data, or a script that
             does not parse or define ``check``; ``entry_point`` not an identifier;
             ``timeout_s`` not > 0. Problems of the code itself (does not parse, no such
-            entry point, too large) are results with status ``"error"``, not exceptions.
+            entry point, too large, nested too deeply to send) are results with status
+            ``"error"``, not exceptions.
         RuntimeError
             The sandbox is closed, or this is a forked copy of the process that created it.
 
         Notes
         -----
         Code that does not parse is reported without starting a process. Code longer than
-        1,000,000 characters is an ``"error"`` result. A returned value larger than 1 MB once
-        encoded, or of a type that is not plain data (including subclasses such as an ``int``
-        with a rigged ``__eq__``, numpy scalars or enums), fails its case.
+        1,000,000 characters, or whose code objects nest deeper than ``marshal`` carries them
+        to the child (thousands of nested lambdas), is an ``"error"`` result. A returned
+        value larger than 1 MB once encoded, or of a type that is not plain data (including
+        subclasses such as an ``int`` with a rigged ``__eq__``, numpy scalars or enums), fails
+        its case.
 
         I/O cases cannot be forged by the code under test: expected values never leave the
         parent, only JSON data comes back, and every message must carry a per-execution nonce
@@ -459,19 +463,26 @@ class Sandbox(ClosesOnExit):
                 )
             name = functions[0]
         nonce = secrets.token_hex(16)
-        payload = pack_request(
-            {
-                "code": compiled,
-                "mode": mode,
-                "entry_point": name,
-                "cases": [dict(kwargs) for kwargs, _ in cases],
-                "script": script_code,
-                "asserts": asserts,
-                "timeout_s": limit_s,
-                "nonce": nonce,
-                "max_value_bytes": MAX_VALUE_BYTES,
-            }
-        )
+        try:
+            payload = pack_request(
+                {
+                    "code": compiled,
+                    "mode": mode,
+                    "entry_point": name,
+                    "cases": [dict(kwargs) for kwargs, _ in cases],
+                    "script": script_code,
+                    "asserts": asserts,
+                    "timeout_s": limit_s,
+                    "nonce": nonce,
+                    "max_value_bytes": MAX_VALUE_BYTES,
+                }
+            )
+        except EncodeError as exc:  # the cases and the script were checked: the code is at fault
+            return self._nothing_ran(
+                short(f"the code cannot be sent to the sandbox: {exc}"),
+                n_cases=n_cases,
+                cases=cases or None,
+            )
         return self._execute(payload, mode, cases, expected, nonce, limit_s)
 
     def _execute(

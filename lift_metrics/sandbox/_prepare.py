@@ -84,6 +84,7 @@ def _compile_script(source: str) -> tuple[bool, CodeType, bytes]:
         if cached is not None:
             return cached
         tree, code = _parse(source, SCRIPT_FILENAME)
+        marshal.dumps(code, 2)  # ValueError when nested too deeply to travel: the caller's to fix
         table = marshal.dumps(_assert_table(tree, source), 2)
         entry = ("check" in _top_level_functions(tree), code, table)
         with _script_cache_lock:

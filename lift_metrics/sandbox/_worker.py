@@ -392,8 +392,13 @@ def pack_request(request: dict[str, Any]) -> bytes:
     The parent is trusted and writes only plain data, so the child reads it with one C call
     and gets the inputs with their exact types; version 2 shares no objects between cases.
     Nothing the child sends is ever read with marshal: that is JSON, judged by the parent.
+    Raise EncodeError when marshal refuses the request (code objects nested deeper than its
+    limit, as thousands of nested lambdas give): the child could not read it either.
     """
-    data = marshal.dumps(request, 2)
+    try:
+        data = marshal.dumps(request, 2)
+    except ValueError as exc:  # "object too deeply nested to marshal": nested code objects
+        raise EncodeError(f"the request cannot be marshalled: {exc}") from None
     return _HEADER.pack(len(data)) + data
 
 

@@ -695,6 +695,15 @@ def test_a_hash_flooded_result_does_not_hang_the_parent(box: Sandbox) -> None:
         assert elapsed < 3.0 + 4.0, f"judging took {elapsed:.1f} s"
 
 
+def test_code_too_deeply_nested_to_send_is_an_error(box: Sandbox) -> None:
+    # compile() takes it, marshal (which carries the code object to the child) does not
+    code = "f = " + "lambda: " * 2000 + "0\ndef g():\n    return 1\n"
+    result = box.run_tests(code, [({}, 1)], entry_point="g")
+    _failed(result, "error")
+    assert "cannot be sent to the sandbox" in result.reason
+    assert execute_code(code, {}, entry_point="g", sandbox=box).status == "error"
+
+
 def test_a_deep_directory_tree_neither_wedges_a_slot_nor_breaks_close(
     box: Sandbox, loop_sandbox: Callable[..., Sandbox]
 ) -> None:

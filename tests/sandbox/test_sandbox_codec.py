@@ -20,6 +20,7 @@ from lift_metrics.sandbox._worker import (
     decode_value,
     encode_value,
     pack_frame,
+    pack_request,
     unpack_frames,
 )
 
@@ -130,6 +131,12 @@ def test_encoding_is_bounded() -> None:
 def test_malformed_trees_are_rejected(tree: Any) -> None:
     with pytest.raises(DecodeError):
         decode_value(tree)
+
+
+def test_a_request_too_deeply_nested_to_marshal_is_an_encode_error() -> None:
+    code = compile("f = " + "lambda: " * 2000 + "0\n", "<candidate>", "exec")
+    with pytest.raises(EncodeError, match="cannot be marshalled"):
+        pack_request({"code": code})
 
 
 def test_frames_round_trip_and_detect_garbage() -> None:
