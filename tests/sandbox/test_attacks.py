@@ -695,6 +695,53 @@ def test_a_hash_flooded_result_does_not_hang_the_parent(box: Sandbox) -> None:
         assert elapsed < 3.0 + 4.0, f"judging took {elapsed:.1f} s"
 
 
+# The attacker takes the execution's nonce from the harness and writes its own case frame
+# (``payload``, with %s for the nonce) and the final one, then leaves.
+FORGE = """
+import os, sys
+def f(payload):
+    frame = sys._getframe()
+    while frame is not None and 'nonce' not in frame.f_locals:
+        frame = frame.f_back
+    nonce = frame.f_locals['nonce']
+    out = b''
+    for text in (payload % nonce, '{"k":"done","n":"%s"}' % nonce):
+        data = text.encode()
+        out += len(data).to_bytes(4, 'big') + data
+    os.write(3, out)
+    os._exit(0)
+"""
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        '["f",1' + "0" * 400 + "]",  # a JSON number too large for a float
+        '["l",[["f",1e999],["f",1' + "0" * 400 + "]]]",
+        '["y","' + "00 " * 400 + '"]',  # hex with spaces, cut where a pair is split
+        '["l",[["?","T","t"],["y","zz"]]]',  # never equal, then malformed
+        '["i","\\u0661"]',  # a digit that int() reads as 1
+        '["d",[[["l",[]],["N"]]]]',  # an unhashable key
+    ],
+    ids=[
+        "huge-float",
+        "nested-huge-float",
+        "spaced-hex",
+        "after-unsupported",
+        "non-ascii-digit",
+        "unhashable-key",
+    ],
+)
+def test_malformed_forged_values_are_results_not_exceptions(box: Sandbox, value: str) -> None:
+    payload = '{"k":"case","i":0,"n":"%s","v":' + value + "}"
+    result = box.run_tests(textwrap.dedent(FORGE), [({"payload": payload}, 1)])
+    _failed(result, "failed")
+    assert "tampered" in result.reason
+    out = execute_code(textwrap.dedent(FORGE), {"payload": payload}, sandbox=box)
+    assert not out.ok
+    assert out.status == "failed"
+
+
 def test_code_too_deeply_nested_to_send_is_an_error(box: Sandbox) -> None:
     # compile() takes it, marshal (which carries the code object to the child) does not
     code = "f = " + "lambda: " * 2000 + "0\ndef g():\n    return 1\n"

@@ -1,16 +1,18 @@
-"""The value codec and the seccomp program, without starting a sandbox."""
+"""The value codec, the framing, the judging and the seccomp program, without a sandbox."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
+from lift_metrics.sandbox._judge import judge
 from lift_metrics.sandbox._worker import (
     DecodeError,
     EncodeError,
@@ -21,6 +23,7 @@ from lift_metrics.sandbox._worker import (
     encode_value,
     pack_frame,
     pack_request,
+    tree_repr,
     unpack_frames,
 )
 
@@ -120,17 +123,149 @@ def test_encoding_is_bounded() -> None:
         ["i", 12],
         ["b", 2],
         ["S", [["l", []]]],  # unhashable set element
+        ["F", [["t", [["S", []]]]]],
         ["d", [[["l", []], ["N"]]]],  # unhashable key
+        ["d", [[["t", [["d", []]]], ["N"]]]],
         ["y", "zz"],
         ["Q", 1],
         ["l", "not a list"],
         ["f", [1]],
         "i",
+        # a payload of the wrong JSON type or spelling: the encoder writes one spelling only
+        ["f", 10**400],  # a JSON integer too large for a float
+        ["f", 1],
+        ["f", True],
+        ["f", "1.5"],
+        ["y", "0 0"],  # bytes.fromhex would skip the spaces
+        ["y", " 00"],
+        ["y", "0A"],
+        ["y", "000"],
+        ["y", "\uff10\uff10"],  # full-width digits
+        ["i", "\u0663"],  # an Arabic-Indic digit, which int() reads as 3
+        ["i", "007"],
+        ["i", "-0"],
+        ["i", "-"],
+        ["i", "+1"],
+        ["i", " 1"],
+        ["b", True],
+        ["b", 1.0],
+        ["s", 1],
+        ["s", None],
+        # the wrong number of items
+        ["N", 1],
+        ["i", "1", "2"],
+        ["s"],
+        ["?", "a"],
+        ["?", "a", 1],
+        ["l", [], []],
+        ["d", [[["s", "a"], ["N"], ["N"]]]],
+        ["d", [[["s", "a"]]]],
+        ["d", ["not a pair"]],
+        [1, "i"],
+        {"i": "1"},
+        # unhashable members, also among many (the hash-spread check)
+        ["S", [["i", str(i)] for i in range(100)] + [["l", []]]],
+        ["d", [[["i", str(i)], ["N"]] for i in range(100)] + [[["l", []], ["N"]]]],
     ],
 )
 def test_malformed_trees_are_rejected(tree: Any) -> None:
     with pytest.raises(DecodeError):
         decode_value(tree)
+    with pytest.raises(DecodeError):
+        canonical(tree)
+
+
+# any JSON value, and lists that start with a tag so that the checks past the tag are reached
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=2), inner),
+    max_leaves=10,
+)
+tagged = st.recursive(
+    json_values,
+    lambda inner: st.builds(
+        lambda tag, rest: [tag, *rest],
+        st.sampled_from(["N", "b", "i", "f", "s", "y", "?", "l", "t", "S", "F", "d", "x"]),
+        st.lists(inner | st.lists(inner, max_size=3), max_size=3),
+    ),
+    max_leaves=12,
+)
+
+
+@pytest.mark.slow
+@given(tagged)
+@example(["f", 10**400])
+@example(["l", [["?", "T", "t"], ["y", "0 0 0"]]])
+def test_any_json_tree_decodes_or_raises_decode_error_only(tree: Any) -> None:
+    with contextlib.suppress(DecodeError):
+        decode_value(tree)
+    try:
+        canonical(tree)
+    except DecodeError:
+        return
+    assert isinstance(tree_repr(tree), str)  # a tree that canonical accepts can be shown
+
+
+def _forged_frame(obj: Any) -> bytes:
+    """A frame as a child may forge it: any JSON, NaN and Infinity literals included."""
+    data = json.dumps(obj).encode()
+    return len(data).to_bytes(4, "big") + data
+
+
+def _judged(value_tree: Any, *, expected: Any = 1) -> Any:
+    """Judge a result pipe holding load, a case frame with ``value_tree`` and done."""
+    nonce = "0" * 32
+    res = b"".join(
+        _forged_frame(frame)
+        for frame in (
+            {"k": "load", "n": nonce},
+            {"k": "case", "i": 0, "v": value_tree, "n": nonce},
+            {"k": "done", "n": nonce},
+        )
+    )
+    result, _ = judge(
+        mode="io",
+        cases=[({}, expected)],
+        expected_canon=[canonical(encode_value(expected))],
+        nonce=nonce,
+        header={"exit_code": 0},
+        res=res,
+        err=b"",
+        timeout_s=1.0,
+        elapsed_ms=1.0,
+    )
+    return result
+
+
+@pytest.mark.slow
+@given(tagged)
+@example(["f", 10**400])
+@example(["y", "00 " * 200])  # a pair split where the shown value is cut
+def test_any_reported_value_is_judged_never_raised(tree: Any) -> None:
+    result = _judged(tree)
+    assert result.status in ("passed", "failed")
+    assert result.status == "passed" or result.passed_count == 0
+    if result.status == "passed":  # only the one spelling of 1 passes
+        assert tree == ["i", "1"]
+
+
+@pytest.mark.parametrize(
+    "tree",
+    [
+        ["f", 10**400],
+        ["l", [["f", 10**400]]],
+        ["S", [["f", 10**400]]],
+        ["y", "00 00"],
+        # a value that is never equal, then a malformed one: the whole tree is still checked
+        ["l", [["?", "T", "t"], ["y", " 0"]]],
+        ["i", "\u0661"],  # would read as 1
+        ["i", "01"],
+    ],
+)
+def test_forged_values_fail_as_tampering(tree: Any) -> None:
+    result = _judged(tree)
+    assert result.status == "failed"
+    assert "tampered" in result.reason
 
 
 def test_a_request_too_deeply_nested_to_marshal_is_an_encode_error() -> None:
