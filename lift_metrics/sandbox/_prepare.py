@@ -21,6 +21,7 @@ from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.sandbox._judge import short
 from lift_metrics.sandbox._worker import (
     _VALUE_CHARS,
+    MAX_VALUE_BYTES,
     SCRIPT_FILENAME,
     AssertEntry,
     EncodeError,
@@ -29,7 +30,6 @@ from lift_metrics.sandbox._worker import (
 )
 
 MAX_INPUT_BYTES = 16 * 1024 * 1024
-MAX_VALUE_BYTES = 1_000_000
 _compile_lock = threading.Lock()  # warnings.catch_warnings is not thread-safe
 
 

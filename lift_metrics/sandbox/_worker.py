@@ -41,6 +41,8 @@ from typing import Any
 _HEADER = struct.Struct(">I")
 _CONTAINER_TAGS: dict[type, str] = {list: "l", tuple: "t", set: "S", frozenset: "F"}
 MAX_DEPTH = 64
+#: The most bytes the compact JSON of one returned value may take (:func:`encode_value`).
+MAX_VALUE_BYTES = 1_000_000
 
 # ----------------------------------------------------------------------------------------------
 # Value codec: tagged JSON, exact types.
@@ -67,8 +69,13 @@ class DecodeError(ValueError):
 _escape = json.encoder.encode_basestring_ascii  # the JSON of a str, quotes included
 
 
-def encode_value(value: Any, *, max_bytes: int = 1_000_000) -> Any:
-    """Return the tagged-JSON tree of ``value``; raise EncodeError past ``max_bytes`` or depth."""
+def encode_value(value: Any, *, max_bytes: int = MAX_VALUE_BYTES) -> Any:
+    """Return the tagged-JSON tree of ``value``.
+
+    Raise EncodeError when the tree's compact JSON (as :func:`pack_frame` writes it) would be
+    longer than ``max_bytes`` bytes, or the value is nested deeper than :data:`MAX_DEPTH`.
+    Each node is charged its own bytes and one separator, so the charge bounds the JSON.
+    """
     budget = [max_bytes]
 
     def spend(n: int) -> None:
@@ -80,30 +87,42 @@ def encode_value(value: Any, *, max_bytes: int = 1_000_000) -> Any:
         if depth > MAX_DEPTH:
             raise EncodeError(f"value is nested deeper than {MAX_DEPTH} levels")
         t = type(x)
-        spend(8)
         if x is None:
+            spend(6)  # ["N"],
             return ["N"]
         if t is bool:
+            spend(8)  # ["b",1],
             return ["b", 1 if x else 0]
         if t is int:
             digits = _int_digits(x)
-            spend(len(digits))
+            spend(9 + len(digits))  # ["i","..."],
             return ["i", digits]
         if t is float:
-            return _encode_float(x)
+            tree = _encode_float(x)
+            payload = tree[1]
+            spend(7 + (len(payload) + 2 if type(payload) is str else len(float.__repr__(x))))
+            return tree
         if t is str:
-            spend(len(x))
+            spend(7 + len(_escape(x)))  # ["s","..."],
             return ["s", x]
         if t is bytes:
-            spend(2 * len(x))
+            spend(9 + 2 * len(x))  # ["y","..."],
             return ["y", bytes.hex(x)]
         if t is list or t is tuple or t is set or t is frozenset:
+            spend(9)  # ["l",[]],
             tag = _CONTAINER_TAGS[t]
             items = list.__iter__(x) if t is list else iter(x)
             return [tag, [enc(item, depth + 1) for item in items]]
         if t is dict:
-            return ["d", [[enc(k, depth + 1), enc(v, depth + 1)] for k, v in dict.items(x)]]
-        return _encode_unsupported(x)
+            spend(9)  # ["d",[]],
+            pairs = []
+            for k, v in dict.items(x):
+                spend(2)  # the brackets of [k,v]: the comma inside is the key's separator
+                pairs.append([enc(k, depth + 1), enc(v, depth + 1)])
+            return ["d", pairs]
+        tree = _encode_unsupported(x)
+        spend(9 + len(_escape(tree[1])) + len(_escape(tree[2])))  # ["?","...","..."],
+        return tree
 
     return enc(value, 0)
 
@@ -448,8 +467,22 @@ def pack_request(request: dict[str, Any]) -> bytes:
     return _HEADER.pack(len(data)) + data
 
 
-def unpack_frames(blob: bytes, *, max_frames: int = 100_000) -> tuple[list[Any], bool]:
-    """Split ``blob`` into decoded frames; the flag says whether all of it was well formed."""
+#: The longest frame an honest child writes: a case frame around a value of at most
+#: :data:`MAX_VALUE_BYTES`, or a message of at most a few thousand characters (12 bytes each
+#: at most once escaped).
+MAX_FRAME_BYTES = MAX_VALUE_BYTES + 65_536
+
+
+def unpack_frames(
+    blob: bytes, *, max_frames: int = 100_000, max_frame_bytes: int = MAX_FRAME_BYTES
+) -> tuple[list[Any], bool]:
+    """Split ``blob`` into decoded frames; the flag says whether all of it was well formed.
+
+    At most ``max_frames`` frames are decoded, none longer than ``max_frame_bytes``: the first
+    frame past either bound ends the reading unparsed, as do bytes that do not form a frame
+    (the flag is then False). The JSON parsed is therefore at most ``max_frames *
+    max_frame_bytes`` bytes, whatever ``blob`` holds.
+    """
     frames: list[Any] = []
     pos = 0
     while pos < len(blob):
@@ -457,7 +490,7 @@ def unpack_frames(blob: bytes, *, max_frames: int = 100_000) -> tuple[list[Any],
             return frames, False
         (size,) = _HEADER.unpack_from(blob, pos)
         end = pos + 4 + size
-        if end > len(blob):
+        if size > max_frame_bytes or end > len(blob):
             return frames, False
         try:
             frames.append(json.loads(blob[pos + 4 : end]))
@@ -1140,7 +1173,10 @@ def _explain_assertion(exc: AssertionError, asserts: bytes) -> str:
         if entry is None:
             return plain
         first, _, text, kind, left_source, right_source = entry
-        message = f": {exc}" if exc.args else ""
+        detail = str(exc)
+        if len(detail) > _VALUE_CHARS:  # the frame stays within MAX_FRAME_BYTES
+            detail = detail[: _VALUE_CHARS - 3] + "..."
+        message = f": {detail}" if exc.args else ""
         head = f"AssertionError{message} at line {first}: {text}"
 
         def value_of(source: Any) -> str:
@@ -1276,7 +1312,7 @@ def _warm_up() -> None:
                 "asserts": marshal.dumps(table, 2),
                 "timeout_s": 3.0,
                 "nonce": "0" * 32,
-                "max_value_bytes": 1_000_000,
+                "max_value_bytes": MAX_VALUE_BYTES,
             }
         )
     cases = [{"numbers": [1, 2, 4], "k": 2}, {"numbers": [1.5, "a", (1,)], "k": 2}]

@@ -742,6 +742,33 @@ def test_malformed_forged_values_are_results_not_exceptions(box: Sandbox, value:
     assert out.status == "failed"
 
 
+def test_a_forged_8_mib_frame_is_refused_without_being_parsed(
+    box: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The honest encoder stops at 1 MB a value, so the parent parses no frame longer than
+    # MAX_FRAME_BYTES: this one (the most a result pipe carries) is refused by its length.
+    import json
+
+    from lift_metrics.sandbox._worker import MAX_FRAME_BYTES, MAX_RESULT_BYTES
+
+    parsed: list[int] = []
+    loads = json.loads
+
+    def counting(data: object) -> object:
+        parsed.append(len(data))  # type: ignore[arg-type]
+        return loads(data)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(json, "loads", counting)
+    count = (MAX_RESULT_BYTES - 4096) // 6
+    payload = '{"k":"case","i":0,"n":"%s","v":["l",[' + ",".join(['["N"]'] * count) + "]]}"
+    assert len(payload) > MAX_FRAME_BYTES
+    result = box.run_tests(textwrap.dedent(FORGE), [({"payload": payload}, 1)], timeout_s=2.0)
+    _failed(result, "failed")
+    assert "tampered" in result.reason
+    assert parsed, "the parent parsed nothing at all"
+    assert max(parsed) <= 4096  # the worker's header and the load frame only
+
+
 def test_code_too_deeply_nested_to_send_is_an_error(box: Sandbox) -> None:
     # compile() takes it, marshal (which carries the code object to the child) does not
     code = "f = " + "lambda: " * 2000 + "0\ndef g():\n    return 1\n"

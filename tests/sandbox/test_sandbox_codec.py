@@ -12,11 +12,15 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from lift_metrics.sandbox import _worker
 from lift_metrics.sandbox._judge import judge
 from lift_metrics.sandbox._worker import (
+    MAX_FRAME_BYTES,
+    MAX_VALUE_BYTES,
     DecodeError,
     EncodeError,
     Unsupported,
+    _encode_json,
     _seccomp_program,
     canonical,
     decode_value,
@@ -266,6 +270,97 @@ def test_forged_values_fail_as_tampering(tree: Any) -> None:
     result = _judged(tree)
     assert result.status == "failed"
     assert "tampered" in result.reason
+
+
+def test_encoded_size_bounds_the_json() -> None:
+    for value in (None, True, -12, 1.5e-300, float("nan"), "\ud83d\ude00\x01\"", b"\x00",
+                  [1, (2.0,)], {1: {"a": b""}}, {frozenset({1})}, object()):  # fmt: skip
+        size = len(_encode_json(encode_value(value)))
+        assert encode_value(value, max_bytes=2 * size)  # the charge adds separators only
+        with pytest.raises(EncodeError):
+            encode_value(value, max_bytes=size - 1)
+
+
+@pytest.mark.slow
+@given(values)
+def test_any_value_within_the_budget_encodes_within_it(value: Any) -> None:
+    size = len(_encode_json(encode_value(value)))
+    with pytest.raises(EncodeError):
+        encode_value(value, max_bytes=size - 1)
+
+
+def test_the_largest_value_sent_fits_in_one_frame() -> None:
+    # an astral character is 12 bytes of JSON: the budget counts bytes, not characters
+    text = "\U0001f600" * ((MAX_VALUE_BYTES - 9) // 12)  # ["s","..."], is 9 bytes more
+    frame = pack_frame({"k": "case", "i": 10**6, "v": encode_value(text), "n": "0" * 32})
+    assert len(frame) - 4 <= MAX_FRAME_BYTES
+    with pytest.raises(EncodeError):
+        encode_value(text + "\U0001f600")
+
+
+def _counting_json(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record the length of every text the codec parses as JSON."""
+    parsed: list[int] = []
+    loads = json.loads
+
+    def counting(data: Any) -> Any:
+        parsed.append(len(data))
+        return loads(data)
+
+    monkeypatch.setattr(_worker.json, "loads", counting)
+    return parsed
+
+
+def test_a_frame_over_the_bound_is_refused_unparsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed = _counting_json(monkeypatch)
+    big = b'["s","' + b"x" * MAX_FRAME_BYTES + b'"]'
+    blob = pack_frame({"k": "load"}) + len(big).to_bytes(4, "big") + big + pack_frame({})
+    frames, well_formed = unpack_frames(blob, max_frames=3)
+    assert (frames, well_formed) == ([{"k": "load"}], False)
+    assert parsed == [len(pack_frame({"k": "load"})) - 4]  # the big frame was never parsed
+
+
+def test_judging_parses_at_most_one_frame_per_expected_message(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a forged 8 MiB frame (the most a result pipe carries) costs no parsing at all, and the
+    # JSON parsed for n cases is at most (n + 2) frames of MAX_FRAME_BYTES
+    nonce = "0" * 32
+    items = ",".join(['["N"]'] * 1_398_000)
+    flood = f'{{"k":"case","i":0,"n":"{nonce}","v":["l",[{items}]]}}'.encode()
+    res = pack_frame({"k": "load", "n": nonce}) + _forged_frame(json.loads(flood))
+    assert len(res) > 8_000_000
+    parsed = _counting_json(monkeypatch)
+    result, _ = judge(
+        mode="io",
+        cases=[({}, 1)],
+        expected_canon=[canonical(encode_value(1))],
+        nonce=nonce,
+        header={"exit_code": 0},
+        res=res,
+        err=b"",
+        timeout_s=1.0,
+        elapsed_ms=1.0,
+    )
+    assert result.status == "failed"
+    assert "tampered" in result.reason
+    assert parsed == [len(pack_frame({"k": "load", "n": nonce})) - 4]  # the load frame only
+    parsed.clear()
+    small = pack_frame({"k": "case", "i": 0, "v": ["i", "1"], "n": nonce})
+    res = pack_frame({"k": "load", "n": nonce}) + small * 50_000
+    result, _ = judge(
+        mode="io",
+        cases=[({}, 1)] * 3,
+        expected_canon=[canonical(encode_value(1))] * 3,
+        nonce=nonce,
+        header={"exit_code": 0},
+        res=res,
+        err=b"",
+        timeout_s=1.0,
+        elapsed_ms=1.0,
+    )
+    assert result.status == "failed"
+    assert len(parsed) == 3 + 2
 
 
 def test_a_request_too_deeply_nested_to_marshal_is_an_encode_error() -> None:
