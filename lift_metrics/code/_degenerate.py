@@ -188,9 +188,9 @@ def degenerate_kind(
     >>> degenerate_kind("def f(x):\n    return 2 * x\n", entry_point="f") is None
     True
     """
-    check_code("text", text)
+    text = check_code("text", text)
     if prompt is not None:
-        check_code("prompt", prompt)
+        prompt = check_code("prompt", prompt)
     entry = check_entry_point(entry_point)
     if function is not None and not isinstance(function, bool):
         raise InputTypeError(f"function must be True, False or None, got {function!r}")

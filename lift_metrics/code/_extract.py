@@ -188,7 +188,7 @@ def extract_code(text: str, *, entry_point: str | None = None) -> str:
     >>> extract_code(two)
     'def g():\n    pass\n'
     """
-    check_code("text", text)
+    text = check_code("text", text)
     if entry_point is not None and not isinstance(entry_point, str):
         raise InputTypeError(f"entry_point must be a str or None, got {type(entry_point).__name__}")
     blocks = _fenced_blocks(text) if ("```" in text or "~~~" in text) else []

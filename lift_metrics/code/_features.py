@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lift_metrics import _pyast as pyast
+from lift_metrics._text import clean_text
 from lift_metrics.errors import InputTypeError
 
 MAX_CODE_CHARS = 1_000_000
@@ -46,12 +47,15 @@ class CodeFeatures:
 
 
 def check_code(name: str, value: Any) -> str:
-    """Reject non-str code with a TypeError naming the parameter."""
+    """Return code as the metrics read it: valid Unicode (:func:`lift_metrics._text.clean_text`).
+
+    Reject non-str code with a TypeError naming the parameter.
+    """
     if not isinstance(value, str):
         raise InputTypeError(
             f"{name} must be a str of Python source code, got {type(value).__name__}"
         )
-    return value
+    return clean_text(value)
 
 
 def parse_error(code: str) -> str | None:

@@ -134,7 +134,7 @@ def forge_inputs(
     >>> inputs.reason
     "SyntaxError: 'return' outside function (line 2)"
     """
-    check_code("code", code)
+    code = check_code("code", code)
     normalized = normalize_tests(tests)
     entry = check_entry_point(entry_point)
     timeout = check_timeout(timeout_s)

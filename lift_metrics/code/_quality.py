@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from lift_metrics._text import clean_text
 from lift_metrics.code._features import check_code
 from lift_metrics.code._tests import (
     NormalizedTests,
@@ -79,10 +80,10 @@ def code_quality_breakdown(
     >>> result.reasons[0]
     "syntax: SyntaxError: expected ':' (line 1)"
     """
-    check_code("predicted", predicted)
-    check_code("expected", expected)
+    predicted = check_code("predicted", predicted)
+    expected = check_code("expected", expected)
     if prompt is not None:
-        check_code("prompt", prompt)
+        prompt = check_code("prompt", prompt)
     normalized = normalize_tests(tests)
     entry = check_entry_point(entry_point)
     options = code_quality_options(
@@ -144,7 +145,14 @@ def score_code(
     Returns
     -------
     CodeQualityBreakdown
+
+    Notes
+    -----
+    The texts are read as valid Unicode (:func:`lift_metrics._text.clean_text`: a lone
+    surrogate becomes U+FFFD), as every code metric reads them.
     """
+    predicted, expected = clean_text(predicted), clean_text(expected)
+    prompt = None if prompt is None else clean_text(prompt)
     if options.validated:
         return _validated(
             predicted, expected, tests, options, entry_point, prompt, embedder, sandbox

@@ -139,8 +139,8 @@ def reference_score_breakdown(
     >>> result.score, result.degenerate, result.reasons
     (0.0, 'placeholder', ('the prediction is a template placeholder: not code',))
     """
-    check_code("predicted", predicted)
-    check_code("expected", expected)
+    predicted = check_code("predicted", predicted)
+    expected = check_code("expected", expected)
     return _breakdowns([predicted], [expected], embedder)[0]
 
 

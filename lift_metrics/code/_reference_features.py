@@ -334,10 +334,9 @@ def _check_pairs(predicted: Any, expected: Any) -> tuple[list[str], list[str]]:
             f"predicted and expected must have the same length, got {len(predicted)} "
             f"and {len(expected)}"
         )
-    for i, (p, e) in enumerate(zip(predicted, expected, strict=True)):
-        check_code(f"predicted[{i}]", p)
-        check_code(f"expected[{i}]", e)
-    return list(predicted), list(expected)
+    preds = [check_code(f"predicted[{i}]", p) for i, p in enumerate(predicted)]
+    refs = [check_code(f"expected[{i}]", e) for i, e in enumerate(expected)]
+    return preds, refs
 
 
 def reference_feature_matrix(

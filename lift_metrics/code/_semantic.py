@@ -57,7 +57,7 @@ def semantic_similarity(
     >>> semantic_similarity("return a + b", "return a + b", similarity_floor=0.5)
     1.0
     """
-    check_code("predicted", predicted)
-    check_code("expected", expected)
+    predicted = check_code("predicted", predicted)
+    expected = check_code("expected", expected)
     floor = check_similarity_floor(similarity_floor)
     return rescale_similarity(text_similarity(predicted, expected, embedder=embedder), floor)

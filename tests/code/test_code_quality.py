@@ -269,6 +269,37 @@ def test_code_quality_bad_input_raises_before_running_anything(args, kwargs, err
         code_quality(*args, **kwargs)
 
 
+@pytest.mark.parametrize("profile", ["validated", "seed"])
+@pytest.mark.parametrize("tests", [TESTS, []], ids=["tests", "no-tests"])
+def test_lone_surrogates_are_read_as_replacement_characters(fake_sandbox, profile, tests) -> None:
+    # JSON's "\ud800" in a model's answer: the tokenizer refused it (TypeError), ruff's stdin
+    # and UTF-8 files too. Every code metric reads it as U+FFFD, the replacement character.
+    from testkit import TokenizingEmbedder
+
+    broken = REFERENCE.replace("return a + b", "return a + b  # \ud800 sum") + "x = '\udfff'\n"
+    clean = broken.replace("\ud800", "\ufffd").replace("\udfff", "\ufffd")
+    scored = [
+        code_quality_breakdown(
+            text, REFERENCE, tests, embedder=TokenizingEmbedder(), sandbox=fake_sandbox,
+            profile=profile, prompt="def add(a, b):\n    \"\"\"\ud800\"\"\"\n",
+        )
+        for text in (broken, clean)
+    ]  # fmt: skip
+    assert scored[0].score == scored[1].score > 0.5
+    assert scored[0].code == scored[1].code
+    assert all("\ufffd" in call[0] and "\ud800" not in call[0] for call in fake_sandbox.calls)
+    assert semantic_similarity(broken, REFERENCE, embedder=TokenizingEmbedder()) == (
+        semantic_similarity(clean, REFERENCE, embedder=TokenizingEmbedder())
+    )
+    assert style_conformance(broken, REFERENCE) == style_conformance(clean, REFERENCE)
+    assert structural_similarity(broken, REFERENCE) == structural_similarity(clean, REFERENCE)
+    assert code_metrics.syntax_correctness(broken) == 1.0
+    assert code_metrics.lint_code(broken) == code_metrics.lint_code(clean)
+    assert code_metrics.reference_score(broken, REFERENCE, embedder=TokenizingEmbedder()) == (
+        code_metrics.reference_score(clean, REFERENCE, embedder=TokenizingEmbedder())
+    )
+
+
 def test_breakdown_repr_float_and_to_dict(fake_sandbox, hash_embedder) -> None:
     result = code_quality_breakdown(
         WRONG, REFERENCE, TESTS, sandbox=fake_sandbox, embedder=hash_embedder
