@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lift_metrics._text import clean_text
 from lift_metrics.sandbox._results import ExecutionResult, Status, TestOutcome
 from lift_metrics.sandbox._worker import (
     CHILD_SETUP_FAILED_EXIT,
@@ -32,8 +33,12 @@ _SHORT = 200
 
 
 def short(text: str, limit: int = _SHORT) -> str:
-    """Return ``text`` on one line, cut to ``limit`` characters."""
-    text = " ".join(text.split())
+    """Return ``text`` on one line, cut to ``limit`` characters, as valid Unicode.
+
+    The child's messages are its own text: an exception message may hold a lone surrogate,
+    which would make writing the result as UTF-8 fail (it becomes U+FFFD).
+    """
+    text = " ".join(clean_text(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

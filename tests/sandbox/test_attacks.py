@@ -9,6 +9,7 @@ passing execution on every worker to show the sandbox still works).
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import sys
@@ -767,6 +768,23 @@ def test_a_forged_8_mib_frame_is_refused_without_being_parsed(
     assert "tampered" in result.reason
     assert parsed, "the parent parsed nothing at all"
     assert max(parsed) <= 4096  # the worker's header and the load frame only
+
+
+def test_messages_with_lone_surrogates_come_back_as_unicode(box: Sandbox) -> None:
+    # a str that no UTF-8 encoder takes, in the messages the parent keeps (a results file
+    # written as UTF-8 failed on them); a returned value is data and stays exact
+    code = """
+    def f(n):
+        if n == 0:
+            raise ValueError('\\ud800' * 3)
+        return '\\ud800'
+    """
+    result = box.run_tests(textwrap.dedent(code), [({"n": 0}, 1), ({"n": 1}, "\ud800")])
+    assert result.status == "failed"
+    assert [o.passed for o in result.outcomes] == [False, True]
+    assert result.outcomes[0].error == "ValueError: \ufffd\ufffd\ufffd"
+    assert "\ufffd" in result.reason
+    json.dumps(result.to_dict(), ensure_ascii=False).encode("utf-8")  # no UnicodeEncodeError
 
 
 def test_code_too_deeply_nested_to_send_is_an_error(box: Sandbox) -> None:
