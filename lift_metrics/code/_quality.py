@@ -255,7 +255,10 @@ def code_quality(
        placeholder (``{code}``) or prose scores 0; where a function is asked for (tests or
        an entry point), so do import lines only, a bare name, and the prompt or signature
        echoed with no body. Without tests but with an entry point, a missing entry function
-       or a placeholder body (:func:`~lift_metrics.code.is_stub`) is degenerate too.
+       or a placeholder body (:func:`~lift_metrics.code.is_stub`) is degenerate too. So is
+       an answer over ``MAX_CODE_CHARS`` (100,000 characters), which is neither read nor run
+       ("too long to analyse"; the weighted sum gives it 0 on every component, each with
+       its reason).
     2. **With tests** (n tests, k passed, r = the no-test reference score of the code
        against ``expected``, :func:`lift_metrics.code.reference_score`):
 
