@@ -314,23 +314,28 @@ def canonical(tree: Any) -> Any:
     return form
 
 
-def _canon(tree: Any, depth: int, unsupported: list[bool]) -> str:
+def _canon(tree: Any, depth: int, unsupported: list[bool], hashed: bool = False) -> str:
+    """Return the form of ``tree``, checked.
+
+    ``hashed``: the tree is a set member or dict key, or inside one through tuples, so it must
+    be hashable (not a list, set or dict); checked once per node.
+    """
     tag = _tag(tree, depth)
+    if hashed and tag in ("l", "S", "d"):
+        raise DecodeError("a set member or dict key is unhashable")
     if tag == "d":
         pairs = []
         for pair in tree[1]:
             if type(pair) is not list or len(pair) != 2:
                 raise DecodeError("a dict item must be a [key, value] pair")
-            key = _canon(pair[0], depth + 1, unsupported)
-            _check_hashable(pair[0])
+            key = _canon(pair[0], depth + 1, unsupported, True)
             pairs.append(key + ":" + _canon(pair[1], depth + 1, unsupported))
         pairs.sort()
         return "d{" + ",".join(pairs) + "}"
     if tag in _CONTAINERS:
-        parts = [_canon(v, depth + 1, unsupported) for v in tree[1]]
+        members = tag in ("S", "F") or (hashed and tag == "t")
+        parts = [_canon(v, depth + 1, unsupported, members) for v in tree[1]]
         if tag in ("S", "F"):
-            for member in tree[1]:
-                _check_hashable(member)
             parts.sort()
             return tag + "{" + ",".join(parts) + "}"
         return tag + "[" + ",".join(parts) + "]"
@@ -348,16 +353,6 @@ def _canon(tree: Any, depth: int, unsupported: list[bool]) -> str:
         unsupported.append(True)
         return "?"
     return tag + str(payload)  # "i" digits, "y" hex, "b" 0 or 1
-
-
-def _check_hashable(tree: list[Any]) -> None:
-    """Raise DecodeError when a checked tree is a list, set or dict, or a tuple holding one."""
-    tag = tree[0]
-    if tag in ("l", "S", "d"):
-        raise DecodeError("a set member or dict key is unhashable")
-    if tag in ("t", "F"):
-        for item in tree[1]:
-            _check_hashable(item)
 
 
 def tree_repr(tree: Any, limit: int = 300) -> str:
