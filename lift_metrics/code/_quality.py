@@ -123,7 +123,7 @@ def score_code(
     embedder: Embedder | None,
     sandbox: SandboxLike | None,
 ) -> CodeQualityBreakdown:
-    """Return the scoring core on validated inputs: every code scorer calls it.
+    r"""Return the scoring core on validated inputs: every code scorer calls it.
 
     :func:`code_quality_breakdown` validates its arguments and calls this; the DSPy metric
     objects (:mod:`lift_metrics.dspy_metrics`) call it directly with options built once.
@@ -148,8 +148,8 @@ def score_code(
 
     Notes
     -----
-    The texts are read as valid Unicode (:func:`lift_metrics._text.clean_text`: a lone
-    surrogate becomes U+FFFD), as every code metric reads them.
+    The texts are read as valid Unicode, as every code metric reads them: a lone surrogate
+    (JSON's ``"\ud800"``) becomes U+FFFD, the replacement character.
     """
     predicted, expected = clean_text(predicted), clean_text(expected)
     prompt = None if prompt is None else clean_text(prompt)
