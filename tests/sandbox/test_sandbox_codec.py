@@ -216,22 +216,16 @@ def _forged_frame(obj: Any) -> bytes:
     return len(data).to_bytes(4, "big") + data
 
 
-def _judged(value_tree: Any, *, expected: Any = 1) -> Any:
-    """Judge a result pipe holding load, a case frame with ``value_tree`` and done."""
-    nonce = "0" * 32
-    res = b"".join(
-        _forged_frame(frame)
-        for frame in (
-            {"k": "load", "n": nonce},
-            {"k": "case", "i": 0, "v": value_tree, "n": nonce},
-            {"k": "done", "n": nonce},
-        )
-    )
+NONCE = "0" * 32
+
+
+def _judge_pipe(res: bytes, *, cases: int = 1, expected: Any = 1) -> Any:
+    """Judge the result pipe ``res`` of ``cases`` I/O cases that all expect ``expected``."""
     result, _ = judge(
         mode="io",
-        cases=[({}, expected)],
-        expected_canon=[canonical(encode_value(expected))],
-        nonce=nonce,
+        cases=[({}, expected)] * cases,
+        expected_canon=[canonical(encode_value(expected))] * cases,
+        nonce=NONCE,
         header={"exit_code": 0},
         res=res,
         err=b"",
@@ -239,6 +233,12 @@ def _judged(value_tree: Any, *, expected: Any = 1) -> Any:
         elapsed_ms=1.0,
     )
     return result
+
+
+def _judged(value_tree: Any) -> Any:
+    """Judge a result pipe holding load, a case frame with ``value_tree`` and done."""
+    frames = ({"k": "load"}, {"k": "case", "i": 0, "v": value_tree}, {"k": "done"})
+    return _judge_pipe(b"".join(_forged_frame({**frame, "n": NONCE}) for frame in frames))
 
 
 @pytest.mark.slow
@@ -325,40 +325,19 @@ def test_judging_parses_at_most_one_frame_per_expected_message(
 ) -> None:
     # a forged 8 MiB frame (the most a result pipe carries) costs no parsing at all, and the
     # JSON parsed for n cases is at most (n + 2) frames of MAX_FRAME_BYTES
-    nonce = "0" * 32
     items = ",".join(['["N"]'] * 1_398_000)
-    flood = f'{{"k":"case","i":0,"n":"{nonce}","v":["l",[{items}]]}}'.encode()
-    res = pack_frame({"k": "load", "n": nonce}) + _forged_frame(json.loads(flood))
+    flood = f'{{"k":"case","i":0,"n":"{NONCE}","v":["l",[{items}]]}}'.encode()
+    load = pack_frame({"k": "load", "n": NONCE})
+    res = load + _forged_frame(json.loads(flood))
     assert len(res) > 8_000_000
     parsed = _counting_json(monkeypatch)
-    result, _ = judge(
-        mode="io",
-        cases=[({}, 1)],
-        expected_canon=[canonical(encode_value(1))],
-        nonce=nonce,
-        header={"exit_code": 0},
-        res=res,
-        err=b"",
-        timeout_s=1.0,
-        elapsed_ms=1.0,
-    )
+    result = _judge_pipe(res)
     assert result.status == "failed"
     assert "tampered" in result.reason
-    assert parsed == [len(pack_frame({"k": "load", "n": nonce})) - 4]  # the load frame only
+    assert parsed == [len(load) - 4]  # the load frame only
     parsed.clear()
-    small = pack_frame({"k": "case", "i": 0, "v": ["i", "1"], "n": nonce})
-    res = pack_frame({"k": "load", "n": nonce}) + small * 50_000
-    result, _ = judge(
-        mode="io",
-        cases=[({}, 1)] * 3,
-        expected_canon=[canonical(encode_value(1))] * 3,
-        nonce=nonce,
-        header={"exit_code": 0},
-        res=res,
-        err=b"",
-        timeout_s=1.0,
-        elapsed_ms=1.0,
-    )
+    small = pack_frame({"k": "case", "i": 0, "v": ["i", "1"], "n": NONCE})
+    result = _judge_pipe(load + small * 50_000, cases=3)
     assert result.status == "failed"
     assert len(parsed) == 3 + 2
 
