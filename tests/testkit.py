@@ -46,6 +46,19 @@ class HashEmbedder:
         return np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
 
 
+class TokenizingEmbedder(HashEmbedder):
+    """A :class:`HashEmbedder` that refuses text that is not valid Unicode, as the model's
+    tokenizer does (``TypeError`` for a lone surrogate)."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        for text in texts:
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise TypeError("TextInputSequence must be str") from None
+        return super().embed(texts)
+
+
 def load_module(path: Path, name: str | None = None) -> ModuleType:
     """Import the file ``path`` as module ``name`` (its stem by default), once, and register
     it in ``sys.modules`` so that test modules can ``import`` it by name."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from lift_metrics import _pyast as pyast
 from lift_metrics.code._extract import complete_with_prompt, extract_code, is_prose_line, parses
-from lift_metrics.code._features import check_code
+from lift_metrics.code._features import check_code, over_limit
 from lift_metrics.code._stub import placeholder_kind
 from lift_metrics.code._tests import check_entry_point
 from lift_metrics.errors import InputTypeError
@@ -149,9 +149,10 @@ def degenerate_kind(
     -------
     str or None
         A short reason such as ``"empty text"``, ``"template placeholder '{code}'"``,
-        ``"prose, not code"``, ``"import lines only"``, ``"a bare name 'x'"``, ``"the prompt
-        echoed with no body"`` or ``"the entry function has no body (pass)"``; None when the
-        text is an attempt (right or wrong: tests and the reference judge it).
+        ``"prose, not code"``, ``"too long to analyse (...)"``, ``"import lines only"``,
+        ``"a bare name 'x'"``, ``"the prompt echoed with no body"`` or ``"the entry function
+        has no body (pass)"``; None when the text is an attempt (right or wrong: tests and the
+        reference judge it).
 
     Raises
     ------
@@ -164,8 +165,9 @@ def degenerate_kind(
     Notes
     -----
     Always degenerate: empty or whitespace-only text, a template placeholder alone
-    (``{code}``, ``{...}``, ``<code>``, ``TODO``, ``...``, ``$code``, ``[CODE]``), and prose
-    (text that does not parse and whose non-blank lines are mostly sentences). Degenerate
+    (``{code}``, ``{...}``, ``<code>``, ``TODO``, ``...``, ``$code``, ``[CODE]``), prose
+    (text that does not parse and whose non-blank lines are mostly sentences), and text too
+    long to analyse (over ``MAX_CODE_CHARS``, 100,000 characters: not read). Degenerate
     only where a function is asked for: import lines only, comments only, a string or a
     constant alone, a bare name, the prompt echoed, and an entry function whose body (its
     docstring set aside) is empty, ``pass``/``...`` or ``raise NotImplementedError``.
@@ -188,9 +190,9 @@ def degenerate_kind(
     >>> degenerate_kind("def f(x):\n    return 2 * x\n", entry_point="f") is None
     True
     """
-    check_code("text", text)
+    text = check_code("text", text)
     if prompt is not None:
-        check_code("prompt", prompt)
+        prompt = check_code("prompt", prompt)
     entry = check_entry_point(entry_point)
     if function is not None and not isinstance(function, bool):
         raise InputTypeError(f"function must be True, False or None, got {function!r}")
@@ -198,6 +200,9 @@ def degenerate_kind(
     stripped = text.strip()
     if not stripped:
         return "empty text"
+    too_long = over_limit(text)
+    if too_long is not None:
+        return f"too long to analyse ({too_long})"
     placeholder = _placeholder(stripped)
     if placeholder:
         return placeholder

@@ -171,7 +171,8 @@ def extract_code(text: str, *, entry_point: str | None = None) -> str:
     -----
     A prose line (:func:`is_prose_line`) starts at column 0 with at least three words whose
     first two are plain words and whose first is not a Python keyword; Markdown bullets,
-    numbered items and emphasis count as prose. The code itself is never rewritten.
+    numbered items and emphasis count as prose. The code itself is never rewritten. Text over
+    :data:`MAX_CODE_CHARS` characters is returned unread.
 
     Examples
     --------
@@ -188,9 +189,11 @@ def extract_code(text: str, *, entry_point: str | None = None) -> str:
     >>> extract_code(two)
     'def g():\n    pass\n'
     """
-    check_code("text", text)
+    text = check_code("text", text)
     if entry_point is not None and not isinstance(entry_point, str):
         raise InputTypeError(f"entry_point must be a str or None, got {type(entry_point).__name__}")
+    if len(text) > MAX_CODE_CHARS:
+        return text
     blocks = _fenced_blocks(text) if ("```" in text or "~~~" in text) else []
     if blocks:
         return _pick_block(blocks, entry_point)

@@ -15,10 +15,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from lift_metrics import _pyast as pyast
+from lift_metrics._text import clean_text
 from lift_metrics.errors import InputTypeError
 
-MAX_CODE_CHARS = 1_000_000
-"""Code longer than this is not parsed (it scores 0 on syntax): it bounds parser time and memory."""
+MAX_CODE_CHARS = 100_000
+"""The most characters of code the metrics analyse.
+
+Longer text is not parsed, linted, embedded or compared with the reference: it scores 0 on
+each of those, with the reason (:func:`over_limit`), and ``code_quality`` neither reads nor
+runs it. This bounds the time of every analysis: one ``code_quality`` call on hostile text
+just under the limit takes about 2 s at most on a 2-core machine, and on text over it no time
+at all (``benchmarks/bench_code_bound.py``). Model answers are far shorter (HumanEval
+solutions: under 3,000 characters). The sandbox's own limit on code it runs is 1,000,000.
+"""
 
 _SNAKE_CASE = re.compile(r"^_*[a-z][a-z0-9_]*$")
 _DUNDER = re.compile(r"^__[a-z][a-z0-9_]*__$")
@@ -46,12 +55,30 @@ class CodeFeatures:
 
 
 def check_code(name: str, value: Any) -> str:
-    """Reject non-str code with a TypeError naming the parameter."""
+    """Return code as the metrics read it: valid Unicode (:func:`lift_metrics._text.clean_text`).
+
+    Reject non-str code with a TypeError naming the parameter.
+    """
     if not isinstance(value, str):
         raise InputTypeError(
             f"{name} must be a str of Python source code, got {type(value).__name__}"
         )
-    return value
+    return clean_text(value)
+
+
+def over_limit(code: str) -> str | None:
+    """Why ``code`` is too long to analyse (a short message), or ``None`` when it is not.
+
+    Examples
+    --------
+    >>> over_limit("x = 1") is None
+    True
+    >>> over_limit("x" * 100_001)
+    'code is 100,001 characters, over the 100,000 limit'
+    """
+    if len(code) <= MAX_CODE_CHARS:
+        return None
+    return f"code is {len(code):,} characters, over the {MAX_CODE_CHARS:,} limit"
 
 
 def parse_error(code: str) -> str | None:
@@ -70,8 +97,9 @@ def code_features(code: str) -> CodeFeatures:
 
 
 def _features(code: str) -> CodeFeatures:
-    if len(code) > MAX_CODE_CHARS:
-        return _failed(f"code is {len(code):,} characters, over the {MAX_CODE_CHARS:,} limit")
+    too_long = over_limit(code)
+    if too_long is not None:
+        return _failed(too_long)
     try:
         tree = pyast.parse(code)
     except SyntaxError as exc:

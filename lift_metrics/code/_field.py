@@ -37,8 +37,8 @@ def _bleu() -> Metric:
 
 def _sentence_score(metric: Callable[[], Metric], predicted: str, expected: str) -> float:
     """Return a sacrebleu metric's sentence score (0-100) of one pair, in [0, 1]."""
-    check_code("predicted", predicted)
-    check_code("expected", expected)
+    predicted = check_code("predicted", predicted)
+    expected = check_code("expected", expected)
     with _LOCK:  # sacrebleu metric objects cache references: not thread-safe
         value = metric().sentence_score(predicted, [expected]).score
     return min(1.0, max(0.0, float(value) / 100.0))
@@ -134,8 +134,8 @@ def exact_match(predicted: str, expected: str) -> float:
     >>> exact_match("x = 1\n", "x = 1"), exact_match("x=1", "x = 1")
     (1.0, 0.0)
     """
-    check_code("predicted", predicted)
-    check_code("expected", expected)
+    predicted = check_code("predicted", predicted)
+    expected = check_code("expected", expected)
     return 1.0 if predicted.strip() == expected.strip() else 0.0
 
 
@@ -198,8 +198,8 @@ def codebleu_score(predicted: str, expected: str) -> float:
     ...     print(1.0)
     1.0
     """
-    check_code("predicted", predicted)
-    check_code("expected", expected)
+    predicted = check_code("predicted", predicted)
+    expected = check_code("expected", expected)
     if not codebleu_available():
         raise ImportError(
             "codebleu_score needs the codebleu and tree-sitter-python packages: "

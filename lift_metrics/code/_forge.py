@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lift_metrics.code._features import MAX_CODE_CHARS, check_code
+from lift_metrics.code._features import check_code, over_limit
 from lift_metrics.code._lint import count_lint_findings
 from lift_metrics.code._tests import (
     SandboxLike,
@@ -73,8 +73,9 @@ class ForgeInputs:
 
 
 def _compile_error(code: str) -> str | None:
-    if len(code) > MAX_CODE_CHARS:
-        return f"code is {len(code):,} characters, over the {MAX_CODE_CHARS:,} limit"
+    too_long = over_limit(code)
+    if too_long is not None:
+        return too_long
     try:
         compile(code, "<generated>", "exec", dont_inherit=True)
     except SyntaxError as exc:
@@ -134,7 +135,7 @@ def forge_inputs(
     >>> inputs.reason
     "SyntaxError: 'return' outside function (line 2)"
     """
-    check_code("code", code)
+    code = check_code("code", code)
     normalized = normalize_tests(tests)
     entry = check_entry_point(entry_point)
     timeout = check_timeout(timeout_s)

@@ -166,7 +166,7 @@ def lint_code(code: str) -> tuple[LintFinding, ...]:
     >>> lint_code("x = 1\n")
     ()
     """
-    check_code("code", code)
+    code = check_code("code", code)
     if len(code) > MAX_CODE_CHARS:
         return (LintFinding("too-large", f"code over {MAX_CODE_CHARS:,} characters", 0, 0),)
     binary = _ruff_binary()

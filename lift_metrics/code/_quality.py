@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from lift_metrics._text import clean_text
 from lift_metrics.code._features import check_code
 from lift_metrics.code._tests import (
     NormalizedTests,
@@ -79,10 +80,10 @@ def code_quality_breakdown(
     >>> result.reasons[0]
     "syntax: SyntaxError: expected ':' (line 1)"
     """
-    check_code("predicted", predicted)
-    check_code("expected", expected)
+    predicted = check_code("predicted", predicted)
+    expected = check_code("expected", expected)
     if prompt is not None:
-        check_code("prompt", prompt)
+        prompt = check_code("prompt", prompt)
     normalized = normalize_tests(tests)
     entry = check_entry_point(entry_point)
     options = code_quality_options(
@@ -122,7 +123,7 @@ def score_code(
     embedder: Embedder | None,
     sandbox: SandboxLike | None,
 ) -> CodeQualityBreakdown:
-    """Return the scoring core on validated inputs: every code scorer calls it.
+    r"""Return the scoring core on validated inputs: every code scorer calls it.
 
     :func:`code_quality_breakdown` validates its arguments and calls this; the DSPy metric
     objects (:mod:`lift_metrics.dspy_metrics`) call it directly with options built once.
@@ -144,7 +145,14 @@ def score_code(
     Returns
     -------
     CodeQualityBreakdown
+
+    Notes
+    -----
+    The texts are read as valid Unicode, as every code metric reads them: a lone surrogate
+    (JSON's ``"\ud800"``) becomes U+FFFD, the replacement character.
     """
+    predicted, expected = clean_text(predicted), clean_text(expected)
+    prompt = None if prompt is None else clean_text(prompt)
     if options.validated:
         return _validated(
             predicted, expected, tests, options, entry_point, prompt, embedder, sandbox
@@ -247,7 +255,10 @@ def code_quality(
        placeholder (``{code}``) or prose scores 0; where a function is asked for (tests or
        an entry point), so do import lines only, a bare name, and the prompt or signature
        echoed with no body. Without tests but with an entry point, a missing entry function
-       or a placeholder body (:func:`~lift_metrics.code.is_stub`) is degenerate too.
+       or a placeholder body (:func:`~lift_metrics.code.is_stub`) is degenerate too. So is
+       an answer over ``MAX_CODE_CHARS`` (100,000 characters), which is neither read nor run
+       ("too long to analyse"; the weighted sum gives it 0 on every component, each with
+       its reason).
     2. **With tests** (n tests, k passed, r = the no-test reference score of the code
        against ``expected``, :func:`lift_metrics.code.reference_score`):
 

@@ -68,7 +68,8 @@ class ReferenceScoreBreakdown:
         to tokens), ``<unk>`` tokens.
     degenerate : str or None
         ``"empty"``, ``"placeholder"`` or ``"prose"`` when the prediction is not code (its
-        score is capped at 0.05), else None.
+        score is capped at 0.05), ``"too long"`` when it is over ``MAX_CODE_CHARS`` (100,000
+        characters: not analysed, scored 0), else None.
     """
 
     score: float
@@ -139,8 +140,8 @@ def reference_score_breakdown(
     >>> result.score, result.degenerate, result.reasons
     (0.0, 'placeholder', ('the prediction is a template placeholder: not code',))
     """
-    check_code("predicted", predicted)
-    check_code("expected", expected)
+    predicted = check_code("predicted", predicted)
+    expected = check_code("expected", expected)
     return _breakdowns([predicted], [expected], embedder)[0]
 
 
@@ -162,7 +163,8 @@ def reference_score(predicted: str, expected: str, *, embedder: Embedder | None 
         task the reference solves (0 useless, 1 as good as the reference). 1.0 when the
         prediction equals the reference (surrounding whitespace aside); at most 0.05
         (in fact 0.0) for empty text, a template placeholder (``{code}``, ``<code>``) or
-        prose.
+        prose; 0.0 for a prediction over ``MAX_CODE_CHARS`` (100,000 characters), which is
+        not analysed (:func:`reference_score_breakdown` says so).
 
     Raises
     ------

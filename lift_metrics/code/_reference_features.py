@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from lift_metrics import _pyast as pyast
-from lift_metrics.code._features import MAX_CODE_CHARS, check_code
+from lift_metrics.code._features import MAX_CODE_CHARS, check_code, over_limit
 from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.similarity import Embedder, resolve_embedder, sequence_similarity
 
@@ -40,7 +40,9 @@ REFERENCE_FEATURES: tuple[str, ...] = (
 _MAX_CHARS = 20_000  # features are computed on at most this many characters of each side
 _UNK = re.compile(r"<\s*unk\s*>", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z_]\w*|\d+(?:\.\d+)?|'[^'\n]*'|\S")
-_CALL = re.compile(r"([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\(")
+# a dotted name and, after it, the "(" that makes it a call (see _calls)
+_CHAIN = re.compile(r"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
+_OPEN = re.compile(r"\s*\(")
 _WORD = re.compile(r"[A-Za-z0-9]+(?:'[a-z]+)?[.,;:!?]?")
 _CODE_MARK = re.compile(r"[()\[\]{}=<>+*/%&|^~@]|\w\.\w|\w_|_\w|:\S")
 _PLACEHOLDER_WORDS = frozenset(
@@ -102,7 +104,8 @@ _PROSE_WORDS = frozenset(
         "just",
     )
 )
-_WRAPPED = re.compile(r"^(\{\{?|<|\[\[?|\$\{)\s*([A-Za-z_][\w \-.]*?)\s*(\}\}?|>|\]\]?)$")
+# possessive, so that a long text is read once (a lazy group before \s* backtracked over it)
+_WRAPPED = re.compile(r"^(\{\{?|<|\[\[?|\$\{)\s*([A-Za-z_][\w \-.]*+)\s*(\}\}?|>|\]\]?)$")
 
 
 _DEGENERATE_TEXT = {
@@ -175,10 +178,14 @@ def _calls(text: str, tree: ast.AST | None) -> set[str]:
                     names.add(".".join(reversed(parts)))
                     names.add(parts[0])
     else:
-        for match in _CALL.findall(text):
-            dotted = re.sub(r"\s+", "", match)
-            names.add(dotted)
-            names.add(dotted.rsplit(".", 1)[-1])
+        # Each maximal dotted name followed by "(", as re.findall of name-then-"(" finds them,
+        # but in one pass: a name inside a longer one is a call exactly when the longer one is,
+        # and trying every start inside it took time quadratic in its length.
+        for chain in _CHAIN.finditer(text):
+            if _OPEN.match(text, chain.end()):
+                dotted = re.sub(r"\s+", "", chain.group())
+                names.add(dotted)
+                names.add(dotted.rsplit(".", 1)[-1])
     return names
 
 
@@ -204,7 +211,12 @@ def _cosine_counts(a: Counter[str], b: Counter[str]) -> float:
 
 
 def _degenerate(predicted: str) -> str | None:
-    """``"empty"``, ``"placeholder"`` or ``"prose"`` when the prediction is not code."""
+    """``"empty"``, ``"placeholder"`` or ``"prose"`` when the prediction is not code.
+
+    ``"too long"`` when it is over ``MAX_CODE_CHARS``: it is not read at all.
+    """
+    if over_limit(predicted) is not None:
+        return "too long"
     text = predicted.strip()
     if not text:
         return "empty"
@@ -334,10 +346,9 @@ def _check_pairs(predicted: Any, expected: Any) -> tuple[list[str], list[str]]:
             f"predicted and expected must have the same length, got {len(predicted)} "
             f"and {len(expected)}"
         )
-    for i, (p, e) in enumerate(zip(predicted, expected, strict=True)):
-        check_code(f"predicted[{i}]", p)
-        check_code(f"expected[{i}]", e)
-    return list(predicted), list(expected)
+    preds = [check_code(f"predicted[{i}]", p) for i, p in enumerate(predicted)]
+    refs = [check_code(f"expected[{i}]", e) for i, e in enumerate(expected)]
+    return preds, refs
 
 
 def reference_feature_matrix(
@@ -358,7 +369,8 @@ def reference_feature_matrix(
         Shape ``(n, len(REFERENCE_FEATURES))``, columns in :data:`REFERENCE_FEATURES` order;
         rows of degenerate predictions are zero.
     degenerate : list of (str or None)
-        ``"empty"``/``"placeholder"``/``"prose"`` per pair, or None.
+        ``"empty"``/``"placeholder"``/``"prose"``/``"too long"`` (over ``MAX_CODE_CHARS``,
+        not analysed) per pair, or None.
     reasons : list of list of str
 
     Raises
@@ -379,7 +391,9 @@ def reference_feature_matrix(
     matrix = np.zeros((len(preds), len(REFERENCE_FEATURES)))
     reasons: list[list[str]] = [[] for _ in preds]
     for i, kind in enumerate(kinds):
-        if kind is not None:
+        if kind == "too long":
+            reasons[i].append(f"the prediction is not analysed: {over_limit(preds[i])}")
+        elif kind is not None:
             reasons[i].append(f"the prediction is {_DEGENERATE_TEXT[kind]}: not code")
     for i, cosine in zip(live, cosines, strict=True):
         features, why = _pair_features(preds[i], refs[i], cosine)

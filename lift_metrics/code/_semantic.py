@@ -2,13 +2,33 @@
 
 from __future__ import annotations
 
-from lift_metrics.code._features import check_code
+from lift_metrics.code._features import check_code, over_limit
 from lift_metrics.similarity import (
     Embedder,
     check_similarity_floor,
     rescale_similarity,
     text_similarity,
 )
+
+
+def similarity_score(
+    predicted: str, expected: str, embedder: Embedder | None, floor: float
+) -> float:
+    """Return the semantic component of validated inputs: 0 for code over ``MAX_CODE_CHARS``.
+
+    Such code is not embedded (:func:`semantic_reason` says so).
+    """
+    if over_limit(predicted) is not None:
+        return 0.0
+    return rescale_similarity(text_similarity(predicted, expected, embedder=embedder), floor)
+
+
+def semantic_reason(semantic: float, predicted: str) -> str | None:
+    """Why the semantic component of ``predicted`` is below 1, or None when it is not."""
+    too_long = over_limit(predicted)
+    if too_long is not None:
+        return f"semantic: 0 because the code is not embedded ({too_long})"
+    return f"semantic: embedding similarity {semantic:.3f}" if semantic < 1.0 else None
 
 
 def semantic_similarity(
@@ -34,7 +54,8 @@ def semantic_similarity(
     Returns
     -------
     float
-        In [0, 1]; identical strings score exactly 1.0 without calling the model.
+        In [0, 1]; identical strings score exactly 1.0 without calling the model, and a
+        prediction over ``MAX_CODE_CHARS`` (100,000 characters) 0.0 without being embedded.
 
     Raises
     ------
@@ -57,7 +78,7 @@ def semantic_similarity(
     >>> semantic_similarity("return a + b", "return a + b", similarity_floor=0.5)
     1.0
     """
-    check_code("predicted", predicted)
-    check_code("expected", expected)
+    predicted = check_code("predicted", predicted)
+    expected = check_code("expected", expected)
     floor = check_similarity_floor(similarity_floor)
-    return rescale_similarity(text_similarity(predicted, expected, embedder=embedder), floor)
+    return similarity_score(predicted, expected, embedder, floor)

@@ -54,8 +54,8 @@ def structural_similarity(predicted: str, expected: str) -> float:
     >>> structural_similarity("def add(a, b):\n    return a\n", reference)
     0.7
     """
-    check_code("predicted", predicted)
-    check_code("expected", expected)
+    predicted = check_code("predicted", predicted)
+    expected = check_code("expected", expected)
     reference = code_features(expected)
     if not reference.parses:
         raise InputValueError(

@@ -203,7 +203,7 @@ def is_stub(predicted: str, expected: str | None = None, *, entry_point: str | N
     >>> is_stub("def f(x):\n    return x * 3\n")
     False
     """
-    check_code("predicted", predicted)
+    predicted = check_code("predicted", predicted)
     if expected is not None:
-        check_code("expected", expected)
+        expected = check_code("expected", expected)
     return stub_kind(predicted, expected, check_entry_point(entry_point)) is not None

@@ -84,7 +84,7 @@ def style_conformance(predicted: str, expected: str) -> float:
     >>> style_conformance("def Area(R):\n    return 3.14159 * R * R\n", reference)
     0.16666666666666666
     """
-    check_code("predicted", predicted)
-    check_code("expected", expected)
+    predicted = check_code("predicted", predicted)
+    expected = check_code("expected", expected)
     imports, naming, docstrings, _ = style_parts(predicted, expected)
     return (imports + naming + docstrings) / 3.0

@@ -28,7 +28,7 @@ def syntax_correctness(code: str) -> float:
     As specified this is :func:`ast.parse`, which accepts a few programs that
     :func:`compile` rejects later (``return`` outside a function, ``break`` outside a loop);
     :func:`~lift_metrics.code.forge_inputs` uses the stricter ``compile``. Null bytes,
-    absurdly deep nesting and code over ``MAX_CODE_CHARS`` (1,000,000 characters) score 0.0.
+    absurdly deep nesting and code over ``MAX_CODE_CHARS`` (100,000 characters) score 0.0.
     The empty string is a valid (empty) module: 1.0.
 
     Examples

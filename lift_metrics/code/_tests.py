@@ -285,9 +285,9 @@ def test_pass_rate(
     >>> test_pass_rate(fenced, [({"x": 1}, 1)])
     1.0
     """
-    check_code("code", code)
+    code = check_code("code", code)
     if prompt is not None:
-        check_code("prompt", prompt)
+        prompt = check_code("prompt", prompt)
     normalized = normalize_tests(tests)
     if normalized.count == 0:
         raise InputValueError(

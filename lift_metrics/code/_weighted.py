@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from lift_metrics.code._features import CodeFeatures, code_features
+from lift_metrics.code._semantic import semantic_reason, similarity_score
 from lift_metrics.code._stub import stub_kind
 from lift_metrics.code._style import style_parts
 from lift_metrics.code._tests import (
@@ -20,10 +21,8 @@ from lift_metrics.code._tests import (
 )
 from lift_metrics.similarity import (
     Embedder,
-    rescale_similarity,
     resolve_embedder,
     sequence_similarity,
-    text_similarity,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -128,8 +127,7 @@ def _weighted(
         )
 
     def similarity() -> float:
-        cosine = text_similarity(predicted, expected, embedder=embedder)
-        return rescale_similarity(cosine, options.similarity_floor)
+        return similarity_score(predicted, expected, embedder, options.similarity_floor)
 
     executed, semantic = _run_concurrently(
         execute if weight["tests"] > 0 else None,
@@ -144,8 +142,9 @@ def _weighted(
             reasons.append(f"tests: {executed.reason}")
     if semantic is not None:
         components["semantic"] = semantic
-        if semantic < 1.0:
-            reasons.append(f"semantic: embedding similarity {semantic:.3f}")
+        semantic_why = semantic_reason(semantic, predicted)
+        if semantic_why:
+            reasons.append(semantic_why)
     style, style_reason = _style(candidate, predicted, expected if reference.parses else "")
     components.update(style)
     if style_reason:

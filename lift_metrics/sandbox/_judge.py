@@ -3,6 +3,12 @@
 Nothing from the child is unpickled or evaluated: its result pipe carries frames of JSON data,
 which are checked for the execution's nonce and the expected order, then compared with the
 expected values through :func:`lift_metrics.sandbox._worker.canonical` (exact types).
+
+Whatever the child wrote, judging returns a result and raises nothing, and its cost is bounded
+by what an honest child can write: at most one frame per expected message (load, each case or
+the script, done), none longer than :data:`~lift_metrics.sandbox._worker.MAX_FRAME_BYTES`
+(a returned value of at most 1 MB once encoded, with room for the frame around it). A frame
+past either bound is refused before it is parsed: the channel was tampered with.
 """
 
 from __future__ import annotations
@@ -12,9 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lift_metrics._text import clean_text
 from lift_metrics.sandbox._results import ExecutionResult, Status, TestOutcome
 from lift_metrics.sandbox._worker import (
     CHILD_SETUP_FAILED_EXIT,
+    MAX_FRAME_BYTES,
     DecodeError,
     canonical,
     tree_repr,
@@ -25,8 +33,12 @@ _SHORT = 200
 
 
 def short(text: str, limit: int = _SHORT) -> str:
-    """Return ``text`` on one line, cut to ``limit`` characters."""
-    text = " ".join(text.split())
+    """Return ``text`` on one line, cut to ``limit`` characters, as valid Unicode.
+
+    The child's messages are its own text: an exception message may hold a lone surrogate,
+    which would make writing the result as UTF-8 fail (it becomes U+FFFD).
+    """
+    text = " ".join(clean_text(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -99,9 +111,15 @@ class _Reading:
         self.actual = [None] * self.n
 
 
-def _frames(res: bytes, nonce: str, header: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
-    """Return the frames up to the first without the nonce, and whether the channel was tampered."""
-    frames, well_formed = unpack_frames(res)
+def _frames(
+    res: bytes, nonce: str, header: dict[str, Any], n: int
+) -> tuple[list[dict[str, Any]], bool]:
+    """Return the frames up to the first without the nonce, and whether the channel was tampered.
+
+    An honest child writes ``n + 2`` frames at most (load, ``n`` cases or one script, done):
+    no more are parsed.
+    """
+    frames, well_formed = unpack_frames(res, max_frames=n + 2, max_frame_bytes=MAX_FRAME_BYTES)
     tampered = not well_formed or bool(header.get("res_overflow"))
     good: list[dict[str, Any]] = []
     for frame in frames:
@@ -253,8 +271,8 @@ def judge(
     The trees (None where nothing valid came back) serve :func:`execute_code`.
     """
     stderr = _stderr_text(err, int(header.get("err_total", len(err))))
-    good, tampered = _frames(res, nonce, header)
     n = len(cases) if mode == "io" else 1
+    good, tampered = _frames(res, nonce, header, n)
     reading = _read(good, mode, n, expected_canon, tampered)
     status, reason = _status(header, reading, mode, timeout_s)
     outcomes = _outcomes(reading, cases, mode, reason)

@@ -18,7 +18,6 @@ from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.sandbox import _isolation
 from lift_metrics.sandbox._judge import error_result, judge, short
 from lift_metrics.sandbox._prepare import (
-    MAX_VALUE_BYTES,
     _check_cases,
     _compile,
     _compile_script,
@@ -27,6 +26,8 @@ from lift_metrics.sandbox._prepare import (
 )
 from lift_metrics.sandbox._results import ExecutionResult
 from lift_metrics.sandbox._worker import (
+    MAX_VALUE_BYTES,
+    EncodeError,
     pack_request,
 )
 from lift_metrics.sandbox._worker_client import (
@@ -148,7 +149,9 @@ class Sandbox(ClosesOnExit):
     The parent's deadline (``timeout_s`` + 3 s) kills a worker that stops answering, and any
     answer that breaks the control protocol (wrong sequence number, malformed header)
     restarts the worker; a dead worker is restarted on the next execution. Judging in the
-    parent is linear in the size of the result (at most 8 MiB). Workers are started from
+    parent never raises and is linear in what it parses: at most one frame per expected
+    message (load, each case, done), none longer than a 1 MB value and its envelope (a
+    longer one is refused unparsed, as tampering), and 8 MiB in all. Workers are started from
     one long-lived thread, because bwrap's ``--die-with-parent`` fires when the starting
     *thread* exits (a worker started from a short-lived thread, such as one of
     ``dspy.Evaluate``'s, was killed with it, and the execution running on it came back
@@ -383,16 +386,20 @@ class Sandbox(ClosesOnExit):
             ``code`` not a str; ``tests`` of the wrong shape, not plain data, or a script that
             does not parse or define ``check``; ``entry_point`` not an identifier;
             ``timeout_s`` not > 0. Problems of the code itself (does not parse, no such
-            entry point, too large) are results with status ``"error"``, not exceptions.
+            entry point, too large, nested too deeply to send) are results with status
+            ``"error"``, and anything it writes on the result channel gives a result
+            (``"failed"`` when it is malformed), not exceptions.
         RuntimeError
             The sandbox is closed, or this is a forked copy of the process that created it.
 
         Notes
         -----
         Code that does not parse is reported without starting a process. Code longer than
-        1,000,000 characters is an ``"error"`` result. A returned value larger than 1 MB once
-        encoded, or of a type that is not plain data (including subclasses such as an ``int``
-        with a rigged ``__eq__``, numpy scalars or enums), fails its case.
+        1,000,000 characters, or whose code objects nest deeper than ``marshal`` carries them
+        to the child (thousands of nested lambdas), is an ``"error"`` result. A returned value
+        larger than 1 MB once encoded (1,000,000 bytes of compact JSON), or of a type that is
+        not plain data (including subclasses such as an ``int`` with a rigged ``__eq__``,
+        numpy scalars or enums), fails its case.
 
         Neither kind of test can be forged by the code under test. I/O cases: expected
         values never leave the parent, only JSON data comes back, and every message must
@@ -494,17 +501,24 @@ class Sandbox(ClosesOnExit):
                 )
             name = functions[0]
         nonce = secrets.token_hex(16)
-        payload = pack_request(
-            {
-                "code": compiled,
-                "mode": mode,
-                "entry_point": name,
-                "cases": [dict(kwargs) for kwargs, _ in cases],
-                "timeout_s": limit_s,
-                "max_value_bytes": MAX_VALUE_BYTES,
-            },
-            {"nonce": nonce, "script": script_code, "asserts": asserts},
-        )
+        try:
+            payload = pack_request(
+                {
+                    "code": compiled,
+                    "mode": mode,
+                    "entry_point": name,
+                    "cases": [dict(kwargs) for kwargs, _ in cases],
+                    "timeout_s": limit_s,
+                    "max_value_bytes": MAX_VALUE_BYTES,
+                },
+                {"nonce": nonce, "script": script_code, "asserts": asserts},
+            )
+        except EncodeError as exc:  # the cases and the script were checked: the code is at fault
+            return self._nothing_ran(
+                short(f"the code cannot be sent to the sandbox: {exc}"),
+                n_cases=n_cases,
+                cases=cases or None,
+            )
         return self._execute(payload, mode, cases, expected, nonce, limit_s)
 
     def _execute(

@@ -21,6 +21,7 @@ from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.sandbox._judge import short
 from lift_metrics.sandbox._worker import (
     _VALUE_CHARS,
+    MAX_VALUE_BYTES,
     SCRIPT_FILENAME,
     AssertEntry,
     EncodeError,
@@ -29,7 +30,6 @@ from lift_metrics.sandbox._worker import (
 )
 
 MAX_INPUT_BYTES = 16 * 1024 * 1024
-MAX_VALUE_BYTES = 1_000_000
 _compile_lock = threading.Lock()  # warnings.catch_warnings is not thread-safe
 
 
@@ -84,6 +84,7 @@ def _compile_script(source: str) -> tuple[bool, CodeType, bytes]:
         if cached is not None:
             return cached
         tree, code = _parse(source, SCRIPT_FILENAME)
+        marshal.dumps(code, 2)  # ValueError when nested too deeply to travel: the caller's to fix
         table = marshal.dumps(_assert_table(tree, source), 2)
         entry = ("check" in _top_level_functions(tree), code, table)
         with _script_cache_lock:

@@ -41,6 +41,8 @@ from typing import Any
 _HEADER = struct.Struct(">I")
 _CONTAINER_TAGS: dict[type, str] = {list: "l", tuple: "t", set: "S", frozenset: "F"}
 MAX_DEPTH = 64
+#: The most bytes the compact JSON of one returned value may take (:func:`encode_value`).
+MAX_VALUE_BYTES = 1_000_000
 
 # ----------------------------------------------------------------------------------------------
 # Value codec: tagged JSON, exact types.
@@ -50,6 +52,9 @@ MAX_DEPTH = 64
 # set -> ["S", [...]]; frozenset -> ["F", [...]]; dict -> ["d", [[k, v], ...]];
 # anything else -> ["?", type name, truncated repr] (never equal to anything).
 # Subclasses (an int subclass with a rigged __eq__, numpy scalars, enums) are "anything else".
+#
+# The encoder writes one spelling of each value (digits without leading zeros and no "-0",
+# lowercase hex, a JSON number for a finite float); the decoder accepts that spelling only.
 # ----------------------------------------------------------------------------------------------
 
 
@@ -61,8 +66,16 @@ class DecodeError(ValueError):
     """Bytes that are not a well-formed tagged value."""
 
 
-def encode_value(value: Any, *, max_bytes: int = 1_000_000) -> Any:
-    """Return the tagged-JSON tree of ``value``; raise EncodeError past ``max_bytes`` or depth."""
+_escape = json.encoder.encode_basestring_ascii  # the JSON of a str, quotes included
+
+
+def encode_value(value: Any, *, max_bytes: int = MAX_VALUE_BYTES) -> Any:
+    """Return the tagged-JSON tree of ``value``.
+
+    Raise EncodeError when the tree's compact JSON (as :func:`pack_frame` writes it) would be
+    longer than ``max_bytes`` bytes, or the value is nested deeper than :data:`MAX_DEPTH`.
+    Each node is charged its own bytes and one separator, so the charge bounds the JSON.
+    """
     budget = [max_bytes]
 
     def spend(n: int) -> None:
@@ -74,30 +87,42 @@ def encode_value(value: Any, *, max_bytes: int = 1_000_000) -> Any:
         if depth > MAX_DEPTH:
             raise EncodeError(f"value is nested deeper than {MAX_DEPTH} levels")
         t = type(x)
-        spend(8)
         if x is None:
+            spend(6)  # ["N"],
             return ["N"]
         if t is bool:
+            spend(8)  # ["b",1],
             return ["b", 1 if x else 0]
         if t is int:
             digits = _int_digits(x)
-            spend(len(digits))
+            spend(9 + len(digits))  # ["i","..."],
             return ["i", digits]
         if t is float:
-            return _encode_float(x)
+            tree = _encode_float(x)
+            payload = tree[1]
+            spend(7 + (len(payload) + 2 if type(payload) is str else len(float.__repr__(x))))
+            return tree
         if t is str:
-            spend(len(x))
+            spend(7 + len(_escape(x)))  # ["s","..."],
             return ["s", x]
         if t is bytes:
-            spend(2 * len(x))
+            spend(9 + 2 * len(x))  # ["y","..."],
             return ["y", bytes.hex(x)]
         if t is list or t is tuple or t is set or t is frozenset:
+            spend(9)  # ["l",[]],
             tag = _CONTAINER_TAGS[t]
             items = list.__iter__(x) if t is list else iter(x)
             return [tag, [enc(item, depth + 1) for item in items]]
         if t is dict:
-            return ["d", [[enc(k, depth + 1), enc(v, depth + 1)] for k, v in dict.items(x)]]
-        return _encode_unsupported(x)
+            spend(9)  # ["d",[]],
+            pairs = []
+            for k, v in dict.items(x):
+                spend(2)  # the brackets of [k,v]: the comma inside is the key's separator
+                pairs.append([enc(k, depth + 1), enc(v, depth + 1)])
+            return ["d", pairs]
+        tree = _encode_unsupported(x)
+        spend(9 + len(_escape(tree[1])) + len(_escape(tree[2])))  # ["?","...","..."],
+        return tree
 
     return enc(value, 0)
 
@@ -130,84 +155,115 @@ def _encode_unsupported(x: Any) -> list[Any]:
     return ["?", f"{t.__module__}.{t.__qualname__}", text]
 
 
-def _check_items(payload: Any) -> list[Any]:
-    if type(payload) is not list:
-        raise DecodeError("container payload is not a list")
-    return payload
+_CONTAINERS = ("l", "t", "S", "F", "d")
+_ARITY = {"N": 1, "b": 2, "i": 2, "f": 2, "s": 2, "y": 2, "?": 3}
+_FLOAT_WORDS = ("nan", "inf", "-inf")
+_HEX_DIGITS = "0123456789abcdef"
+
+
+def _tag(tree: Any, depth: int) -> str:
+    """Return the tag of the node ``tree`` once its shape is checked (not its items').
+
+    Raise DecodeError unless the node is exactly what :func:`encode_value` writes: a
+    container tag with a list, or a scalar tag with the right number of items, each of the
+    right JSON type and spelling.
+    """
+    if depth > MAX_DEPTH + 1:
+        raise DecodeError("value nested too deeply")
+    if type(tree) is not list or not tree or type(tree[0]) is not str:
+        raise DecodeError("a value must be a non-empty list starting with a tag")
+    tag: str = tree[0]
+    if tag in _CONTAINERS:
+        if len(tree) != 2 or type(tree[1]) is not list:
+            raise DecodeError(f"malformed container with tag {tag!r}")
+        return tag
+    if len(tree) != _ARITY.get(tag, 0) or not _well_spelled(tag, tree):
+        raise DecodeError(f"malformed value with tag {tag[:10]!r}")
+    return tag
+
+
+def _well_spelled(tag: str, tree: list[Any]) -> bool:
+    """Whether a scalar node of the right length holds what the encoder writes for ``tag``."""
+    if tag == "N":
+        return True
+    payload = tree[1]
+    kind = type(payload)
+    if tag == "b":
+        return kind is int and (payload == 0 or payload == 1)
+    if tag == "f":
+        return kind is float or (kind is str and payload in _FLOAT_WORDS)
+    if kind is not str:
+        return False
+    if tag == "s":
+        return True
+    if tag == "i":
+        digits: str = payload[1:] if payload[:1] == "-" else payload
+        return digits.isascii() and digits.isdigit() and (digits[0] != "0" or payload == "0")
+    if tag == "y":
+        return len(payload) % 2 == 0 and payload.isascii() and not payload.strip(_HEX_DIGITS)
+    return type(tree[2]) is str  # "?"
 
 
 def decode_value(tree: Any, *, _depth: int = 0) -> Any:
     """Return the Python value of a tagged tree; raise DecodeError on anything malformed.
 
-    Unsupported values (tag ``"?"``) decode to an :class:`Unsupported` marker.
+    Unsupported values (tag ``"?"``) decode to an :class:`Unsupported` marker. No other
+    exception escapes, whatever ``tree`` holds.
     """
-    if _depth > MAX_DEPTH + 1:
-        raise DecodeError("value nested too deeply")
-    if type(tree) is not list or not tree or type(tree[0]) is not str:
-        raise DecodeError("a value must be a non-empty list starting with a tag")
-    tag = tree[0]
-    try:
-        if tag == "N" and len(tree) == 1:
-            return None
-        if len(tree) == 2:
-            value = _decode_payload(tag, tree[1], _depth)
-            if value is not _MALFORMED:
-                return value
-        if tag == "?" and len(tree) == 3 and all(type(v) is str for v in tree[1:]):
-            return Unsupported(tree[1][:200], tree[2][:200])
-    except DecodeError:
-        raise
-    except (TypeError, ValueError, RecursionError) as exc:  # unhashable key, bad hex, huge int
-        raise DecodeError(f"malformed value: {type(exc).__name__}") from exc
-    raise DecodeError(f"malformed value with tag {tag[:10]!r}")
-
-
-#: What :func:`_decode_payload` returns for a tag and payload that form no value.
-_MALFORMED = object()
-
-
-def _decode_payload(tag: str, payload: Any, depth: int) -> Any:
-    """Return the value of a two-item tree ``[tag, payload]``, or :data:`_MALFORMED`."""
-    if tag == "b" and payload in (0, 1) and type(payload) is int:
-        return payload == 1
-    if tag == "i" and type(payload) is str and payload.lstrip("-").isdigit():
-        return int(payload)
-    if tag == "f":
-        if type(payload) is str and payload in ("nan", "inf", "-inf"):
-            return float(payload)
-        if type(payload) in (int, float):
-            return float(payload)
-    if tag == "s" and type(payload) is str:
-        return payload
-    if tag == "y" and type(payload) is str:
-        return bytes.fromhex(payload)
-    if tag in ("l", "t", "S", "F"):
-        items = [decode_value(v, _depth=depth + 1) for v in _check_items(payload)]
-        if tag in ("S", "F"):
-            _check_hash_spread(items)
-        return {"l": list, "t": tuple, "S": set, "F": frozenset}[tag](items)
+    tag = _tag(tree, _depth)
     if tag == "d":
-        return _decode_dict(payload, depth)
-    return _MALFORMED
+        return _decode_dict(tree[1], _depth)
+    if tag in _CONTAINERS:
+        items = [decode_value(v, _depth=_depth + 1) for v in tree[1]]
+        if tag == "l":
+            return items
+        if tag == "t":
+            return tuple(items)
+        _check_hash_spread(items)
+        try:
+            return set(items) if tag == "S" else frozenset(items)
+        except TypeError:
+            raise DecodeError("a set member is unhashable") from None
+    if tag == "N":
+        return None
+    payload = tree[1]
+    if tag == "i":
+        try:
+            return int(payload)
+        except ValueError:  # more digits than this interpreter converts
+            raise DecodeError("integer has too many digits") from None
+    if tag == "f":
+        return float(payload)
+    if tag == "y":
+        return bytes.fromhex(payload)
+    if tag == "b":
+        return payload == 1
+    if tag == "?":
+        return Unsupported(payload[:200], tree[2][:200])
+    return payload  # "s": the text
 
 
-def _decode_dict(payload: Any, depth: int) -> dict[Any, Any]:
+def _decode_dict(payload: list[Any], depth: int) -> dict[Any, Any]:
     """Return the dict of a ``"d"`` payload: a list of [key, value] trees."""
     pairs = []
-    for pair in _check_items(payload):
+    for pair in payload:
         if type(pair) is not list or len(pair) != 2:
             raise DecodeError("a dict item must be a [key, value] pair")
         key = decode_value(pair[0], _depth=depth + 1)
         pairs.append((key, decode_value(pair[1], _depth=depth + 1)))
-    _check_hash_spread([key for key, _ in pairs])
-    return dict(pairs)
+    keys = [key for key, _ in pairs]
+    _check_hash_spread(keys)
+    try:
+        return dict(pairs)
+    except TypeError:
+        raise DecodeError("a dict key is unhashable") from None
 
 
 MAX_SAME_HASH = 64
 
 
 def _check_hash_spread(members: list[Any]) -> None:
-    """Refuse set members or dict keys of which many hash alike.
+    """Refuse set members or dict keys of which many hash alike (or one is unhashable).
 
     Building the set would take time quadratic in their number (a hash-flooding attack on whoever
     decodes the value).
@@ -216,7 +272,10 @@ def _check_hash_spread(members: list[Any]) -> None:
         return
     counts: dict[int, int] = {}
     for member in members:
-        code = hash(member)
+        try:
+            code = hash(member)
+        except TypeError:
+            raise DecodeError("a set member or dict key is unhashable") from None
         counts[code] = counts.get(code, 0) + 1
         if counts[code] > MAX_SAME_HASH:
             raise DecodeError(f"more than {MAX_SAME_HASH} set members or dict keys hash alike")
@@ -235,71 +294,72 @@ class Unsupported:
         return f"<{self.type_name} (not plain data): {self.text}>"
 
 
-class _NeverEqualError(Exception):
-    """Raised inside :func:`canonical` when the tree holds an unsupported value."""
-
-
 def canonical(tree: Any) -> Any:
     """Return a hashable form of a tagged tree in which equal means equal value AND type.
 
     ``1``, ``1.0`` and ``True`` differ; ``[1]`` and ``(1,)`` differ; NaN equals NaN; element
     order of sets and dicts does not matter. A tree holding an unsupported value (tag ``"?"``)
-    gives a form equal to nothing. Raises DecodeError on malformed trees.
+    gives a form equal to nothing. Raises DecodeError on malformed trees (the whole tree is
+    checked, as :func:`decode_value` checks it), and nothing else.
 
     The form is a string built in time linear in the tree (up to sorting the members of each
-    set and dict by their own forms): no Python set or dict is built, so members that all
-    hash alike (a hash-flooding attack on the judging parent) cost nothing extra.
+    set and dict by their own forms) from the spelling the encoder wrote: no number is
+    converted and no Python set or dict is built, so members that all hash alike (a
+    hash-flooding attack on the judging parent) cost nothing extra.
     """
-    try:
-        return _canon(tree, 0)
-    except _NeverEqualError:
+    unsupported: list[bool] = []
+    form = _canon(tree, 0, unsupported)
+    if unsupported:
         return ("?", object())  # unique: never equal to anything
+    return form
 
 
-def _canon(tree: Any, depth: int) -> str:
-    if depth > MAX_DEPTH + 1:
-        raise DecodeError("value nested too deeply")
-    if type(tree) is not list or not tree or type(tree[0]) is not str:
-        raise DecodeError("a value must be a non-empty list starting with a tag")
-    tag = tree[0]
-    if tag in ("l", "t", "S", "F", "d"):
-        items = _check_items(tree[1] if len(tree) == 2 else None)
-        if tag == "d":
-            pairs = []
-            for pair in items:
-                if type(pair) is not list or len(pair) != 2:
-                    raise DecodeError("a dict item must be a [key, value] pair")
-                pairs.append(_canon(pair[0], depth + 1) + ":" + _canon(pair[1], depth + 1))
-            pairs.sort()
-            return "d{" + ",".join(pairs) + "}"
-        parts = [_canon(v, depth + 1) for v in items]
+def _canon(tree: Any, depth: int, unsupported: list[bool], hashed: bool = False) -> str:
+    """Return the form of ``tree``, checked.
+
+    ``hashed``: the tree is a set member or dict key, or inside one through tuples, so it must
+    be hashable (not a list, set or dict); checked once per node.
+    """
+    tag = _tag(tree, depth)
+    if hashed and tag in ("l", "S", "d"):
+        raise DecodeError("a set member or dict key is unhashable")
+    if tag == "d":
+        pairs = []
+        for pair in tree[1]:
+            if type(pair) is not list or len(pair) != 2:
+                raise DecodeError("a dict item must be a [key, value] pair")
+            key = _canon(pair[0], depth + 1, unsupported, True)
+            pairs.append(key + ":" + _canon(pair[1], depth + 1, unsupported))
+        pairs.sort()
+        return "d{" + ",".join(pairs) + "}"
+    if tag in _CONTAINERS:
+        members = tag in ("S", "F") or (hashed and tag == "t")
+        parts = [_canon(v, depth + 1, unsupported, members) for v in tree[1]]
         if tag in ("S", "F"):
             parts.sort()
             return tag + "{" + ",".join(parts) + "}"
         return tag + "[" + ",".join(parts) + "]"
-    if tag == "?":
-        decode_value(tree, _depth=depth)  # well formed, or DecodeError
-        raise _NeverEqualError
-    value = decode_value(tree, _depth=depth)
+    if tag == "N":
+        return "N"
+    payload = tree[1]
     if tag == "f":
-        if math.isnan(value):
-            return "fnan"
-        return "f" + repr(value + 0.0)  # -0.0 == 0.0, as in Python
+        if type(payload) is str:
+            return "f" + payload  # "nan", "inf", "-inf": repr() of those floats
+        value = payload + 0.0  # -0.0 == 0.0, as in Python
+        return "fnan" if value != value else "f" + repr(value)
     if tag == "s":
-        return "s" + _encode_json(value)
-    if tag == "y":
-        return "y" + bytes.hex(value)
-    if tag == "b":
-        return "b1" if value else "b0"
-    if tag == "i":
-        return "i" + int.__repr__(value)
-    return "N"
+        return "s" + _escape(payload)
+    if tag == "?":
+        unsupported.append(True)
+        return "?"
+    return tag + str(payload)  # "i" digits, "y" hex, "b" 0 or 1
 
 
 def tree_repr(tree: Any, limit: int = 300) -> str:
-    """Return the Python ``repr`` of a well-formed tagged tree's value, cut near ``limit``.
+    """Return the Python ``repr`` of a tagged tree's value, cut near ``limit``.
 
-    The value is not rebuilt: bounded work for any tree.
+    The value is not rebuilt: bounded work for any tree. ``tree`` must be well formed
+    (:func:`canonical` accepted it).
     """
     out: list[str] = []
     budget = [limit]
@@ -314,7 +374,7 @@ def tree_repr(tree: Any, limit: int = 300) -> str:
         if budget[0] <= 0:
             return
         tag = node[0]
-        if tag in ("l", "t", "S", "F", "d"):
+        if tag in _CONTAINERS:
             items = node[1]
             brackets = {"l": "[]", "t": "()", "S": "{}", "F": "{}", "d": "{}"}[tag]
             opener, closer = brackets[0], brackets[1]
@@ -398,16 +458,35 @@ def pack_request(candidate: dict[str, Any], checker: dict[str, Any]) -> bytes:
     The parent is trusted and writes only plain data, so the child reads it with one C call
     and gets the inputs with their exact types; version 2 shares no objects between cases.
     Nothing the child sends is ever read with marshal: that is JSON, judged by the parent.
+    Raise EncodeError when marshal refuses the request (code objects nested deeper than its
+    limit, as thousands of nested lambdas give): the child could not read it either.
     """
     frames = []
     for part in (candidate, checker):
-        data = marshal.dumps(part, 2)
+        try:
+            data = marshal.dumps(part, 2)
+        except ValueError as exc:  # "object too deeply nested to marshal": nested code objects
+            raise EncodeError(f"the request cannot be marshalled: {exc}") from None
         frames.append(_HEADER.pack(len(data)) + data)
     return b"".join(frames)
 
 
-def unpack_frames(blob: bytes, *, max_frames: int = 100_000) -> tuple[list[Any], bool]:
-    """Split ``blob`` into decoded frames; the flag says whether all of it was well formed."""
+#: The longest frame an honest child writes: a case frame around a value of at most
+#: :data:`MAX_VALUE_BYTES`, or a message of at most a few thousand characters (12 bytes each
+#: at most once escaped).
+MAX_FRAME_BYTES = MAX_VALUE_BYTES + 65_536
+
+
+def unpack_frames(
+    blob: bytes, *, max_frames: int = 100_000, max_frame_bytes: int = MAX_FRAME_BYTES
+) -> tuple[list[Any], bool]:
+    """Split ``blob`` into decoded frames; the flag says whether all of it was well formed.
+
+    At most ``max_frames`` frames are decoded, none longer than ``max_frame_bytes``: the first
+    frame past either bound ends the reading unparsed, as do bytes that do not form a frame
+    (the flag is then False). The JSON parsed is therefore at most ``max_frames *
+    max_frame_bytes`` bytes, whatever ``blob`` holds.
+    """
     frames: list[Any] = []
     pos = 0
     while pos < len(blob):
@@ -415,7 +494,7 @@ def unpack_frames(blob: bytes, *, max_frames: int = 100_000) -> tuple[list[Any],
             return frames, False
         (size,) = _HEADER.unpack_from(blob, pos)
         end = pos + 4 + size
-        if end > len(blob):
+        if size > max_frame_bytes or end > len(blob):
             return frames, False
         try:
             frames.append(json.loads(blob[pos + 4 : end]))
@@ -1293,7 +1372,10 @@ def _explain_assertion(exc: AssertionError, asserts: bytes) -> str:
         if entry is None:
             return plain
         first, _, text, kind, left_source, right_source = entry
-        message = f": {exc}" if exc.args else ""
+        detail = str(exc)
+        if len(detail) > _VALUE_CHARS:  # the frame stays within MAX_FRAME_BYTES
+            detail = detail[: _VALUE_CHARS - 3] + "..."
+        message = f": {detail}" if exc.args else ""
         head = f"AssertionError{message} at line {first}: {text}"
 
         def value_of(source: Any) -> str:
@@ -1492,7 +1574,7 @@ class _PipeChannel:
             raise _CodeEnded
         frame = None
         size = _HEADER.unpack(head)[0]
-        if size <= MAX_RESULT_BYTES:
+        if size <= MAX_FRAME_BYTES:
             body = _read_exact(self.replies_fd, size)
             if body is None:
                 self.ended = True
@@ -1767,7 +1849,7 @@ def _warm_up() -> None:
             "entry_point": "warm",
             "cases": [],
             "timeout_s": 3.0,
-            "max_value_bytes": 1_000_000,
+            "max_value_bytes": MAX_VALUE_BYTES,
         }
         checker = {
             "nonce": "0" * 32,

@@ -22,7 +22,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "OUTPUT/results.jsonl (a rerun resumes: samples already scored are skipped) and "
             "OUTPUT/summary.json, and print pass@k with 95% bootstrap intervals over tasks. "
             "Ctrl-C stops with exit code 130 and leaves a resumable output. Bad input (a "
-            "malformed line, a missing field, an unknown task id, a repeated sample id): "
+            "malformed line or one that is not Unicode text, a missing field, an unknown task "
+            "id, a repeated sample id): "
             "exit code 2 and one line naming the line, before anything is written."
         ),
     )

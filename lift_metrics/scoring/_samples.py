@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from lift_metrics._text import lone_surrogate
 from lift_metrics.errors import InputValueError
 
 
@@ -56,6 +57,21 @@ def sample_digest(task_id: str, kind: str, text: str, sample_id: str | None) -> 
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
+def _check_text(value: str, field: str, where: str) -> str:
+    r"""Return ``value``; a lone surrogate (JSON's ``"\ud800"``) is a SampleError naming it.
+
+    A program is run as it is and the ids are written back as they are, but Python compiles
+    no surrogate and no UTF-8 file holds one: like bytes that are not UTF-8, it is bad input.
+    """
+    position = lone_surrogate(value)
+    if position is not None:
+        raise SampleError(
+            f"{where}: {field!r} must be Unicode text, got a lone surrogate "
+            f"({value[position]!r}) at position {position}"
+        )
+    return value
+
+
 def _sample_from(record: Any, line: int, where: str) -> Sample:
     if not isinstance(record, Mapping):
         raise SampleError(f"{where}: a sample must be a JSON object, got {type(record).__name__}")
@@ -64,6 +80,7 @@ def _sample_from(record: Any, line: int, where: str) -> Sample:
         raise SampleError(f"{where}: missing field 'task_id'")
     if not isinstance(task_id, str) or not task_id:
         raise SampleError(f"{where}: 'task_id' must be a non-empty string, got {task_id!r}")
+    _check_text(task_id, "task_id", where)
     has_completion = record.get("completion") is not None
     has_solution = record.get("solution") is not None
     if has_completion and has_solution:
@@ -77,13 +94,14 @@ def _sample_from(record: Any, line: int, where: str) -> Sample:
     text = record[kind]
     if not isinstance(text, str):
         raise SampleError(f"{where}: {kind!r} must be a string, got {type(text).__name__}")
+    _check_text(text, kind, where)
     sample_id = record.get("sample_id")
     if sample_id is not None:
         if isinstance(sample_id, bool) or not isinstance(sample_id, str | int):
             raise SampleError(
                 f"{where}: 'sample_id' must be a string or an integer, got {sample_id!r}"
             )
-        sample_id = str(sample_id)
+        sample_id = _check_text(str(sample_id), "sample_id", where)
     return Sample(
         line, task_id, kind, text, sample_id, sample_digest(task_id, kind, text, sample_id)
     )
@@ -124,8 +142,10 @@ def load_samples(path: str | os.PathLike[str]) -> list[Sample]:
     FileNotFoundError
         When the file does not exist.
     SampleError
-        (a ``ValueError``) naming the file and line: malformed JSON, a missing or mistyped
-        field, both ``completion`` and ``solution``, a repeated ``sample_id``, no samples.
+        (a ``ValueError``) naming the file and line: malformed JSON, text that is not Unicode
+        (bytes that are not UTF-8, or a lone surrogate such as JSON's ``"\ud800"``), a missing
+        or mistyped field, both ``completion`` and ``solution``, a repeated ``sample_id``, no
+        samples.
 
     Examples
     --------

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lift_metrics._checks import check_choice, check_int
+from lift_metrics._text import clean_text
 from lift_metrics.errors import InputTypeError, InputValueError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -297,16 +298,19 @@ class SentenceTransformerEmbedder:
             # tokenizer's work on huge inputs (a token rarely spans more than 64 characters)
             limit = model.max_tokens * _CHARS_PER_TOKEN_BOUND
             texts = [text[:limit] for text in texts]
+        texts = [clean_text(text) for text in texts]  # a lone surrogate: TypeError in tokenizers
         with self._encode_lock:
             matrix = model.encode(texts)
         return _normalize_rows(matrix)
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Embed ``texts``; cached texts are not recomputed.
+        r"""Embed ``texts``; cached texts are not recomputed.
 
         Parameters
         ----------
         texts : sequence of str
+            A lone surrogate (JSON's ``"\ud800"``, which tokenizers refuse) is embedded as
+            U+FFFD, the replacement character.
 
         Returns
         -------

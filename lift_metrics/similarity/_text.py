@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from lift_metrics._text import clean_text
 from lift_metrics.errors import InputTypeError, InputValueError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -103,7 +104,7 @@ def pairwise_cosine_similarity(
 
 
 def text_similarity(a: str, b: str, *, embedder: Embedder | None = None) -> float:
-    """Semantic similarity of two texts: cosine of their embeddings, clipped to [0, 1].
+    r"""Semantic similarity of two texts: cosine of their embeddings, clipped to [0, 1].
 
     Parameters
     ----------
@@ -126,7 +127,8 @@ def text_similarity(a: str, b: str, *, embedder: Embedder | None = None) -> floa
     -----
     Identical strings score exactly 1.0 without calling the model. Both texts go to the
     embedder in one batch, and the default embedder caches by text, so a reference compared
-    with many predictions is embedded once.
+    with many predictions is embedded once. A lone surrogate (JSON's ``"\ud800"``, which no
+    tokenizer takes) is embedded as U+FFFD, the replacement character.
 
     Examples
     --------
@@ -139,6 +141,7 @@ def text_similarity(a: str, b: str, *, embedder: Embedder | None = None) -> floa
         raise InputTypeError(f"b must be a str, got {type(b).__name__}")
     if a == b:
         return 1.0
+    a, b = clean_text(a), clean_text(b)
     model = resolve_embedder(embedder)
     rows = np.asarray(model.embed([a, b]))
     if rows.ndim != 2 or rows.shape[0] != 2:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 from code_testkit import REFERENCE, TESTS, WRONG
@@ -267,6 +268,98 @@ def test_code_quality_bad_input_raises_before_running_anything(args, kwargs, err
     kwargs = {"sandbox": ExplodingSandbox(), **kwargs}
     with pytest.raises(error, match=match):
         code_quality(*args, **kwargs)
+
+
+@pytest.mark.parametrize("profile", ["validated", "seed"])
+@pytest.mark.parametrize("tests", [TESTS, []], ids=["tests", "no-tests"])
+def test_lone_surrogates_are_read_as_replacement_characters(fake_sandbox, profile, tests) -> None:
+    # JSON's "\ud800" in a model's answer: the tokenizer refused it (TypeError), ruff's stdin
+    # and UTF-8 files too. Every code metric reads it as U+FFFD, the replacement character.
+    from testkit import TokenizingEmbedder
+
+    broken = REFERENCE.replace("return a + b", "return a + b  # \ud800 sum") + "x = '\udfff'\n"
+    clean = broken.replace("\ud800", "\ufffd").replace("\udfff", "\ufffd")
+    scored = [
+        code_quality_breakdown(
+            text, REFERENCE, tests, embedder=TokenizingEmbedder(), sandbox=fake_sandbox,
+            profile=profile, prompt="def add(a, b):\n    \"\"\"\ud800\"\"\"\n",
+        )
+        for text in (broken, clean)
+    ]  # fmt: skip
+    assert scored[0].score == scored[1].score > 0.5
+    assert scored[0].code == scored[1].code
+    assert all("\ufffd" in call[0] and "\ud800" not in call[0] for call in fake_sandbox.calls)
+    assert semantic_similarity(broken, REFERENCE, embedder=TokenizingEmbedder()) == (
+        semantic_similarity(clean, REFERENCE, embedder=TokenizingEmbedder())
+    )
+    assert style_conformance(broken, REFERENCE) == style_conformance(clean, REFERENCE)
+    assert structural_similarity(broken, REFERENCE) == structural_similarity(clean, REFERENCE)
+    assert code_metrics.syntax_correctness(broken) == 1.0
+    assert code_metrics.lint_code(broken) == code_metrics.lint_code(clean)
+    assert code_metrics.reference_score(broken, REFERENCE, embedder=TokenizingEmbedder()) == (
+        code_metrics.reference_score(clean, REFERENCE, embedder=TokenizingEmbedder())
+    )
+
+
+def _unreadable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make a parse of code over the bound fail the test: such text must not be read."""
+    from lift_metrics import _pyast
+    from lift_metrics.code import MAX_CODE_CHARS
+
+    parse = _pyast.parse
+
+    def bounded(source: str, *args: Any, **kwargs: Any) -> Any:
+        if len(source) > MAX_CODE_CHARS:
+            raise AssertionError("code over MAX_CODE_CHARS was parsed")
+        return parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(_pyast, "parse", bounded)
+
+
+@pytest.mark.parametrize("tests", [TESTS, []], ids=["tests", "no-tests"])
+def test_an_answer_over_the_bound_is_not_analysed_and_scores_0_with_the_reason(
+    monkeypatch: pytest.MonkeyPatch, tests: list[object]
+) -> None:
+    from code_testkit import ExplodingEmbedder, ExplodingSandbox
+
+    from lift_metrics.code import MAX_CODE_CHARS
+
+    huge = "```python\n" + "x = 1\n" * (MAX_CODE_CHARS // 6) + "```\n"  # just over
+    _unreadable(monkeypatch)
+    kwargs = {"embedder": ExplodingEmbedder(), "sandbox": ExplodingSandbox()}
+    validated = code_quality_breakdown(huge, REFERENCE, tests, entry_point="add", **kwargs)
+    assert validated.score == 0.0
+    assert validated.degenerate == (
+        f"too long to analyse (code is {len(huge):,} characters, over the 100,000 limit)"
+    )
+    assert validated.reasons[-1] == f"degenerate: {validated.degenerate}; scored 0"
+    assert validated.execution is None
+    assert set(validated.components.values()) == {0.0}
+    seed = code_quality_breakdown(huge, REFERENCE, tests, profile="seed", **kwargs)
+    assert seed.score == 0.0
+    assert seed.components["syntax"] == seed.components["semantic"] == 0.0
+    assert f"syntax: code is {len(huge):,} characters, over the 100,000 limit" in seed.reasons
+    assert any(r.startswith("semantic: 0 because the code is not embedded") for r in seed.reasons)
+
+
+def test_every_analysis_refuses_text_over_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    from code_testkit import ExplodingEmbedder
+
+    from lift_metrics.code import MAX_CODE_CHARS
+
+    huge = "def add(a, b):\n    return a + b\n" + "#" * MAX_CODE_CHARS
+    _unreadable(monkeypatch)
+    assert code_metrics.syntax_correctness(huge) == 0.0
+    assert style_conformance(huge, REFERENCE) == structural_similarity(huge, REFERENCE) == 0.0
+    assert semantic_similarity(huge, REFERENCE, embedder=ExplodingEmbedder()) == 0.0
+    assert code_metrics.extract_code(huge) is huge
+    assert code_metrics.degenerate_kind(huge).startswith("too long to analyse")
+    assert code_metrics.lint_code(huge)[0].code == "too-large"
+    result = code_metrics.reference_score_breakdown(huge, REFERENCE, embedder=ExplodingEmbedder())
+    assert (result.score, result.degenerate) == (0.0, "too long")
+    assert result.reasons == (
+        f"the prediction is not analysed: code is {len(huge):,} characters, over the 100,000 limit",
+    )
 
 
 def test_breakdown_repr_float_and_to_dict(fake_sandbox, hash_embedder) -> None:

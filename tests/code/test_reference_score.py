@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import numpy as np
 import pytest
 from code_testkit import ExplodingEmbedder
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from testkit import HashEmbedder
 
 from lift_metrics.code import (
@@ -22,7 +25,12 @@ from lift_metrics.code import (
     reference_scores,
 )
 from lift_metrics.code._reference import reference_model_path
-from lift_metrics.code._reference_features import REFERENCE_FEATURES, reference_feature_matrix
+from lift_metrics.code._reference_features import (
+    _WRAPPED,
+    REFERENCE_FEATURES,
+    _calls,
+    reference_feature_matrix,
+)
 from lift_metrics.code._reference_fit import fit_reference_model, grouped_bootstrap_interval
 
 REFERENCE = "os.kill(os.getpid(), signal.SIGUSR1)"
@@ -97,6 +105,33 @@ def test_fragments_and_unparseable_code_never_raise(
     assert all(0.0 <= value <= 1.0 for value in result.features.values())
     if why is not None:
         assert any(why in reason for reason in result.reasons), result.reasons
+
+
+# The features' first patterns, kept as the reference: their searches took time quadratic in
+# a long name or run of spaces (seconds at the 20,000 characters a feature reads).
+_FIRST_CALL = re.compile(r"([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\(")
+_FIRST_WRAPPED = re.compile(r"^(\{\{?|<|\[\[?|\$\{)\s*([A-Za-z_][\w \-.]*?)\s*(\}\}?|>|\]\]?)$")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="ab_3. (\n\t)\u00e9", max_size=16))
+def test_called_names_are_those_of_the_first_pattern(text: str) -> None:
+    expected: set[str] = set()
+    for match in _FIRST_CALL.findall(text):
+        dotted = re.sub(r"\s+", "", match)
+        expected |= {dotted, dotted.rsplit(".", 1)[-1]}
+    assert _calls(text, None) == expected
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="{}<>[]$ a_b-.\t\n3\u00e9", max_size=12))
+def test_placeholder_words_are_those_of_the_first_pattern(text: str) -> None:
+    first, now = _FIRST_WRAPPED.match(text), _WRAPPED.match(text)
+    assert (first is None) == (now is None)
+    if first is not None and now is not None:
+        words = [set(re.split(r"[\s_\-.]+", m.group(2).lower())) - {""} for m in (first, now)]
+        assert words[0] == words[1]
+        assert first.group(1) == now.group(1)
 
 
 def test_backtick_quotes_are_read_as_quotes() -> None:

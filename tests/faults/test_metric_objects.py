@@ -54,8 +54,8 @@ class _Parallel:
         return np.ones((len(texts), 2)) / np.sqrt(2)
 
 
-def _metrics() -> dict[str, Callable[[], Any]]:
-    toy = _Parallel()
+def _metrics(embedder: Any = None) -> dict[str, Callable[[], Any]]:
+    toy = _Parallel() if embedder is None else embedder
     return {
         "IRQuality": lambda: IRQuality(embedder=toy),
         "CodeQuality": lambda: CodeQuality(embedder=toy),
@@ -136,6 +136,27 @@ def test_a_hostile_prediction_scores_with_a_reason(name: str, case: str) -> None
     else:  # a part this metric does not score: the rest scores as for a good prediction
         assert score == metric(EXAMPLE, GOOD)
     assert isinstance(metric(EXAMPLE, HOSTILE[case], trace=object()), bool)
+
+
+@pytest.mark.parametrize("name", sorted(_metrics()))
+def test_lone_surrogates_score_as_replacement_characters(name: str) -> None:
+    # JSON's "\ud800" in the IR text and in the code: the model's tokenizer refuses such a
+    # str (TypeError), which scored the part 0 as if the metric had failed
+    from testkit import TokenizingEmbedder
+
+    text_ir = json.dumps(IR).replace("Add two", "Add \\ud800 two")
+    broken = dict(GOOD, ir=text_ir, code=CODE.replace('"""Add."""', '"""Add \ud800."""'))
+    clean = dict(
+        GOOD,
+        ir=text_ir.replace("\\ud800", "\ufffd"),
+        code=broken["code"].replace("\ud800", "\ufffd"),
+    )
+    scores = []
+    for prediction in (broken, clean):
+        metric = _metrics(TokenizingEmbedder())[name]()
+        scores.append(metric(EXAMPLE, prediction))
+        assert not any("raised" in reason for reason in metric.history[-1].reasons)
+    assert scores[0] == scores[1] > 0.5
 
 
 @pytest.mark.parametrize("name", sorted(_metrics()))

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
-from testkit import edit_distance
+from testkit import TokenizingEmbedder, edit_distance
 
 from lift_metrics.ir import (
     IR,
@@ -226,6 +226,20 @@ def test_intent_match_uses_the_given_embedder(hash_embedder: Any) -> None:
     assert len(hash_embedder.calls) == 2
 
 
+def test_a_lone_surrogate_in_an_intent_is_embedded_as_a_replacement_character() -> None:
+    # JSON's "\ud800" gives a str that the model's tokenizer refuses (TypeError)
+    broken = '{"intent": {"description": "Sort the list \\ud800 in place."}, ' + (
+        '"signature": {"name": "f", "parameters": []}}'
+    )
+    embedder = TokenizingEmbedder()
+    reference = make_ir(intent="Sort the list in place.")
+    score = ir_quality(broken, reference, embedder=embedder)
+    assert score == ir_quality(
+        broken.replace("\\ud800", "\ufffd"), reference, embedder=TokenizingEmbedder()
+    )
+    assert "\ufffd" in embedder.calls[0][0]
+
+
 def test_ir_quality_is_the_weighted_sum_of_its_parts(
     fib_ir: dict[str, Any], hash_embedder: Any
 ) -> None:
@@ -312,3 +326,5 @@ def test_real_embedder_ranks_a_paraphrase_above_an_unrelated_intent() -> None:
     far = intent_match(unrelated, base)
     assert 0.0 <= far < close <= 1.0
     assert close > 0.7
+    # a lone surrogate reaches the model's tokenizer as U+FFFD, not as a TypeError
+    assert intent_match(make_ir(intent="Return the n-th Fibonacci number.\ud800"), base) > 0.9

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import importlib.util
+import json
 import os
 import shutil
 import site
@@ -1251,6 +1252,106 @@ def test_a_hash_flooded_result_does_not_hang_the_parent(box: Sandbox) -> None:
         assert result.status in ("failed", "crashed"), result
         # a hang would take minutes; the +1 s bar itself is measured by benchmarks/bench_sandbox.py
         assert elapsed < 3.0 + 4.0, f"judging took {elapsed:.1f} s"
+
+
+# The attacker takes the execution's nonce from the harness and writes its own case frame
+# (``payload``, with %s for the nonce) and the final one, then leaves.
+FORGE = """
+import os, sys
+def f(payload):
+    frame = sys._getframe()
+    while frame is not None and 'nonce' not in frame.f_locals:
+        frame = frame.f_back
+    nonce = frame.f_locals['nonce']
+    out = b''
+    for text in (payload % nonce, '{"k":"done","n":"%s"}' % nonce):
+        data = text.encode()
+        out += len(data).to_bytes(4, 'big') + data
+    os.write(3, out)
+    os._exit(0)
+"""
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        '["f",1' + "0" * 400 + "]",  # a JSON number too large for a float
+        '["l",[["f",1e999],["f",1' + "0" * 400 + "]]]",
+        '["y","' + "00 " * 400 + '"]',  # hex with spaces, cut where a pair is split
+        '["l",[["?","T","t"],["y","zz"]]]',  # never equal, then malformed
+        '["i","\\u0661"]',  # a digit that int() reads as 1
+        '["d",[[["l",[]],["N"]]]]',  # an unhashable key
+    ],
+    ids=[
+        "huge-float",
+        "nested-huge-float",
+        "spaced-hex",
+        "after-unsupported",
+        "non-ascii-digit",
+        "unhashable-key",
+    ],
+)
+def test_malformed_forged_values_are_results_not_exceptions(box: Sandbox, value: str) -> None:
+    payload = '{"k":"case","i":0,"n":"%s","v":' + value + "}"
+    result = box.run_tests(textwrap.dedent(FORGE), [({"payload": payload}, 1)])
+    _failed(result, "failed")
+    assert "tampered" in result.reason
+    out = execute_code(textwrap.dedent(FORGE), {"payload": payload}, sandbox=box)
+    assert not out.ok
+    assert out.status == "failed"
+
+
+def test_a_forged_8_mib_frame_is_refused_without_being_parsed(
+    box: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The honest encoder stops at 1 MB a value, so the parent parses no frame longer than
+    # MAX_FRAME_BYTES: this one (the most a result pipe carries) is refused by its length.
+    import json
+
+    from lift_metrics.sandbox._worker import MAX_FRAME_BYTES, MAX_RESULT_BYTES
+
+    parsed: list[int] = []
+    loads = json.loads
+
+    def counting(data: object) -> object:
+        parsed.append(len(data))  # type: ignore[arg-type]
+        return loads(data)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(json, "loads", counting)
+    count = (MAX_RESULT_BYTES - 4096) // 6
+    payload = '{"k":"case","i":0,"n":"%s","v":["l",[' + ",".join(['["N"]'] * count) + "]]}"
+    assert len(payload) > MAX_FRAME_BYTES
+    result = box.run_tests(textwrap.dedent(FORGE), [({"payload": payload}, 1)], timeout_s=2.0)
+    _failed(result, "failed")
+    assert "tampered" in result.reason
+    assert parsed, "the parent parsed nothing at all"
+    assert max(parsed) <= 4096  # the worker's header and the load frame only
+
+
+def test_messages_with_lone_surrogates_come_back_as_unicode(box: Sandbox) -> None:
+    # a str that no UTF-8 encoder takes, in the messages the parent keeps (a results file
+    # written as UTF-8 failed on them); a returned value is data and stays exact
+    code = """
+    def f(n):
+        if n == 0:
+            raise ValueError('\\ud800' * 3)
+        return '\\ud800'
+    """
+    result = box.run_tests(textwrap.dedent(code), [({"n": 0}, 1), ({"n": 1}, "\ud800")])
+    assert result.status == "failed"
+    assert [o.passed for o in result.outcomes] == [False, True]
+    assert result.outcomes[0].error == "ValueError: \ufffd\ufffd\ufffd"
+    assert "\ufffd" in result.reason
+    json.dumps(result.to_dict(), ensure_ascii=False).encode("utf-8")  # no UnicodeEncodeError
+
+
+def test_code_too_deeply_nested_to_send_is_an_error(box: Sandbox) -> None:
+    # compile() takes it, marshal (which carries the code object to the child) does not
+    code = "f = " + "lambda: " * 2000 + "0\ndef g():\n    return 1\n"
+    result = box.run_tests(code, [({}, 1)], entry_point="g")
+    _failed(result, "error")
+    assert "cannot be sent to the sandbox" in result.reason
+    assert execute_code(code, {}, entry_point="g", sandbox=box).status == "error"
 
 
 def test_a_deep_directory_tree_neither_wedges_a_slot_nor_breaks_close(

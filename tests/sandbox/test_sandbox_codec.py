@@ -1,25 +1,33 @@
-"""The value codec and the seccomp program, without starting a sandbox."""
+"""The value codec, the framing, the judging and the seccomp program, without a sandbox."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
+from lift_metrics.sandbox import _worker
+from lift_metrics.sandbox._judge import judge
 from lift_metrics.sandbox._worker import (
+    MAX_FRAME_BYTES,
+    MAX_VALUE_BYTES,
     DecodeError,
     EncodeError,
     Unsupported,
+    _encode_json,
     _seccomp_program,
     canonical,
     decode_value,
     encode_value,
     pack_frame,
+    pack_request,
+    tree_repr,
     remove_tree,
     unpack_frames,
 )
@@ -120,17 +128,225 @@ def test_encoding_is_bounded() -> None:
         ["i", 12],
         ["b", 2],
         ["S", [["l", []]]],  # unhashable set element
+        ["F", [["t", [["S", []]]]]],
         ["d", [[["l", []], ["N"]]]],  # unhashable key
+        ["d", [[["t", [["d", []]]], ["N"]]]],
         ["y", "zz"],
         ["Q", 1],
         ["l", "not a list"],
         ["f", [1]],
         "i",
+        # a payload of the wrong JSON type or spelling: the encoder writes one spelling only
+        ["f", 10**400],  # a JSON integer too large for a float
+        ["f", 1],
+        ["f", True],
+        ["f", "1.5"],
+        ["y", "0 0"],  # bytes.fromhex would skip the spaces
+        ["y", " 00"],
+        ["y", "0A"],
+        ["y", "000"],
+        ["y", "\uff10\uff10"],  # full-width digits
+        ["i", "\u0663"],  # an Arabic-Indic digit, which int() reads as 3
+        ["i", "007"],
+        ["i", "-0"],
+        ["i", "-"],
+        ["i", "+1"],
+        ["i", " 1"],
+        ["b", True],
+        ["b", 1.0],
+        ["s", 1],
+        ["s", None],
+        # the wrong number of items
+        ["N", 1],
+        ["i", "1", "2"],
+        ["s"],
+        ["?", "a"],
+        ["?", "a", 1],
+        ["l", [], []],
+        ["d", [[["s", "a"], ["N"], ["N"]]]],
+        ["d", [[["s", "a"]]]],
+        ["d", ["not a pair"]],
+        [1, "i"],
+        {"i": "1"},
+        # unhashable members, also among many (the hash-spread check)
+        ["S", [["i", str(i)] for i in range(100)] + [["l", []]]],
+        ["d", [[["i", str(i)], ["N"]] for i in range(100)] + [[["l", []], ["N"]]]],
     ],
 )
 def test_malformed_trees_are_rejected(tree: Any) -> None:
     with pytest.raises(DecodeError):
         decode_value(tree)
+    with pytest.raises(DecodeError):
+        canonical(tree)
+
+
+# any JSON value, and lists that start with a tag so that the checks past the tag are reached
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=2), inner),
+    max_leaves=10,
+)
+tagged = st.recursive(
+    json_values,
+    lambda inner: st.builds(
+        lambda tag, rest: [tag, *rest],
+        st.sampled_from(["N", "b", "i", "f", "s", "y", "?", "l", "t", "S", "F", "d", "x"]),
+        st.lists(inner | st.lists(inner, max_size=3), max_size=3),
+    ),
+    max_leaves=12,
+)
+
+
+@pytest.mark.slow
+@given(tagged)
+@example(["f", 10**400])
+@example(["l", [["?", "T", "t"], ["y", "0 0 0"]]])
+def test_any_json_tree_decodes_or_raises_decode_error_only(tree: Any) -> None:
+    with contextlib.suppress(DecodeError):
+        decode_value(tree)
+    try:
+        canonical(tree)
+    except DecodeError:
+        return
+    assert isinstance(tree_repr(tree), str)  # a tree that canonical accepts can be shown
+
+
+def _forged_frame(obj: Any) -> bytes:
+    """A frame as a child may forge it: any JSON, NaN and Infinity literals included."""
+    data = json.dumps(obj).encode()
+    return len(data).to_bytes(4, "big") + data
+
+
+NONCE = "0" * 32
+
+
+def _judge_pipe(res: bytes, *, cases: int = 1, expected: Any = 1) -> Any:
+    """Judge the result pipe ``res`` of ``cases`` I/O cases that all expect ``expected``."""
+    result, _ = judge(
+        mode="io",
+        cases=[({}, expected)] * cases,
+        expected_canon=[canonical(encode_value(expected))] * cases,
+        nonce=NONCE,
+        header={"exit_code": 0},
+        res=res,
+        err=b"",
+        timeout_s=1.0,
+        elapsed_ms=1.0,
+    )
+    return result
+
+
+def _judged(value_tree: Any) -> Any:
+    """Judge a result pipe holding load, a case frame with ``value_tree`` and done."""
+    frames = ({"k": "load"}, {"k": "case", "i": 0, "v": value_tree}, {"k": "done"})
+    return _judge_pipe(b"".join(_forged_frame({**frame, "n": NONCE}) for frame in frames))
+
+
+@pytest.mark.slow
+@given(tagged)
+@example(["f", 10**400])
+@example(["y", "00 " * 200])  # a pair split where the shown value is cut
+def test_any_reported_value_is_judged_never_raised(tree: Any) -> None:
+    result = _judged(tree)
+    assert result.status in ("passed", "failed")
+    assert result.status == "passed" or result.passed_count == 0
+    if result.status == "passed":  # only the one spelling of 1 passes
+        assert tree == ["i", "1"]
+
+
+@pytest.mark.parametrize(
+    "tree",
+    [
+        ["f", 10**400],
+        ["l", [["f", 10**400]]],
+        ["S", [["f", 10**400]]],
+        ["y", "00 00"],
+        # a value that is never equal, then a malformed one: the whole tree is still checked
+        ["l", [["?", "T", "t"], ["y", " 0"]]],
+        ["i", "\u0661"],  # would read as 1
+        ["i", "01"],
+    ],
+)
+def test_forged_values_fail_as_tampering(tree: Any) -> None:
+    result = _judged(tree)
+    assert result.status == "failed"
+    assert "tampered" in result.reason
+
+
+def test_encoded_size_bounds_the_json() -> None:
+    for value in (None, True, -12, 1.5e-300, float("nan"), "\ud83d\ude00\x01\"", b"\x00",
+                  [1, (2.0,)], {1: {"a": b""}}, {frozenset({1})}, object()):  # fmt: skip
+        size = len(_encode_json(encode_value(value)))
+        assert encode_value(value, max_bytes=2 * size)  # the charge adds separators only
+        with pytest.raises(EncodeError):
+            encode_value(value, max_bytes=size - 1)
+
+
+@pytest.mark.slow
+@given(values)
+def test_any_value_within_the_budget_encodes_within_it(value: Any) -> None:
+    size = len(_encode_json(encode_value(value)))
+    with pytest.raises(EncodeError):
+        encode_value(value, max_bytes=size - 1)
+
+
+def test_the_largest_value_sent_fits_in_one_frame() -> None:
+    # an astral character is 12 bytes of JSON: the budget counts bytes, not characters
+    text = "\U0001f600" * ((MAX_VALUE_BYTES - 9) // 12)  # ["s","..."], is 9 bytes more
+    frame = pack_frame({"k": "case", "i": 10**6, "v": encode_value(text), "n": "0" * 32})
+    assert len(frame) - 4 <= MAX_FRAME_BYTES
+    with pytest.raises(EncodeError):
+        encode_value(text + "\U0001f600")
+
+
+def _counting_json(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record the length of every text the codec parses as JSON."""
+    parsed: list[int] = []
+    loads = json.loads
+
+    def counting(data: Any) -> Any:
+        parsed.append(len(data))
+        return loads(data)
+
+    monkeypatch.setattr(_worker.json, "loads", counting)
+    return parsed
+
+
+def test_a_frame_over_the_bound_is_refused_unparsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed = _counting_json(monkeypatch)
+    big = b'["s","' + b"x" * MAX_FRAME_BYTES + b'"]'
+    blob = pack_frame({"k": "load"}) + len(big).to_bytes(4, "big") + big + pack_frame({})
+    frames, well_formed = unpack_frames(blob, max_frames=3)
+    assert (frames, well_formed) == ([{"k": "load"}], False)
+    assert parsed == [len(pack_frame({"k": "load"})) - 4]  # the big frame was never parsed
+
+
+def test_judging_parses_at_most_one_frame_per_expected_message(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a forged 8 MiB frame (the most a result pipe carries) costs no parsing at all, and the
+    # JSON parsed for n cases is at most (n + 2) frames of MAX_FRAME_BYTES
+    items = ",".join(['["N"]'] * 1_398_000)
+    flood = f'{{"k":"case","i":0,"n":"{NONCE}","v":["l",[{items}]]}}'.encode()
+    load = pack_frame({"k": "load", "n": NONCE})
+    res = load + _forged_frame(json.loads(flood))
+    assert len(res) > 8_000_000
+    parsed = _counting_json(monkeypatch)
+    result = _judge_pipe(res)
+    assert result.status == "failed"
+    assert "tampered" in result.reason
+    assert parsed == [len(load) - 4]  # the load frame only
+    parsed.clear()
+    small = pack_frame({"k": "case", "i": 0, "v": ["i", "1"], "n": NONCE})
+    result = _judge_pipe(load + small * 50_000, cases=3)
+    assert result.status == "failed"
+    assert len(parsed) == 3 + 2
+
+
+def test_a_request_too_deeply_nested_to_marshal_is_an_encode_error() -> None:
+    code = compile("f = " + "lambda: " * 2000 + "0\n", "<candidate>", "exec")
+    with pytest.raises(EncodeError, match="cannot be marshalled"):
+        pack_request({"code": code}, {})
 
 
 def test_frames_round_trip_and_detect_garbage() -> None:

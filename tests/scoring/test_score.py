@@ -386,6 +386,17 @@ BAD_INPUT = [
     ("both", [{"task_id": "t001", "solution": "x", "completion": "y"}], "line 2: give either"),
     ("not a string", [{"task_id": "t001", "completion": 3}], "line 2: 'completion' must be"),
     ("not an object", [[1, 2]], "line 2: a sample must be a JSON object"),
+    # JSON's "\ud800" escape: a str that no UTF-8 file holds and Python does not compile
+    (
+        "lone surrogate",
+        ['{"task_id": "t001", "solution": "x = \'\\ud800\'"}'],
+        "line 2: 'solution' must be Unicode text, got a lone surrogate",
+    ),
+    (
+        "lone surrogate in an id",
+        ['{"task_id": "t001", "solution": "x = 1", "sample_id": "a\\udc80"}'],
+        "line 2: 'sample_id' must be Unicode text",
+    ),
     (
         "duplicate id",
         [{**GOOD, "sample_id": "a"}, {**GOOD, "sample_id": "a"}],
@@ -411,6 +422,18 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(
     assert not out.exists()
     with pytest.raises(SampleError, match=message.split(": ", 1)[0]):
         score_samples(load_samples(path) if case == "unknown task" else path, "project")
+
+
+def test_a_message_with_a_lone_surrogate_is_written_as_unicode(tmp_path: Path) -> None:
+    # the program's own exception message holds one (an escape in ASCII source): the results
+    # file is UTF-8 and cannot hold it, so the verdict reads it as U+FFFD
+    solution = "def add(a, b):\n    raise ValueError('\\ud800 no')\n"
+    out = tmp_path / "out"
+    summary = score_samples([{"task_id": "t001", "solution": solution}], "project", output=out)
+    assert summary.n_samples == 1
+    (record,) = map(json.loads, (out / "results.jsonl").read_text(encoding="utf-8").splitlines())
+    assert record["status"] == "failed"
+    assert record["outcomes"][0]["error"] == "ValueError: \ufffd no"
 
 
 def test_bad_tasks_file_names_its_line(tmp_path: Path) -> None:
