@@ -1241,6 +1241,9 @@ def _child(
         if script:
             channel = _PipeChannel(calls[1], replies[0])
             _check_remotely(req, secret, channel, send, print_exc, code_pid=pid)
+            # The code's process read the end of its pipe and ends: wait for it, so that this
+            # process ends last and the server finds no descendant left to sweep.
+            os.waitpid(pid, 0)
         else:
             _run_candidate(req, send, print_exc)
     except BaseException:  # the harness itself was broken by the code (patched json, ...)

@@ -27,8 +27,8 @@ from lift_metrics.sandbox._worker import (
     encode_value,
     pack_frame,
     pack_request,
-    tree_repr,
     remove_tree,
+    tree_repr,
     unpack_frames,
 )
 
