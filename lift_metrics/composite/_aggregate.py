@@ -42,8 +42,9 @@ class AggregateBreakdown:
         ``quality`` (mean of the three quality scores, or of code and end-to-end without an
         IR score), ``cost`` and ``latency`` (both
         normalised and inverted: 1 is free / instant, 0 is at or beyond the ceiling).
+        ``cost`` or ``latency`` is absent when it was not known (None).
     weights : dict
-        Normalised weights (sum to 1).
+        Normalised weights of the components present (sum to 1).
     """
 
     score: float
@@ -67,8 +68,8 @@ def aggregate_breakdown(
     ir_score: float | None,
     code_score: float,
     e2e_score: float,
-    cost_usd: float,
-    latency_ms: float,
+    cost_usd: float | None,
+    latency_ms: float | None,
     *,
     weights: Mapping[str, float] | None = None,
     cost_ceiling_usd: float = DEFAULT_COST_CEILING_USD,
@@ -76,7 +77,10 @@ def aggregate_breakdown(
 ) -> AggregateBreakdown:
     """Compute :func:`aggregate_metric` and keep its three components.
 
-    Parameters and formula: see :func:`aggregate_metric`.
+    Parameters and formula: see :func:`aggregate_metric`. Here ``cost_usd`` or
+    ``latency_ms`` may also be None: not known (no trusted measurement). That component is
+    then left out and the other weights are rescaled to sum to 1, so that an unknown cost
+    neither helps nor hurts (``inf`` is the way to score it 0).
 
     Returns
     -------
@@ -86,6 +90,8 @@ def aggregate_breakdown(
     --------
     >>> aggregate_breakdown(0.9, 0.6, 0.6, 0.05, 30_000)
     AggregateBreakdown(score=0.640, quality=0.700, cost=0.500, latency=0.500)
+    >>> aggregate_breakdown(0.9, 0.6, 0.6, None, None)  # quality alone
+    AggregateBreakdown(score=0.700, quality=0.700)
     """
     scores = [
         check_unit_interval(name, value)
@@ -96,16 +102,22 @@ def aggregate_breakdown(
         )
         if value is not None or name != "ir_score"
     ]
-    cost = check_non_negative("cost_usd", cost_usd, allow_inf=True)
-    latency = check_non_negative("latency_ms", latency_ms, allow_inf=True)
     cost_ceiling = check_positive("cost_ceiling_usd", cost_ceiling_usd)
     latency_ceiling = check_positive("latency_ceiling_ms", latency_ceiling_ms)
     w = normalize_weights("weights", weights, DEFAULT_AGGREGATE_WEIGHTS)
-    components = {
-        "quality": sum(scores) / len(scores),
-        "cost": 1.0 - min(cost / cost_ceiling, 1.0),
-        "latency": 1.0 - min(latency / latency_ceiling, 1.0),
-    }
+    components = {"quality": sum(scores) / len(scores)}
+    if cost_usd is not None:
+        cost = check_non_negative("cost_usd", cost_usd, allow_inf=True)
+        components["cost"] = 1.0 - min(cost / cost_ceiling, 1.0)
+    if latency_ms is not None:
+        latency = check_non_negative("latency_ms", latency_ms, allow_inf=True)
+        components["latency"] = 1.0 - min(latency / latency_ceiling, 1.0)
+    if len(components) < len(w):
+        kept = {key: w[key] for key in components}
+        total = sum(kept.values())
+        # quality always counts: all its weight when the known parts weigh nothing
+        w = {key: value / total for key, value in kept.items()} if total > 0 else {"quality": 1.0}
+        components = {key: components[key] for key in w}
     score = sum(w[key] * components[key] for key in w)
     return AggregateBreakdown(score=min(max(score, 0.0), 1.0), components=components, weights=w)
 

@@ -11,11 +11,21 @@ metric from this package and speaks DSPy's metric protocol
   as success, so returning the float would accept a score of 0.01). Set the threshold on the
   metric object: ``BootstrapFewShot(metric_threshold=...)`` would only compare that bool.
   To let ``metric_threshold`` decide instead, build the metric with
-  ``trace_returns="float"``: it then returns the score under a trace too;
+  ``trace_returns="float"``: it then returns the score under a trace too. Code that fails a
+  test of the example is never accepted, whatever its score (``require_all_tests=False``
+  leaves it to the threshold);
 * ``pred_name`` or ``pred_trace`` given (GEPA asking for feedback on one predictor):
   ``dspy.Prediction(score=..., feedback=...)`` where the feedback lists what lost points
-  (sub-metric, failing test with input / expected / actual, violated constraint), addressed to
-  that predictor.
+  (sub-metric, failing test with its input and what the code returned or raised, the part
+  of the IR that is wrong, violated constraint kinds), addressed to that predictor. It never
+  quotes an expected value or the expected IR (:attr:`MetricBreakdown.hints`): a reflection
+  LM could copy them into the prompt. ``reveal_expected=True`` opts in to quoting them.
+
+Latency and cost (:class:`EndToEnd`, :class:`Aggregate`) come by default from a
+:class:`Measurement` recorded while the program ran, by the project's runner or by
+:func:`measured` around your own program (or :func:`record_measurement`), never from the
+prediction's ``latency_ms``/``cost_usd`` fields, which the program and its LM outputs can set.
+Reading those fields is an opt-in: ``latency_field="latency_ms"``, ``cost_field="cost_usd"``.
 
 A bad prediction (missing field, ``None``, malformed IR, code that is not a string, an
 exception inside a sub-metric) never raises: the affected parts score 0 and the reason is kept
@@ -48,6 +58,12 @@ becomes the copy's process-wide default); another embedder is pickled as it is.
 from lift_metrics.dspy_metrics._code import CodeQuality
 from lift_metrics.dspy_metrics._composite import Aggregate, EndToEnd
 from lift_metrics.dspy_metrics._ir import IRQuality
+from lift_metrics.dspy_metrics._measured import (
+    Measurement,
+    measured,
+    measurement_of,
+    record_measurement,
+)
 from lift_metrics.dspy_metrics._protocol import MetricBreakdown
 from lift_metrics.dspy_metrics._protocol import TraceReturns as TraceReturns
 from lift_metrics.dspy_metrics._tests import AllTestsPass, TestPassRate
@@ -58,6 +74,10 @@ __all__ = [
     "CodeQuality",
     "EndToEnd",
     "IRQuality",
+    "Measurement",
     "MetricBreakdown",
     "TestPassRate",
+    "measured",
+    "measurement_of",
+    "record_measurement",
 ]

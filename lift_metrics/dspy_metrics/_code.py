@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 
 from lift_metrics.dspy_metrics._cache import _cache_key, _ResultCache
-from lift_metrics.dspy_metrics._feedback import _failed_tests
+from lift_metrics.dspy_metrics._feedback import _failed_tests, _tests_line
 from lift_metrics.dspy_metrics._fields import (
     _MISSING,
     _as_tests,
@@ -196,13 +196,44 @@ class _CodePart:
             self._cache.put(key, result)
         return result, float(result.score), None, entry_point
 
+    def _runs_tests(self) -> bool:
+        """Return False when the code part is configured not to run tests (tests weight 0)."""
+        options = getattr(self, "code_quality_options", None)
+        if options is None or options.validated:
+            return True
+        return self.code_weights.get("tests", 0.0) > 0
+
+    def _tests_verdict(self, example: Any, code: Any) -> bool | None:
+        """Return whether the code passed every test (None: no tests, or none are run)."""
+        from lift_metrics.code import normalize_tests
+
+        if self.tests_field is None or not self._runs_tests():
+            return None
+        total = getattr(code, "tests_total", None)
+        if code is not None and isinstance(total, int):
+            return None if total == 0 else bool(code.tests_passed >= total)
+        name = type(self).__name__
+        tests = _as_tests(name, _example_field(name, example, self.tests_field))
+        return None if normalize_tests(tests).count == 0 else False
+
     @staticmethod
-    def _code_reasons(code: Any, entry_point: str | None, prefix: str) -> list[str]:
+    def _code_reasons(
+        code: Any, entry_point: str | None, prefix: str, *, reveal_expected: bool = True
+    ) -> list[str]:
+        """Return the code part's reasons, each failing test spelled out after the tests line.
+
+        ``reveal_expected=False`` gives the hints: no expected value (see
+        :attr:`MetricBreakdown.hints`).
+        """
         lines = []
         for reason in getattr(code, "reasons", ()) or ():
-            lines.append(f"{prefix}{reason}")
-            if reason.startswith("tests"):
-                lines.extend(f"{prefix}tests: {t}" for t in _failed_tests(code, entry_point))
+            if not reason.startswith("tests"):
+                lines.append(f"{prefix}{reason}")
+                continue
+            line = _tests_line(code, reason, reveal_expected=reveal_expected)
+            lines.append(f"{prefix}{line}")
+            failed = _failed_tests(code, entry_point, reveal_expected=reveal_expected)
+            lines.extend(f"{prefix}tests: {t}" for t in failed)
         return lines
 
 
@@ -243,8 +274,18 @@ class CodeQuality(_CodePart, _Metric):
         sandbox).
     threshold : float, default 0.5
         ``score >= threshold`` accepts a demonstration when bootstrapping. With tests the
-        validated score of code that fails every test is at most 0.2, so the default never
-        accepts it; code that passes at least about a third of the tests is accepted.
+        validated score of code that fails every test is at most 0.2.
+    require_all_tests : bool, default True
+        Under a trace (bootstrapping), code that fails any test of the example is never
+        accepted as a demonstration, whatever its score: the call returns False (0.0 with
+        ``trace_returns="float"``). An example without tests is left to the threshold.
+        False: the threshold alone decides (code passing a third of the tests can score
+        above 0.5).
+    reveal_expected : bool, default False
+        What GEPA's feedback quotes. False: each failing test with its inputs and what the
+        code returned or raised, never the expected value (a check script's failure as its
+        exception and line, not the assertion). True (opt-in): the expected values too, an
+        answer key a reflection LM can copy into the prompt.
     history_size, cache_size, trace_returns
         As in :class:`IRQuality`.
 
@@ -294,6 +335,8 @@ class CodeQuality(_CodePart, _Metric):
         history_size: int = 256,
         cache_size: int = 4096,
         trace_returns: TraceReturns = "bool",
+        reveal_expected: bool = False,
+        require_all_tests: bool = True,
     ) -> None:
         _Metric.__init__(
             self,
@@ -301,6 +344,8 @@ class CodeQuality(_CodePart, _Metric):
             history_size=history_size,
             cache_size=cache_size,
             trace_returns=trace_returns,
+            reveal_expected=reveal_expected,
+            require_all_tests=require_all_tests,
         )
         self._init_code(
             expected_code_field=expected_code_field,
@@ -328,6 +373,18 @@ class CodeQuality(_CodePart, _Metric):
         """Score one pair; see the class docstring."""
         code, score, failure, entry_point = self._score_code(example, prediction)
         reasons = [failure] if failure else self._code_reasons(code, entry_point, "code/")
+        hints = (
+            [failure]
+            if failure
+            else self._code_reasons(code, entry_point, "code/", reveal_expected=False)
+        )
         return MetricBreakdown(
-            "CodeQuality", score, {"code": score}, {"code": 1.0}, tuple(reasons), code=code
+            "CodeQuality",
+            score,
+            {"code": score},
+            {"code": 1.0},
+            tuple(reasons),
+            hints=tuple(hints),
+            all_tests_passed=self._tests_verdict(example, code),
+            code=code,
         )

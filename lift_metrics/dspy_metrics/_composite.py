@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ from lift_metrics.ir import (
 
 if TYPE_CHECKING:
     from lift_metrics.code import CodeQualityOptions
+    from lift_metrics.dspy_metrics._measured import Measurement
     from lift_metrics.dspy_metrics._profiles import ProfileLike
     from lift_metrics.sandbox import Sandbox
     from lift_metrics.similarity import Embedder
@@ -43,6 +45,8 @@ from lift_metrics.dspy_metrics._protocol import (
     _threshold_above,
 )
 
+logger = logging.getLogger(__name__)
+
 
 class EndToEnd(_IRPart, _CodePart, _Metric):
     """:func:`lift_metrics.composite.end_to_end` as a DSPy metric (0.4 IR, 0.5 code, 0.1 latency).
@@ -53,17 +57,22 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         As in :class:`IRQuality`.
     expected_code_field, tests_field, entry_point_field, code_field
         As in :class:`CodeQuality`.
-    latency_field : str or None, default "latency_ms"
-        Prediction field with the pipeline latency in ms. None: latency is not scored and the
-        IR and code weights are rescaled to sum to 1. A prediction without a usable latency
-        scores 0 on latency.
+    latency_field : str or None, default None
+        Where the latency comes from. None: the latency measured while the program ran
+        (:class:`Measurement`, recorded by the project's runner and pipeline, by
+        :func:`measured` around your own program or by :func:`record_measurement`), which
+        nothing in the prediction can set. A prediction without a measurement: the latency
+        part is left out (the IR and code weights rescaled to sum to 1) and a reason says so.
+        A field name (opt-in): read the latency in ms from that prediction field, trusting
+        the program and its LM outputs (a missing or unusable value scores 0 on latency).
     target_ms : float, default 16000
         Latency budget for :func:`lift_metrics.composite.latency_penalty`.
     weights : mapping, optional
         ``ir``/``code``/``latency``; default 0.4/0.5/0.1. An ``ir`` weight of 0 scores a
         single-step program without an IR: neither the example's ``expected_ir`` field nor
         the prediction's IR is read, the breakdown has no ``ir`` part, and the attribute
-        ``scores_ir`` is False.
+        ``scores_ir`` is False. A ``latency`` weight of 0 leaves latency out (attribute
+        ``scores_latency`` False).
     ir_weights, code_weights : mapping, optional
         Weights inside the IR and code metrics.
     ir_profile, code_profile : optional
@@ -80,6 +89,13 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         and latency (at least 0.5). With the default weights and the validated code
         profile that best is ``0.4 + 0.5 * 0.2 + 0.1 = 0.6``, so the default is 0.65: a
         perfect IR cannot carry failing code into the demonstrations.
+    require_all_tests : bool, default True
+        Under a trace, code that fails any test is rejected whatever the score (see
+        :class:`CodeQuality`): with tests, only code that passes them all becomes a
+        demonstration.
+    reveal_expected : bool, default False
+        GEPA's feedback quotes neither the expected IR nor expected test values; True
+        (opt-in) quotes both (see :class:`IRQuality` and :class:`CodeQuality`).
     embedder, sandbox, timeout_s, history_size, cache_size, trace_returns
         As in :class:`CodeQuality`.
 
@@ -104,7 +120,7 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         entry_point_field: str | None = "entry_point",
         prompt_field: str | None = "prompt",
         code_field: str = "code",
-        latency_field: str | None = "latency_ms",
+        latency_field: str | None = None,
         target_ms: float = DEFAULT_TARGET_MS,
         weights: Mapping[str, float] | None = None,
         ir_weights: Mapping[str, float] | None = None,
@@ -118,6 +134,8 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         history_size: int = 256,
         cache_size: int = 4096,
         trace_returns: TraceReturns = "bool",
+        reveal_expected: bool = False,
+        require_all_tests: bool = True,
     ) -> None:
         _Metric.__init__(
             self,
@@ -125,6 +143,8 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
             history_size=history_size,
             cache_size=cache_size,
             trace_returns=trace_returns,
+            reveal_expected=reveal_expected,
+            require_all_tests=require_all_tests,
         )
         self._init_ir(
             expected_ir_field=expected_ir_field,
@@ -148,16 +168,20 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         self.latency_field = _check_field("latency_field", latency_field, optional=True)
         self.target_ms = check_positive("target_ms", target_ms)
         self.weights = normalize_weights("weights", weights, DEFAULT_E2E_WEIGHTS)
-        if self.latency_field is None and self.weights["ir"] + self.weights["code"] <= 0:
+        if self.weights["ir"] + self.weights["code"] <= 0:
             raise InputValueError(
-                f"weights for 'ir' and 'code' must not both be 0 without latency, got {weights}"
+                f"weights for 'ir' and 'code' must not both be 0 (latency may be unknown), "
+                f"got {weights}"
             )
         #: an IR weight of 0: a program without an IR (no IR read from example or prediction)
         self.scores_ir = self.weights["ir"] > 0
+        #: a latency weight of 0: latency is not scored (measured or not)
+        self.scores_latency = self.weights["latency"] > 0
+        self._warned_unmeasured = False
         self._part_fields = {"code": str(self.code_field)}
         if self.scores_ir:
             self._part_fields["ir"] = str(self.ir_field)
-        if self.latency_field is not None:
+        if self.scores_latency and self.latency_field is not None:
             self._part_fields["latency"] = self.latency_field
         if threshold is None:  # Aggregate sets its own once its weights are known
             self.threshold = _threshold_above(EndToEnd._failing_ceiling(self))
@@ -165,7 +189,7 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
     def _failing_ceiling(self) -> float:
         """Return the best score of an output whose code fails every test (all else perfect)."""
         w = dict(self.weights)
-        if self.latency_field is None:
+        if not self.scores_latency:
             rest = w["ir"] + w["code"]
             w = {"ir": w["ir"] / rest, "code": w["code"] / rest, "latency": 0.0}
         return w["ir"] + w["latency"] + w["code"] * self._failing_code_ceiling()
@@ -183,17 +207,15 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
             ir, ir_score, ir_failure = self._score_ir(example, prediction)
         code, code_score, code_failure, entry_point = self._score_code(example, prediction)
         reasons = [r for r in (ir_failure, code_failure) if r]
-        latency: float | None = None
-        if self.latency_field is not None:
-            latency, latency_failure = _number_field(prediction, self.latency_field, "milliseconds")
-            if latency_failure:
-                reasons.append(f"latency: scored 0 because {latency_failure}")
+        latency, latency_reason = self._latency(prediction)
+        if latency_reason and self.scores_latency:
+            reasons.append(latency_reason)
         result = end_to_end_from_parts(
             ir=ir,
             ir_score=ir_score,
             code=None,  # code reasons are added below with the failing tests spelled out
             code_score=code_score,
-            latency_ms=latency,
+            latency_ms=latency if self.scores_latency else None,
             target_ms=self.target_ms,
             weights=self.weights,
             reasons=reasons,
@@ -208,6 +230,44 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
             )
         return result, latency
 
+    def _measured(self, prediction: Any, what: str) -> tuple[Measurement | None, str | None]:
+        """Return the prediction's :class:`Measurement`, or (None, the reason there is none)."""
+        from lift_metrics.dspy_metrics._measured import measurement_of
+
+        measurement = measurement_of(prediction)
+        if measurement is not None:
+            return measurement, None
+        if not self._warned_unmeasured:
+            self._warned_unmeasured = True
+            logger.warning(
+                "%s: a prediction has no measured %s, so that part is left out. Run the "
+                "program through lift_metrics.dspy_metrics.measured(program) (or "
+                "record_measurement); the prediction's own fields are read only when "
+                "latency_field/cost_field name them.",
+                type(self).__name__,
+                what,
+            )
+        return None, (
+            f"{what}: not scored (part left out): no measurement for this prediction; "
+            f"its fields are not trusted"
+        )
+
+    def _latency(self, prediction: Any) -> tuple[float | None, str | None]:
+        """Return the latency in ms (None: unknown) and the reason it is unknown or 0."""
+        if self.latency_field is not None:
+            latency, failure = _number_field(prediction, self.latency_field, "milliseconds")
+            return latency, f"latency: scored 0 because {failure}" if failure else None
+        measurement, reason = self._measured(prediction, "latency")
+        return (None, reason) if measurement is None else (measurement.latency_ms, None)
+
+    def _hints(self, e2e: EndToEndBreakdown, entry_point: str | None) -> list[str]:
+        """Return ``e2e.reasons`` as hints: IR and code lines without the reference."""
+        lines = [r for r in e2e.reasons if not r.startswith(("ir/", "code/"))]
+        if e2e.ir is not None:
+            lines.extend(f"ir/{hint}" for hint in e2e.ir.hints)
+        lines.extend(self._code_reasons(e2e.code, entry_point, "code/", reveal_expected=False))
+        return lines
+
     def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
         """Score one pair; see the class docstring."""
         e2e, _ = self._end_to_end(example, prediction)
@@ -217,6 +277,8 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
             dict(e2e.components),
             dict(e2e.weights),
             e2e.reasons,
+            hints=tuple(self._hints(e2e, self._task_fields(example)[0])),
+            all_tests_passed=self._tests_verdict(example, e2e.code),
             ir=e2e.ir,
             code=e2e.code,
             end_to_end=e2e,
@@ -232,15 +294,19 @@ class Aggregate(EndToEnd):
 
     Parameters
     ----------
-    cost_field : str, default "cost_usd"
-        Prediction field with the request's cost in USD. A prediction without a usable cost
-        scores 0 on cost (an unknown cost is not free).
+    latency_field, cost_field : str or None, default None
+        Where latency and cost come from. None: the :class:`Measurement` recorded while the
+        program ran (the runner's clock; the billed usage of its LM calls priced with
+        litellm's price table), which nothing in the prediction can set. Without a
+        measurement (or with a cost that is unknown because a model has no price) that
+        part is left out and the other aggregate weights are rescaled, with a reason. A
+        field name (opt-in): read the value from that prediction field, trusting the
+        program and its LM outputs; a missing or unusable value scores 0 there (an
+        unknown cost is not free).
     aggregate_weights : mapping, optional
         ``quality``/``cost``/``latency``; default 0.7/0.2/0.1.
     cost_ceiling_usd : float, default 0.10
     latency_ceiling_ms : float, default 60000
-    latency_field : str, default "latency_ms"
-        Required here (the aggregate always scores latency).
     weights : mapping, optional
         The end-to-end weights, as in :class:`EndToEnd`. An ``ir`` weight of 0 scores a
         program without an IR: no ``expected_ir`` field is needed, and quality is the mean
@@ -271,8 +337,8 @@ class Aggregate(EndToEnd):
         entry_point_field: str | None = "entry_point",
         prompt_field: str | None = "prompt",
         code_field: str = "code",
-        latency_field: str = "latency_ms",
-        cost_field: str = "cost_usd",
+        latency_field: str | None = None,
+        cost_field: str | None = None,
         target_ms: float = DEFAULT_TARGET_MS,
         weights: Mapping[str, float] | None = None,
         aggregate_weights: Mapping[str, float] | None = None,
@@ -289,11 +355,9 @@ class Aggregate(EndToEnd):
         history_size: int = 256,
         cache_size: int = 4096,
         trace_returns: TraceReturns = "bool",
+        reveal_expected: bool = False,
+        require_all_tests: bool = True,
     ) -> None:
-        if latency_field is None:
-            raise InputValueError(
-                "latency_field must name a prediction field for Aggregate, got None"
-            )
         super().__init__(
             expected_ir_field=expected_ir_field,
             ir_field=ir_field,
@@ -316,16 +380,33 @@ class Aggregate(EndToEnd):
             history_size=history_size,
             cache_size=cache_size,
             trace_returns=trace_returns,
+            reveal_expected=reveal_expected,
+            require_all_tests=require_all_tests,
         )
-        self.cost_field = _check_field("cost_field", cost_field)
+        self.cost_field = _check_field("cost_field", cost_field, optional=True)
         self.aggregate_weights = normalize_weights(
             "aggregate_weights", aggregate_weights, DEFAULT_AGGREGATE_WEIGHTS
         )
         self.cost_ceiling_usd = check_positive("cost_ceiling_usd", cost_ceiling_usd)
         self.latency_ceiling_ms = check_positive("latency_ceiling_ms", latency_ceiling_ms)
-        self._part_fields["cost"] = str(self.cost_field)
+        if self.cost_field is not None:
+            self._part_fields["cost"] = self.cost_field
+        if self.latency_field is not None:
+            self._part_fields["latency"] = self.latency_field
         if threshold is None:
             self.threshold = _threshold_above(self._failing_ceiling())
+
+    def _cost(self, prediction: Any) -> tuple[float | None, str | None]:
+        """Return the cost in USD (None: unknown) and the reason it is unknown or 0."""
+        if self.cost_field is not None:
+            cost, failure = _number_field(prediction, self.cost_field, "US dollars")
+            return cost, f"cost: scored 0 because {failure}" if failure else None
+        measurement, reason = self._measured(prediction, "cost")
+        if measurement is None:
+            return None, reason
+        if math.isnan(measurement.cost_usd):
+            return None, "cost: not scored (part left out): an LM call of it has no known price"
+        return measurement.cost_usd, None
 
     def _failing_ceiling(self) -> float:
         """Return the best aggregate of an output whose code fails every test (all else perfect)."""
@@ -338,31 +419,45 @@ class Aggregate(EndToEnd):
     def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
         """Score one pair; see the class docstring."""
         e2e, latency = self._end_to_end(example, prediction)
-        cost, cost_failure = _number_field(prediction, str(self.cost_field), "US dollars")
+        cost, cost_reason = self._cost(prediction)
         agg = aggregate_breakdown(
             e2e.components.get("ir"),  # absent with an IR weight of 0
             e2e.components["code"],
             e2e.score,
             cost,
-            math.inf if latency is None else latency,
+            latency,
             weights=self.aggregate_weights,
             cost_ceiling_usd=self.cost_ceiling_usd,
             latency_ceiling_ms=self.latency_ceiling_ms,
         )
         reasons = list(e2e.reasons)
-        if cost_failure:
-            reasons.append(f"cost: scored 0 because {cost_failure}")
-        elif agg.components["cost"] < 1.0:
-            reasons.append(
+        extra: list[str] = []
+        if not self.scores_latency:  # the end-to-end part did not say why latency is unknown
+            _, latency_reason = self._latency(prediction)
+            if latency_reason:
+                extra.append(latency_reason)
+        if cost_reason:
+            extra.append(cost_reason)
+        elif cost is not None and agg.components["cost"] < 1.0:
+            extra.append(
                 f"cost: ${cost:.4f} per request (score {agg.components['cost']:.3f}; "
                 f"${self.cost_ceiling_usd:.2f} scores 0)"
             )
+        if latency is not None and agg.components["latency"] < 1.0 and not self.scores_latency:
+            extra.append(
+                f"latency: {latency:.0f} ms (score {agg.components['latency']:.3f}; "
+                f"{self.latency_ceiling_ms:.0f} ms scores 0)"
+            )
+        reasons.extend(extra)
+        hints = self._hints(e2e, self._task_fields(example)[0]) + extra
         return MetricBreakdown(
             "Aggregate",
             agg.score,
             dict(agg.components),
             dict(agg.weights),
             tuple(reasons),
+            hints=tuple(hints),
+            all_tests_passed=self._tests_verdict(example, e2e.code),
             ir=e2e.ir,
             code=e2e.code,
             end_to_end=e2e,

@@ -13,7 +13,33 @@ from lift_metrics.dspy_metrics._fields import _short
 _MAX_FAILED_TESTS_SHOWN = 5
 
 
-def _failed_tests(code: Any, entry_point: str | None) -> list[str]:
+def _io_cases(code: Any) -> bool:
+    """Return True when the code ran on I/O cases (a check script's outcomes lack inputs)."""
+    execution = getattr(code, "execution", None)
+    outcomes = getattr(execution, "outcomes", ()) or ()
+    return bool(outcomes) and all(o.inputs is not None for o in outcomes)
+
+
+def _tests_line(code: Any, reason: str, *, reveal_expected: bool) -> str:
+    """Return the code part's ``tests: ...`` reason, cut where it would quote a check script.
+
+    The summary of I/O cases names what the code returned, never the expected value; a check
+    script's failure quotes the failing assertion, whose values include the expected one.
+    """
+    if reveal_expected or _io_cases(code):
+        return reason
+    execution = getattr(code, "execution", None)
+    status = getattr(execution, "status", "failed")
+    passed, total = getattr(code, "tests_passed", 0), getattr(code, "tests_total", 0)
+    return f"tests: {passed}/{total} passed ({status})"
+
+
+def _failed_tests(code: Any, entry_point: str | None, *, reveal_expected: bool) -> list[str]:
+    """Return one line per failing test (at most five): the call, what came back and why.
+
+    Without ``reveal_expected`` no line holds an expected value: a check script's failure is
+    shown as the exception and line, not as the assertion and its values.
+    """
     execution = getattr(code, "execution", None)
     if execution is None:
         return []
@@ -22,18 +48,24 @@ def _failed_tests(code: Any, entry_point: str | None) -> list[str]:
     for outcome in outcomes[:_MAX_FAILED_TESTS_SHOWN]:
         if outcome.inputs is None:  # the error names the failing assertion and its values
             failure = outcome.error or f"{execution.status}: {execution.reason}"
+            if not reveal_expected:
+                head = (outcome.error or execution.status).split(":", 1)[0]
+                lines.append(_short(f"test {outcome.index}: the check script failed: {head}", 400))
+                continue
             lines.append(_short(f"test {outcome.index}: the check script failed: {failure}", 400))
             continue
-        else:
-            args = ", ".join(f"{k}={v!r}" for k, v in outcome.inputs.items())
-            call = f"{entry_point or 'the function'}({args})"
+        args = ", ".join(f"{k}={v!r}" for k, v in outcome.inputs.items())
+        call = f"{entry_point or 'the function'}({args})"
         got = f"raised {outcome.error}" if outcome.error else f"returned {outcome.actual_repr}"
-        expected = "" if outcome.inputs is None else f" expected {outcome.expected!r},"
+        expected = f" expected {outcome.expected!r}," if reveal_expected else ""
         lines.append(_short(f"test {outcome.index}: {call}{expected} {got}", 300))
     if len(outcomes) > _MAX_FAILED_TESTS_SHOWN:
         lines.append(f"... and {len(outcomes) - _MAX_FAILED_TESTS_SHOWN} more failing tests")
     if not outcomes and getattr(execution, "status", "passed") != "passed":
-        lines.append(f"execution {execution.status}: {_short(execution.reason, 300)}")
+        if reveal_expected or execution.status == "timeout":
+            lines.append(f"execution {execution.status}: {_short(execution.reason, 300)}")
+        else:
+            lines.append(f"execution {execution.status}")
     return lines
 
 
@@ -44,23 +76,26 @@ def _feedback_text(
     *,
     pred_name: str | None,
     relevant_parts: Callable[[], set[str] | None],
+    reveal_expected: bool,
 ) -> str:
     """Return the feedback of ``metric`` on ``result`` (see :meth:`_Metric.feedback`).
 
     ``relevant_parts`` gives the parts whose fields the traced predictor produced (None: unknown);
-    it is only called when some reason lost points.
+    it is only called when some reason lost points. The lines are ``result.hints`` (no
+    expected value, no expected IR text) unless ``reveal_expected``: then ``result.reasons``.
     """
+    reasons = result.reasons if reveal_expected or result.hints is None else result.hints
     who = f"predictor `{pred_name}`" if pred_name else "the program"
     head = (
         f"Feedback for {who}: {metric} score {result.score:.3f} of 1.0 "
         f"(a score >= {threshold:.2f} counts as good)."
     )
-    if not result.reasons:
+    if not reasons:
         return head + " Nothing lost points: keep this behaviour."
     relevant = relevant_parts()
     own: list[str] = []
     other: list[str] = []
-    for reason in result.reasons:
+    for reason in reasons:
         part = reason.split("/", 1)[0].split(":", 1)[0]
         (own if relevant is None or part in relevant else other).append(reason)
     lines = [head]

@@ -37,6 +37,12 @@ def _check_field(name: str, value: Any, *, optional: bool = False) -> str | None
     return value
 
 
+def _check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise InputTypeError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
 def _check_embedder(embedder: Any) -> Any:
     if embedder is not None and not callable(getattr(embedder, "embed", None)):
         raise InputTypeError(

@@ -167,6 +167,12 @@ class IRQuality(_IRPart, _Metric):
         answers), and the cache also makes repeated scores identical. 0 disables it (for
         example for generated code whose behaviour is random). Latency and cost are never
         cached.
+    reveal_expected : bool, default False
+        What GEPA's feedback quotes. False: which part of the IR is wrong, quoting only the
+        predicted IR (:attr:`MetricBreakdown.hints`), never the expected intent, names,
+        types or effects. True (opt-in): the full reasons, which quote the expected IR: an
+        answer key that a reflection LM can copy into the prompt, so that the score climbs
+        on the training examples without the program getting better on new ones.
 
     Examples
     --------
@@ -198,6 +204,7 @@ class IRQuality(_IRPart, _Metric):
         history_size: int = 256,
         cache_size: int = 4096,
         trace_returns: TraceReturns = "bool",
+        reveal_expected: bool = False,
     ) -> None:
         _Metric.__init__(
             self,
@@ -205,6 +212,7 @@ class IRQuality(_IRPart, _Metric):
             history_size=history_size,
             cache_size=cache_size,
             trace_returns=trace_returns,
+            reveal_expected=reveal_expected,
         )
         self._init_ir(
             expected_ir_field=expected_ir_field,
@@ -227,7 +235,8 @@ class IRQuality(_IRPart, _Metric):
         ir, score, failure = self._score_ir(example, prediction)
         if ir is not None:
             reasons = tuple(f"ir/{r}" for r in ir.reasons)
+            hints = tuple(f"ir/{h}" for h in ir.hints)
             return MetricBreakdown(
-                "IRQuality", ir.score, {"ir": ir.score}, {"ir": 1.0}, reasons, ir=ir
+                "IRQuality", ir.score, {"ir": ir.score}, {"ir": 1.0}, reasons, hints=hints, ir=ir
             )
         return MetricBreakdown("IRQuality", score, {"ir": score}, {"ir": 1.0}, (str(failure),))

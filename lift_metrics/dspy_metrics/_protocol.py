@@ -33,6 +33,7 @@ from lift_metrics.dspy_metrics._cache import _ResultCache
 from lift_metrics.dspy_metrics._copying import _EmbedderSettings, _is_bundled_embedder, _is_pool
 from lift_metrics.dspy_metrics._feedback import _feedback_text
 from lift_metrics.dspy_metrics._fields import (
+    _check_bool,
     _ExampleError,
     _fields_of,
     _inputs_of,
@@ -64,6 +65,17 @@ class MetricBreakdown:
     reasons : tuple of str
         What lost points, one line each, prefixed with the part (``"ir/signature: ..."``).
         Parts zeroed because of a bad prediction say why (``"code: prediction.code is None"``).
+        They quote the reference: the expected values of failing tests, the expected IR.
+    hints : tuple of str or None
+        ``reasons`` without the reference: failing tests with their inputs and what the code
+        returned or raised, which part of the IR is wrong quoting only the predicted IR.
+        GEPA's feedback shows these unless the metric was built with
+        ``reveal_expected=True``. None when the reasons quote no reference.
+    all_tests_passed : bool or None
+        Whether the code passed every test of the example: None when the metric runs no
+        code or the example has no tests; False too when the code could not be run.
+        Under a trace (bootstrapping) a False rejects the demonstration by default
+        (``require_all_tests``).
     ir, code, end_to_end, aggregate
         The pure metrics' breakdowns where computed (``None`` otherwise).
     example_id : str or None
@@ -77,6 +89,8 @@ class MetricBreakdown:
     components: dict[str, float]
     weights: dict[str, float]
     reasons: tuple[str, ...] = ()
+    hints: tuple[str, ...] | None = None
+    all_tests_passed: bool | None = None
     ir: IRQualityBreakdown | None = None
     code: Any = None
     end_to_end: EndToEndBreakdown | None = None
@@ -96,6 +110,8 @@ class MetricBreakdown:
             "components": dict(self.components),
             "weights": dict(self.weights),
             "reasons": list(self.reasons),
+            "hints": None if self.hints is None else list(self.hints),
+            "all_tests_passed": self.all_tests_passed,
             "ir": self.ir.to_dict() if self.ir is not None else None,
             "code": self.code.to_dict() if hasattr(self.code, "to_dict") else None,
             "aggregate": self.aggregate.to_dict() if self.aggregate is not None else None,
@@ -117,9 +133,13 @@ class _Metric:
         history_size: int,
         cache_size: int,
         trace_returns: TraceReturns,
+        reveal_expected: bool = False,
+        require_all_tests: bool = True,
     ) -> None:
         # None: the class's default, set by the subclass once its weights are known
         self.threshold = 0.5 if threshold is None else check_unit_interval("threshold", threshold)
+        self.reveal_expected = _check_bool("reveal_expected", reveal_expected)
+        self.require_all_tests = _check_bool("require_all_tests", require_all_tests)
         # one of "bool" and "float" once checked: a TraceReturns
         self.trace_returns = cast(
             TraceReturns, check_choice("trace_returns", trace_returns, ("bool", "float"))
@@ -284,6 +304,12 @@ class _Metric:
             (the score again with ``trace_returns="float"``);
             ``dspy.Prediction(score=..., feedback=...)`` when ``pred_name`` or
             ``pred_trace`` is given (GEPA).
+
+        Notes
+        -----
+        Under a trace, code that fails a test of the example is never accepted while
+        ``require_all_tests`` is True (the default): False, or 0.0 with
+        ``trace_returns="float"``, whatever the score.
         """
         result = self.breakdown(example, prediction)
         if self._history.maxlen:
@@ -294,8 +320,11 @@ class _Metric:
 
             feedback = self.feedback(result, pred_name=pred_name, pred_trace=pred_trace)
             return dspy.Prediction(score=result.score, feedback=feedback)
-        if trace is not None and self.trace_returns == "bool":
-            return result.score >= self.threshold
+        if trace is not None:
+            rejected = self.require_all_tests and result.all_tests_passed is False
+            if self.trace_returns == "bool":
+                return not rejected and result.score >= self.threshold
+            return 0.0 if rejected else result.score
         return result.score
 
     @property
@@ -344,6 +373,9 @@ class _Metric:
         Returns
         -------
         str
+            Lines from ``result.hints``: no expected value of a test and no text of the
+            expected IR, so that a reflection LM cannot copy the answers into the prompt.
+            With ``reveal_expected=True`` the lines of ``result.reasons``, which quote them.
         """
         return _feedback_text(
             type(self).__name__,
@@ -351,6 +383,7 @@ class _Metric:
             result,
             pred_name=pred_name,
             relevant_parts=lambda: self._relevant_parts(pred_trace),
+            reveal_expected=getattr(self, "reveal_expected", False),
         )
 
 

@@ -53,6 +53,10 @@ class TestPassRate(_CodePart, _Metric):
     threshold : float, default 1.0
         ``score >= threshold`` accepts a demonstration when bootstrapping: by default only
         code that passes every test.
+    require_all_tests, reveal_expected
+        As in :class:`CodeQuality`: under a trace, code that fails a test is rejected
+        whatever the threshold; GEPA's feedback shows no expected value unless
+        ``reveal_expected=True``.
     history_size, cache_size, trace_returns
         As in :class:`IRQuality`.
 
@@ -92,6 +96,8 @@ class TestPassRate(_CodePart, _Metric):
         history_size: int = 256,
         cache_size: int = 4096,
         trace_returns: TraceReturns = "bool",
+        reveal_expected: bool = False,
+        require_all_tests: bool = True,
     ) -> None:
         _Metric.__init__(
             self,
@@ -99,6 +105,8 @@ class TestPassRate(_CodePart, _Metric):
             history_size=history_size,
             cache_size=cache_size,
             trace_returns=trace_returns,
+            reveal_expected=reveal_expected,
+            require_all_tests=require_all_tests,
         )
         self.tests_field = _check_field("tests_field", tests_field)
         self.entry_point_field = _check_field("entry_point_field", entry_point_field, optional=True)
@@ -166,20 +174,29 @@ class TestPassRate(_CodePart, _Metric):
         result, failure, entry_point = self._run(example, prediction)
         if result is None:
             score = 0.0
-            reasons = [str(failure)]
+            reasons = hints = [str(failure)]
         else:
             rate = float(result.score)
             score = (1.0 if rate >= 1.0 else 0.0) if self._strict else rate
             reasons = self._code_reasons(result, entry_point, "")
+            hints = self._code_reasons(result, entry_point, "", reveal_expected=False)
             if self._strict and score < 1.0 and result.tests_total:
-                reasons.insert(
-                    0,
+                line = (
                     f"tests: {result.tests_passed} of {result.tests_total} passed; "
-                    "every test must pass",
+                    "every test must pass"
                 )
+                reasons.insert(0, line)
+                hints.insert(0, line)
         name = type(self).__name__
         return MetricBreakdown(
-            name, score, {"tests": score}, {"tests": 1.0}, tuple(reasons), code=result
+            name,
+            score,
+            {"tests": score},
+            {"tests": 1.0},
+            tuple(reasons),
+            hints=tuple(hints),
+            all_tests_passed=result is not None and result.tests_passed >= result.tests_total,
+            code=result,
         )
 
 
@@ -204,6 +221,8 @@ class AllTestsPass(TestPassRate):
         As in :class:`CodeQuality` (defaults: the process-wide sandbox and its time limit).
     threshold : float, default 1.0
         ``score >= threshold`` accepts a demonstration when bootstrapping.
+    require_all_tests, reveal_expected
+        As in :class:`CodeQuality`.
     history_size, cache_size, trace_returns
         As in :class:`IRQuality`.
 

@@ -192,12 +192,19 @@ def intent_match(
     return rescale_similarity(float(cosine), floor)
 
 
-def _signature_parts(p: IR, e: IR) -> tuple[float, float, float, list[str]]:
+def _signature_parts(p: IR, e: IR) -> tuple[float, float, float, list[str], list[str]]:
+    """Return the name, parameter and return-type scores, the reasons and the hints.
+
+    Hints say the same as reasons but quote only the predicted IR (see
+    :attr:`IRQualityBreakdown.hints`).
+    """
     reasons: list[str] = []
+    hints: list[str] = []
     ps, es = p.signature, e.signature
     name_score = 1.0 if ps.name == es.name else 0.0
     if not name_score:
         reasons.append(f"function name {ps.name!r}, expected {es.name!r}")
+        hints.append(f"function name {ps.name!r} is not the expected name")
     p_params = {(q.name, normalize_type_hint(q.type_hint)) for q in ps.parameters}
     e_params = {(q.name, normalize_type_hint(q.type_hint)) for q in es.parameters}
     union = p_params | e_params
@@ -206,16 +213,21 @@ def _signature_parts(p: IR, e: IR) -> tuple[float, float, float, list[str]]:
         missing = sorted(e_params - p_params, key=str)
         extra = sorted(p_params - e_params, key=str)
         detail = []
+        hint = []
         if missing:
             detail.append("missing " + ", ".join(_show_param(x) for x in missing))
+            hint.append(f"{len(missing)} expected parameter(s) missing or typed differently")
         if extra:
             detail.append("unexpected " + ", ".join(_show_param(x) for x in extra))
+            hint.append("unexpected " + ", ".join(_show_param(x) for x in extra))
         reasons.append(f"parameters (Jaccard {param_score:.2f}): {'; '.join(detail)}")
+        hints.append(f"parameters (Jaccard {param_score:.2f}): {'; '.join(hint)}")
     p_ret, e_ret = normalize_type_hint(ps.return_type), normalize_type_hint(es.return_type)
     return_score = 1.0 if p_ret == e_ret else 0.5
     if return_score < 1.0:
         reasons.append(f"return type {p_ret}, expected {e_ret} (0.5 partial credit)")
-    return name_score, param_score, return_score, reasons
+        hints.append(f"return type {p_ret} is not the expected type (0.5 partial credit)")
+    return name_score, param_score, return_score, reasons, hints
 
 
 def _show_param(param: tuple[str, str | None]) -> str:
@@ -256,7 +268,7 @@ def signature_match(predicted: IRLike, expected: IRLike) -> float:
     >>> signature_match(a, b)  # (1 + 1 + 0.5) / 3
     0.8333333333333334
     """
-    name_score, param_score, return_score, _ = _signature_parts(
+    name_score, param_score, return_score, _, _ = _signature_parts(
         _as_ir("predicted", predicted), _as_ir("expected", expected)
     )
     return (name_score + param_score + return_score) / 3
@@ -351,6 +363,11 @@ class IRQualityBreakdown:
         Descriptions of the expected constraints the prediction does not satisfy.
     reasons : tuple of str
         One line per lost point, prefixed with the sub-metric (``"signature: ..."``).
+    hints : tuple of str
+        The same lines without the expected IR's text: which part is wrong, quoting only
+        the predicted IR (its description, names, types and effect kinds) and the kinds of
+        the violated constraints. Feedback for an optimizer reads these, so that it cannot
+        copy the expected IR out of the feedback (docs/ir.md#hints).
     """
 
     score: float
@@ -358,6 +375,7 @@ class IRQualityBreakdown:
     weights: dict[str, float]
     failed_constraints: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
+    hints: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         parts = ", ".join(f"{k}={v:.3f}" for k, v in self.components.items())
@@ -371,6 +389,7 @@ class IRQualityBreakdown:
             "weights": dict(self.weights),
             "failed_constraints": list(self.failed_constraints),
             "reasons": list(self.reasons),
+            "hints": list(self.hints),
         }
 
 
@@ -425,6 +444,7 @@ def ir_quality_breakdown(
     w = normalize_weights("weights", weights, DEFAULT_IR_WEIGHTS)
     p, e = _as_ir("predicted", predicted), _as_ir("expected", expected)
     reasons: list[str] = []
+    hints: list[str] = []
     floor = check_similarity_floor(similarity_floor)
     intent = (
         intent_match(p, e, embedder=embedder, similarity_floor=floor)
@@ -436,19 +456,29 @@ def ir_quality_breakdown(
             f"intent: similarity {intent:.2f} between {p.intent.description!r} "
             f"and expected {e.intent.description!r}"
         )
-    name_score, param_score, return_score, sig_reasons = _signature_parts(p, e)
+        hints.append(
+            f"intent: the description {p.intent.description!r} has similarity {intent:.2f} "
+            "to the expected intent"
+        )
+    name_score, param_score, return_score, sig_reasons, sig_hints = _signature_parts(p, e)
     signature = (name_score + param_score + return_score) / 3
     reasons.extend(f"signature: {r}" for r in sig_reasons)
+    hints.extend(f"signature: {h}" for h in sig_hints)
     structure = structure_match(p, e)
     if structure < 1.0:
         reasons.append(
             f"structure: effect kinds {_effect_kinds(p)}, expected {_effect_kinds(e)} "
             f"(similarity {structure:.2f})"
         )
+        hints.append(
+            f"structure: effect kinds {_effect_kinds(p)} differ from the expected effects "
+            f"(similarity {structure:.2f})"
+        )
     failed = _failed_constraints(p, e)
     constraints = 1.0 - len(failed) / len(e.constraints) if e.constraints else 1.0
     failed_text = tuple(c.describe() for c in failed)
     reasons.extend(f"constraints: violated: {text}" for text in failed_text)
+    hints.extend(f"constraints: violated: a {c.kind} constraint" for c in failed)
     components = {
         "intent": intent,
         "signature": signature,
@@ -462,6 +492,7 @@ def ir_quality_breakdown(
         weights=w,
         failed_constraints=failed_text,
         reasons=tuple(reasons),
+        hints=tuple(hints),
     )
 
 

@@ -10,6 +10,7 @@ evaluate_program    score a program over examples with metrics, timeouts and rep
 LiftPipeline        the reference dspy.Module: natural-language prompt -> IR -> Python code
 choose_code         keep one of several sampled code answers, without tests (best of N)
 log_run_to_mlflow   log a finished run (config, trials, evaluations, comparison) to MLflow
+UsageRecorder       DSPy usage tracker of one unit of work: billed calls, tokens, priced cost
 
 local_lm            a ``dspy.LM`` backed by a GGUF model running in-process (llama.cpp)
 LocalEngine         the DSPy engine behind it, for ``dspy.LM(model, engine=...)``
@@ -53,6 +54,7 @@ _LAZY: dict[str, str] = {
     "RunConfig": "lift_metrics.optimizers._config",
     "TrackedRun": "lift_metrics.optimizers._tracking",
     "TrackingError": "lift_metrics.optimizers._tracking",
+    "UsageRecorder": "lift_metrics.optimizers._budget",
     "choose_code": "lift_metrics.optimizers._select",
     "evaluate_program": "lift_metrics.optimizers._evaluate",
     "load_config": "lift_metrics.optimizers._config",
@@ -63,7 +65,7 @@ _LAZY: dict[str, str] = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
-    from lift_metrics.optimizers._budget import Budget, BudgetExceeded
+    from lift_metrics.optimizers._budget import Budget, BudgetExceeded, UsageRecorder
     from lift_metrics.optimizers._config import RunConfig, load_config
     from lift_metrics.optimizers._eval_results import Evaluation
     from lift_metrics.optimizers._evaluate import evaluate_program, save_evaluation
@@ -97,6 +99,7 @@ __all__ = [
     "SPLITS",
     "TrackedRun",
     "TrackingError",
+    "UsageRecorder",
     "choose_code",
     "default_model_path",
     "default_n_threads",

@@ -19,6 +19,7 @@ from typing import Any
 
 from lift_metrics._checks import check_int, check_positive
 from lift_metrics._io import atomic_write_json, atomic_write_text
+from lift_metrics.dspy_metrics import record_measurement
 from lift_metrics.errors import InputValueError
 from lift_metrics.lm import cancel_scope
 from lift_metrics.optimizers._budget import BudgetExceeded, UsageRecorder
@@ -292,6 +293,11 @@ def _task(program: Any, example: Any, metrics: Mapping[str, Callable[..., Any]])
             except Exception as exc:
                 prediction, error = None, _one_line(exc)
             latency_ms = (time.perf_counter() - begin) * 1000.0
+        if prediction is not None:  # the metrics read these, not the prediction's fields
+            usage = recorder.totals()
+            record_measurement(
+                prediction, latency_ms=latency_ms, cost_usd=usage.cost_usd, lm_calls=usage.lm_calls
+            )
         scores: dict[str, float] = {}
         for name, metric in metrics.items():
             if prediction is None:

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from lift_metrics._checks import check_int, check_positive
 from lift_metrics.code import extract_code
+from lift_metrics.dspy_metrics import record_measurement
 from lift_metrics.errors import InputValueError
 from lift_metrics.ir import IR, parse_ir
 from lift_metrics.optimizers._adapters import CompactJSONAdapter, FencedCodeAdapter
@@ -90,6 +91,10 @@ class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees 
     - ``latency_ms``: wall time of the whole forward pass;
     - ``lm_calls``, ``prompt_tokens``, ``completion_tokens``, ``total_tokens``, ``cost_usd``:
       billed usage of this call (cache hits count zero), read from DSPy's usage tracker.
+
+    The latency and cost are also recorded for the prediction object
+    (:func:`lift_metrics.dspy_metrics.record_measurement`): the metrics read them there, not
+    from the fields.
 
     A bad LM answer never raises: the error is kept in the prediction and the metrics score
     it. (A :class:`~lift_metrics.optimizers._budget.BudgetExceeded` or ``KeyboardInterrupt``
@@ -186,7 +191,8 @@ class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees 
             ir, ir_json, ir_error = self._predict_ir(prompt)
             header, body, code, code_error, choice = self._predict_code(prompt, ir)
         usage = recorder.totals()
-        return Prediction(
+        latency_ms = (time.perf_counter() - started) * 1000.0
+        prediction = Prediction(
             ir=ir,
             ir_json=ir_json,
             ir_error=ir_error,
@@ -195,13 +201,17 @@ class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees 
             code=code,
             code_error=code_error,
             code_choice=choice,
-            latency_ms=(time.perf_counter() - started) * 1000.0,
+            latency_ms=latency_ms,
             lm_calls=usage.lm_calls,
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
             total_tokens=usage.total_tokens,
             cost_usd=usage.cost_usd,
         )
+        record_measurement(
+            prediction, latency_ms=latency_ms, cost_usd=usage.cost_usd, lm_calls=usage.lm_calls
+        )
+        return prediction
 
     def _predict_ir(self, prompt: str) -> tuple[IR | None, str, str | None]:
         try:

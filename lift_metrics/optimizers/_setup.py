@@ -6,6 +6,8 @@ Also :class:`TimedMetric`, the metric wrapper that measures how long metrics tak
 from __future__ import annotations
 
 import time
+import warnings
+from collections.abc import Sequence
 from typing import Any
 
 from lift_metrics.errors import InputValueError
@@ -13,7 +15,7 @@ from lift_metrics.optimizers._config import (
     RunConfig,
 )
 
-__all__ = ["TimedMetric", "evaluation_metrics", "with_pipeline_labels"]
+__all__ = ["TimedMetric", "evaluation_metrics", "warn_if_val_is_train", "with_pipeline_labels"]
 
 
 class TimedMetric:
@@ -106,9 +108,41 @@ def _candidate_instructions_mipro() -> type:
     return CandidateInstructionsMIPROv2
 
 
+def warn_if_val_is_train(train: Sequence[Any], val: Sequence[Any]) -> int:
+    """Warn when GEPA's validation examples are among its training examples.
+
+    GEPA's reflection reads feedback on training examples and keeps the candidates that score
+    best on the validation set: on the same examples, a prompt that memorises them is
+    selected, and the validation score says nothing about new inputs. Examples are matched
+    by :meth:`lift_metrics.dspy_metrics.IRQuality.example_id` (``id``, ``task_id`` or a hash
+    of the inputs).
+
+    Returns
+    -------
+    int
+        How many validation examples are training examples (a UserWarning when > 0).
+    """
+    from lift_metrics.dspy_metrics import IRQuality
+
+    seen = {IRQuality.example_id(e) for e in train} - {None}
+    shared = sum(IRQuality.example_id(e) in seen for e in val)
+    if shared:
+        warnings.warn(
+            f"GEPA's validation set is its training set ({shared} of {len(val)} validation "
+            "examples are training examples): candidates are chosen on examples whose "
+            "feedback the reflection read, so the validation score does not show how the "
+            "program does on new inputs; give [dataset] val a held-out split",
+            UserWarning,
+            stacklevel=2,
+        )
+    return shared
+
+
 def _compile(config: RunConfig, optimizer: Any, train: list[Any], val: list[Any]) -> Any:
     from lift_metrics.optimizers._pipeline import LiftPipeline
 
+    if config.optimizer.name == "gepa":
+        warn_if_val_is_train(train, val)
     kwargs = dict(config.optimizer.compile_args)
     kwargs["trainset"] = train
     if config.optimizer.name != "copro":

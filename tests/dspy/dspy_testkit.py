@@ -16,6 +16,8 @@ from typing import Any
 
 import dspy
 
+from lift_metrics.dspy_metrics import record_measurement
+
 
 def make_task(i: int) -> dict[str, Any]:
     name = f"add{i}"
@@ -89,4 +91,6 @@ class Program(dspy.Module):  # type: ignore[misc,name-defined]
         start = time.perf_counter()
         out = self.gen(prompt=prompt)
         latency_ms = (time.perf_counter() - start) * 1000
-        return dspy.Prediction(ir=out.ir, code=out.code, latency_ms=latency_ms, cost_usd=0.001)
+        prediction = dspy.Prediction(ir=out.ir, code=out.code)
+        record_measurement(prediction, latency_ms=latency_ms, cost_usd=0.001)  # as a runner does
+        return prediction

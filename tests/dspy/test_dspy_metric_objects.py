@@ -20,7 +20,13 @@ from lift_metrics.composite import (
     end_to_end_breakdown,
     latency_penalty,
 )
-from lift_metrics.dspy_metrics import Aggregate, CodeQuality, EndToEnd, IRQuality
+from lift_metrics.dspy_metrics import (
+    Aggregate,
+    CodeQuality,
+    EndToEnd,
+    IRQuality,
+    record_measurement,
+)
 from lift_metrics.ir import ir_quality
 
 STRUCTURAL = {"syntax": 0.2, "tests": 0.4, "semantic": 0, "style": 0.1, "structural": 0.3}
@@ -35,7 +41,9 @@ def _single_step_example(i: int) -> Any:
 
 
 def _code_only(code: str, **fields: Any) -> Any:
-    return dspy.Prediction(code=code, latency_ms=4_000.0, cost_usd=0.01, **fields)
+    prediction = dspy.Prediction(code=code, **fields)
+    record_measurement(prediction, latency_ms=4_000.0, cost_usd=0.01)
+    return prediction
 
 
 @pytest.mark.parametrize("cls", [EndToEnd, Aggregate])
@@ -215,7 +223,9 @@ def test_threaded_evaluate_results_match_history_by_example_id(hash_embedder: An
 
 def make_answer_prediction(i: int) -> Any:
     """The answer the scripted LM gives to task ``i`` (wrong code for i = 0, 3, 6)."""
-    return dspy.Prediction(**make_answer(make_task(i), is_good(i)), latency_ms=1.0)
+    prediction = dspy.Prediction(**make_answer(make_task(i), is_good(i)))
+    record_measurement(prediction, latency_ms=1.0)
+    return prediction
 
 
 def _bootstrapped(metric: Any, metric_threshold: float | None) -> set[str]:
@@ -237,12 +247,15 @@ def test_trace_returns_float_lets_bootstrap_few_shot_apply_its_metric_threshold(
 ) -> None:
     good = {make_task(i)["prompt"] for i in range(9) if is_good(i)}
     everything = {make_task(i)["prompt"] for i in range(9)}
-    lenient = EndToEnd(embedder=hash_embedder, threshold=0.5)
+    # require_all_tests=False: the threshold alone decides, as with a metric of one's own
+    lenient = EndToEnd(embedder=hash_embedder, threshold=0.5, require_all_tests=False)
     wrong_code = [lenient(ex, make_answer_prediction(i)) for i, ex in enumerate(make_examples(9))]
     assert all(0.5 <= s < 0.9 for i, s in enumerate(wrong_code) if not is_good(i))
     # a bool under a trace: metric_threshold=0.9 compares True >= 0.9, the metric's 0.5 decides
     assert _bootstrapped(lenient, 0.9) == everything
-    floats = EndToEnd(embedder=hash_embedder, threshold=0.5, trace_returns="float")
+    floats = EndToEnd(
+        embedder=hash_embedder, threshold=0.5, trace_returns="float", require_all_tests=False
+    )
     assert floats(make_examples(1)[0], make_answer_prediction(0), trace=[]) == wrong_code[0]
     assert _bootstrapped(floats, 0.9) == good  # the score is compared with 0.9
     assert _bootstrapped(floats, None) == everything  # without one, any score > 0 passes

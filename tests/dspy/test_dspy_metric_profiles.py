@@ -23,7 +23,13 @@ from testkit import HashEmbedder
 
 from lift_metrics.code import code_quality
 from lift_metrics.composite import aggregate_metric, latency_penalty
-from lift_metrics.dspy_metrics import Aggregate, CodeQuality, EndToEnd, IRQuality
+from lift_metrics.dspy_metrics import (
+    Aggregate,
+    CodeQuality,
+    EndToEnd,
+    IRQuality,
+    record_measurement,
+)
 from lift_metrics.ir import DEFAULT_IR_WEIGHTS, ir_quality
 from lift_metrics.validation import (
     CalibrationProfile,
@@ -48,7 +54,9 @@ EQUAL_CODE = {"syntax": 1, "tests": 1, "semantic": 1, "style": 1}
 
 def pred(**fields: Any) -> Any:
     base = {"ir": json.dumps(TASK["expected_ir"]), "code": GOOD_CODE}
-    return dspy.Prediction(**{**base, "latency_ms": 24_000.0, "cost_usd": 0.02, **fields})
+    prediction = dspy.Prediction(**{**base, **fields})
+    record_measurement(prediction, latency_ms=24_000.0, cost_usd=0.02)
+    return prediction
 
 
 def _pure_ir(prediction: Any, embedder: HashEmbedder, **options: Any) -> float:

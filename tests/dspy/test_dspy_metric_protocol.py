@@ -14,7 +14,14 @@ from dspy_testkit import make_task
 from testkit import HashEmbedder
 
 from lift_metrics import aggregate_metric, latency_penalty
-from lift_metrics.dspy_metrics import Aggregate, CodeQuality, EndToEnd, IRQuality, MetricBreakdown
+from lift_metrics.dspy_metrics import (
+    Aggregate,
+    CodeQuality,
+    EndToEnd,
+    IRQuality,
+    MetricBreakdown,
+    record_measurement,
+)
 from lift_metrics.ir import ir_quality
 
 TASK = make_task(1)
@@ -26,12 +33,19 @@ NO_SEMANTIC = {"syntax": 0.2, "tests": 0.4, "semantic": 0, "style": 0.1}
 
 
 def pred(**fields: Any) -> Any:
-    return dspy.Prediction(**{**GOOD, "latency_ms": 100.0, "cost_usd": 0.0, **fields})
+    """A prediction whose latency and cost fields were also measured (where they are valid)."""
+    values = {**GOOD, "latency_ms": 100.0, "cost_usd": 0.0, **fields}
+    prediction = dspy.Prediction(**values)
+    latency, cost = values["latency_ms"], values["cost_usd"]
+    if all(isinstance(v, float) and v >= 0 for v in (latency, cost)):
+        record_measurement(prediction, latency_ms=latency, cost_usd=cost)
+    return prediction
 
 
 @pytest.fixture
 def e2e(hash_embedder: HashEmbedder) -> EndToEnd:
-    return EndToEnd(embedder=hash_embedder, threshold=0.9)
+    # reads the latency field (the opt-in): the bad-latency cases below are about that field
+    return EndToEnd(embedder=hash_embedder, threshold=0.9, latency_field="latency_ms")
 
 
 ALL_METRICS = [IRQuality, CodeQuality, EndToEnd, Aggregate]
@@ -62,10 +76,9 @@ def test_return_type_follows_the_calling_convention(cls: type, hash_embedder: Ha
 def test_threshold_decides_bootstrapping(hash_embedder: HashEmbedder) -> None:
     example, prediction = EXAMPLE, pred(code=BAD_CODE)
     score = EndToEnd(embedder=hash_embedder)(example, prediction)
-    assert EndToEnd(embedder=hash_embedder, threshold=score)(example, prediction, []) is True
-    assert (
-        EndToEnd(embedder=hash_embedder, threshold=score + 1e-9)(example, prediction, []) is False
-    )
+    lenient = {"embedder": hash_embedder, "require_all_tests": False}  # only the threshold
+    assert EndToEnd(threshold=score, **lenient)(example, prediction, []) is True
+    assert EndToEnd(threshold=score + 1e-9, **lenient)(example, prediction, []) is False
 
 
 def test_scores_equal_the_pure_functions(hash_embedder: HashEmbedder) -> None:
@@ -86,13 +99,14 @@ def test_scores_equal_the_pure_functions(hash_embedder: HashEmbedder) -> None:
     assert agg == pytest.approx(aggregate_metric(ir, code, e2e, 0.02, 24_000))
 
 
-def test_feedback_names_the_failing_test_and_constraint(e2e: EndToEnd) -> None:
+def test_feedback_names_the_failing_test_and_constraint(hash_embedder: HashEmbedder) -> None:
     bad_ir = dict(TASK["expected_ir"])
     bad_ir["effects"] = [{"kind": "returns"}, {"kind": "io"}]
+    e2e = EndToEnd(embedder=hash_embedder, threshold=0.9, reveal_expected=True)
     result = e2e(EXAMPLE, pred(ir=bad_ir, code=BAD_CODE), None, "gen", None)
     feedback = result.feedback
     assert feedback.startswith("Feedback for predictor `gen`: EndToEnd score")
-    # the failing test with its input, expected and actual value
+    # with reveal_expected: the failing test with its input, expected and actual value
     assert "add1(a=1, b=2) expected 3, returned -1" in feedback
     assert "add1(a=-1, b=1) expected 0, returned -2" in feedback
     # the violated constraint and the sub-metric that lost points
@@ -247,7 +261,7 @@ def test_code_metric_exception_is_contained(
         (EndToEnd, {"weights": {"ir": 1, "code": 1}}, ValueError, "weights must have exactly"),
         (EndToEnd, {"target_ms": -1}, ValueError, "target_ms must be > 0"),
         (EndToEnd, {"latency_field": "latency ms"}, ValueError, "latency_field must be"),
-        (Aggregate, {"latency_field": None}, ValueError, "latency_field must name a prediction"),
+        (Aggregate, {"cost_field": "cost usd"}, ValueError, "cost_field must be"),
         (Aggregate, {"aggregate_weights": {"cost": 1}}, ValueError, "aggregate_weights must"),
         (Aggregate, {"cost_ceiling_usd": 0}, ValueError, "cost_ceiling_usd must be > 0"),
     ],

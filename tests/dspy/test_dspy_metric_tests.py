@@ -16,6 +16,7 @@ from lift_metrics.dspy_metrics import (
     CodeQuality,
     EndToEnd,
     TestPassRate,
+    record_measurement,
 )
 
 TASK = make_task(1)
@@ -27,7 +28,9 @@ PERFECT_IR = json.dumps(TASK["expected_ir"])
 
 
 def pred(code: Any, **fields: Any) -> Any:
-    return dspy.Prediction(ir=PERFECT_IR, code=code, latency_ms=0.0, cost_usd=0.0, **fields)
+    prediction = dspy.Prediction(ir=PERFECT_IR, code=code, **fields)
+    record_measurement(prediction, latency_ms=0.0, cost_usd=0.0)  # instant and free
+    return prediction
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +66,13 @@ def test_the_feedback_names_the_failing_inputs_and_values(sandbox: Any) -> None:
     result = TestPassRate(sandbox=sandbox)(EXAMPLE, pred(HALF_CODE), None, "gen", None)
     assert isinstance(result, dspy.Prediction)
     assert result.score == 0.5
-    assert "add1(a=-1, b=1) expected 0, returned 1" in result.feedback
+    assert "add1(a=-1, b=1) returned 1" in result.feedback
+    assert "expected 0" not in result.feedback
+    reveal = TestPassRate(sandbox=sandbox, reveal_expected=True)
+    assert (
+        "add1(a=-1, b=1) expected 0, returned 1"
+        in reveal(EXAMPLE, pred(HALF_CODE), None, "g").feedback
+    )
 
 
 def test_check_script_feedback_shows_the_failing_check(sandbox: Any) -> None:
@@ -105,7 +114,7 @@ def test_default_thresholds_reject_failing_code_even_with_a_perfect_rest(sandbox
 
 
 def test_the_end_to_end_threshold_follows_its_weights() -> None:
-    no_latency = EndToEnd(latency_field=None)
+    no_latency = EndToEnd(weights={"ir": 0.4, "code": 0.5, "latency": 0})
     assert no_latency.threshold == pytest.approx(0.4 / 0.9 + 0.5 / 0.9 * 0.2 + 0.05, abs=1e-4)
     assert EndToEnd(threshold=0.3).threshold == 0.3
     seed = EndToEnd(code_profile="seed")

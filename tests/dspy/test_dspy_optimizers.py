@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -24,7 +25,13 @@ from dspy_testkit import (
 )
 from testkit import HashEmbedder
 
-from lift_metrics.dspy_metrics import Aggregate, CodeQuality, EndToEnd, IRQuality
+from lift_metrics.dspy_metrics import (
+    Aggregate,
+    CodeQuality,
+    EndToEnd,
+    IRQuality,
+    record_measurement,
+)
 
 N = 12
 
@@ -50,7 +57,8 @@ def test_evaluate_with_threads_matches_sequential_scores(
     by_prompt = {example.prompt: score for example, _, score in result.results}
     sequential = {}
     for i, example in enumerate(examples):
-        prediction = dspy.Prediction(**make_answer(make_task(i), is_good(i)), latency_ms=1.0)
+        prediction = dspy.Prediction(**make_answer(make_task(i), is_good(i)))
+        record_measurement(prediction, latency_ms=1.0)
         sequential[example.prompt] = metric(example, prediction)
     lost = [
         b.reasons
@@ -154,8 +162,11 @@ def test_gepa_compiles_and_its_reflection_sees_our_feedback(
     assert prompts, "GEPA never asked the reflection LM"
     seen = "\n".join(prompts)
     assert "Feedback for predictor `gen`" in seen
-    # a wrong-code example reached the reflection with the failing test spelled out
-    assert "expected 3, returned -1" in seen.replace('\\"', '"')
+    # a wrong-code example reached the reflection with the failing call and what it returned,
+    # never with the expected value (an answer key the reflection could copy)
+    seen = seen.replace('\\"', '"')
+    assert re.search(r"add\d\(a=1, b=2\) returned -1", seen)
+    assert "expected 3" not in seen
 
 
 @pytest.mark.slow
