@@ -7,8 +7,9 @@ errors of :mod:`lift_metrics.errors` (``InputTypeError``, ``InputValueError``; d
 
 from __future__ import annotations
 
+import importlib.util
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -155,3 +156,41 @@ def normalize_weights(
     if total <= 0:
         raise InputValueError(f"{name} must sum to a positive number, got {dict(weights)}")
     return {key: value / total for key, value in values.items()}
+
+
+def check_importable(importable: Any) -> tuple[str, ...]:
+    """Return ``importable`` as a tuple of distinct top-level module names.
+
+    Raises
+    ------
+    TypeError
+        ``importable`` is a string, or not a sequence of strings.
+    ValueError
+        A name is not an identifier (``"numpy"``, not ``"numpy.linalg"``), or is
+        ``"lift_metrics"``.
+    """
+    if isinstance(importable, str | bytes) or not isinstance(importable, Sequence):
+        raise InputTypeError(
+            "importable must be a sequence of top-level module names such as ['numpy'], "
+            f"got {type(importable).__name__} {importable!r:.80}"
+        )
+    for name in importable:
+        if not isinstance(name, str):
+            raise InputTypeError(
+                f"importable must hold module names (str), got {type(name).__name__} {name!r:.80}"
+            )
+        if not name.isidentifier():
+            raise InputValueError(
+                "importable must hold top-level module names (identifiers such as 'numpy', "
+                f"no dots), got {name!r:.80}"
+            )
+        if name == "lift_metrics":
+            raise InputValueError(
+                "importable must not name lift_metrics (its shipped datasets hold the tasks' "
+                "expected values), got 'lift_metrics'"
+            )
+        if importlib.util.find_spec(name) is None:
+            raise InputValueError(
+                f"importable names {name!r}, which this interpreter cannot import"
+            )
+    return tuple(dict.fromkeys(importable))

@@ -3,32 +3,19 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
-import platform
 import stat
 import sys
 import tempfile
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from lift_metrics._io import atomic_write_bytes
-from lift_metrics.errors import InputTypeError, InputValueError, LiftMetricsError
-from lift_metrics.sandbox._native_build import (
-    NATIVE_SOURCE_PATH,
-    compile_library,
-    find_compiler,
-    read_prebuilt,
-)
+from lift_metrics.errors import InputValueError, LiftMetricsError
+from lift_metrics.sandbox._native_cache import native_library
 from lift_metrics.sandbox._worker import BOOTSTRAP
 
 WORKER_SOURCE_PATH = Path(__file__).with_name("_worker.py")
-NATIVE_ENV = "LIFT_METRICS_SANDBOX_NATIVE"
-_native_lock = threading.Lock()
-_native: list[bytes] = []  # the compiled library, once per process
 
 # What the process fallback lacks compared with bwrap; the warning and the docs quote it.
 PROCESS_ISOLATION_GAPS = (
@@ -215,40 +202,6 @@ class Visibility:
     packages: tuple[str, ...]
     sys_path: tuple[str, ...]
     modules: tuple[str, ...]
-
-
-def check_importable(importable: Any) -> tuple[str, ...]:
-    """Return ``importable`` as a tuple of distinct top-level module names.
-
-    Raises
-    ------
-    TypeError
-        ``importable`` is a string, or not a sequence of strings.
-    ValueError
-        A name is not an identifier (``"numpy"``, not ``"numpy.linalg"``), or is
-        ``"lift_metrics"``.
-    """
-    if isinstance(importable, str | bytes) or not isinstance(importable, Sequence):
-        raise InputTypeError(
-            "importable must be a sequence of top-level module names such as ['numpy'], "
-            f"got {type(importable).__name__} {importable!r:.80}"
-        )
-    for name in importable:
-        if not isinstance(name, str):
-            raise InputTypeError(
-                f"importable must hold module names (str), got {type(name).__name__} {name!r:.80}"
-            )
-        if not name.isidentifier():
-            raise InputValueError(
-                "importable must hold top-level module names (identifiers such as 'numpy', "
-                f"no dots), got {name!r:.80}"
-            )
-        if name == PACKAGE_NAME:
-            raise InputValueError(
-                "importable must not name lift_metrics (its shipped datasets hold the tasks' "
-                "expected values), got 'lift_metrics'"
-            )
-    return tuple(dict.fromkeys(importable))
 
 
 def visibility(importable: Sequence[str] = ()) -> Visibility:
@@ -537,103 +490,6 @@ def worker_source_frame(*, native: bool = True) -> bytes:
     data = WORKER_SOURCE_PATH.read_bytes()
     library = native_library() if native else b""
     return len(data).to_bytes(4, "big") + data + len(library).to_bytes(4, "big") + library
-
-
-def native_library() -> bytes:
-    """Return the compiled server loop (``_native.c``) as shared-library bytes, or ``b""``.
-
-    Compiled when the package is installed (``hatch_build.py``; the library sits next to
-    ``_native.c``, see :mod:`lift_metrics.sandbox._native_build`), and used as long as it was
-    compiled from the ``_native.c`` installed with it. Otherwise (installed without a
-    compiler, or a checkout whose ``_native.c`` changed) compiled once with the system C
-    compiler (``$CC``, ``cc`` or ``gcc``) and cached under ``$XDG_CACHE_HOME/lift-metrics``
-    keyed by the source, the machine and the compiler. The workers receive the bytes on
-    their control pipe and load them from a memfd, so nothing inside the sandbox needs to see
-    the library's file. ``b""`` (the workers then run the same loop in Python: 5 to 10% fewer
-    executions per second on 2 idle cores, 15 to 30% fewer on busy ones,
-    ``benchmarks/bench_native_loop.py``) when no compiler is found or compiling fails, or
-    when the environment variable ``LIFT_METRICS_SANDBOX_NATIVE`` is ``0``.
-
-    The cached file starts with the SHA-256 of the library it holds; a file whose digest does
-    not match (truncated, or overwritten in part) is compiled again and replaced, so a damaged
-    cache costs one compile, never a sandbox that cannot start. Beyond that the cached file is
-    trusted like the rest of the user's files: code run with process isolation as a non-root
-    user could replace it (digest included), as it could replace this package itself (see
-    :data:`PROCESS_ISOLATION_GAPS`); under bwrap and Landlock the cache is out of reach. If
-    workers still fail to start with the compiled loop, the sandbox calls
-    :func:`discard_native_library` and runs the Python loop.
-    """
-    if os.environ.get(NATIVE_ENV, "1").strip() == "0":
-        return b""
-    with _native_lock:
-        if not _native:
-            _native.append(_build_native())
-        return _native[0]
-
-
-def discard_native_library() -> None:
-    """Stop using the compiled server loop in this process and delete its cached copy.
-
-    Called when workers fail to start with it; the next process compiles it again.
-    """
-    with _native_lock:
-        _native[:] = [b""]
-    # the install-time library is part of the package and stays: a process that finds it
-    # broken falls back to the Python loop in the same way, with the same warning
-    cached = native_cache_path()
-    if cached is not None:
-        with contextlib.suppress(OSError):
-            cached.unlink()
-
-
-def native_cache_path() -> Path | None:
-    """Return where the compiled server loop is cached, or None when there is no compiler.
-
-    The name is keyed by the source of ``_native.c``, the machine and the compiler; the file
-    holds the SHA-256 digest of the library (32 bytes), then the library.
-    """
-    compiler = find_compiler()
-    if compiler is None:
-        return None
-    source = NATIVE_SOURCE_PATH.read_bytes()
-    identity = b"\0".join(
-        [source, platform.machine().encode(), os.path.realpath(compiler).encode()]
-    )
-    from lift_metrics._paths import cache_dir
-
-    return cache_dir() / f"sandbox-native-{hashlib.sha256(identity).hexdigest()[:24]}.bin"
-
-
-def _read_cached_native(cached: Path) -> bytes | None:
-    """Return the library in ``cached`` if its digest matches; None if missing or damaged."""
-    try:
-        blob = cached.read_bytes()
-    except OSError:
-        return None
-    digest, data = blob[:32], blob[32:]
-    if not data or hashlib.sha256(data).digest() != digest:
-        return None
-    return data
-
-
-def _build_native() -> bytes:
-    prebuilt = read_prebuilt()
-    if prebuilt is not None:
-        return prebuilt
-    compiler = find_compiler()
-    cached = native_cache_path()
-    if compiler is None or cached is None:
-        return b""
-    data = _read_cached_native(cached)
-    if data is not None:
-        return data
-    data = compile_library(compiler)
-    if not data:
-        return b""
-    # cache it for the next process; a read-only home only costs a compile per process
-    with contextlib.suppress(OSError):
-        atomic_write_bytes(cached, hashlib.sha256(data).digest() + data)
-    return data
 
 
 def child_uid(slot: int) -> int | None:

@@ -3,7 +3,7 @@
 Standard library only, and no import of ``lift_metrics``: the package's build hook
 (``hatch_build.py``) loads this file by path to compile the loop into the wheel (or, for an
 editable install, next to this file), before any dependency is installed. At run time,
-:func:`lift_metrics.sandbox._isolation.native_library` uses the library compiled at install
+:func:`lift_metrics.sandbox._native_cache.native_library` uses the library compiled at install
 time when it was compiled from the ``_native.c`` beside it, and otherwise compiles it here and
 caches it (see there).
 

@@ -12,10 +12,10 @@ import weakref
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from lift_metrics._checks import check_choice, check_int, check_positive
+from lift_metrics._checks import check_choice, check_importable, check_int, check_positive
 from lift_metrics._closing import ClosesOnExit
 from lift_metrics.errors import InputTypeError, InputValueError
-from lift_metrics.sandbox import _isolation
+from lift_metrics.sandbox import _isolation, _native_cache
 from lift_metrics.sandbox._judge import error_result, judge, short
 from lift_metrics.sandbox._prepare import (
     _check_cases,
@@ -196,7 +196,7 @@ class Sandbox(ClosesOnExit):
         self.timeout_s = check_positive("timeout_s", timeout_s)
         self.memory_mb = check_int("memory_mb", memory_mb, minimum=32)
         requested = check_choice("isolation", isolation, ("auto", "bwrap", "process"))
-        self.importable = _isolation.check_importable(importable)
+        self.importable = check_importable(importable)
         self._visible = _isolation.visibility(self.importable)
         self._closed = False
         self._lock = threading.Lock()
@@ -258,7 +258,7 @@ class Sandbox(ClosesOnExit):
         try:
             return self._start_ready(mode, bwrap)
         except (OSError, _WorkerGoneError, ValueError) as exc:
-            if not (self._native and _isolation.native_library()):
+            if not (self._native and _native_cache.native_library()):
                 raise
             native_failure = exc
         self._native = False
@@ -267,7 +267,7 @@ class Sandbox(ClosesOnExit):
         except BaseException:
             self._native = True  # not the compiled loop's fault
             raise
-        _isolation.discard_native_library()
+        _native_cache.discard_native_library()
         warnings.warn(
             f"the sandbox workers did not start with the compiled server loop "
             f"({native_failure or type(native_failure).__name__}); its cached copy was "

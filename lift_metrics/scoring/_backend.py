@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from lift_metrics._checks import check_int
+from lift_metrics._checks import check_importable, check_int
 from lift_metrics._closing import ClosesOnExit
 from lift_metrics.errors import InputTypeError, InputValueError
 
@@ -157,15 +157,12 @@ class LocalBackend(ClosesOnExit):
             raise InputTypeError(
                 f"sandbox must be a lift_metrics.sandbox.Sandbox, got {type(sandbox).__name__}"
             )
-        from lift_metrics.sandbox._isolation import check_importable, visibility
-
         self.importable = check_importable(importable)
         if sandbox is not None and self.importable:
             raise InputValueError(
                 "importable configures the backend's own sandbox; with sandbox given, create "
                 f"it with Sandbox(importable=...) instead, got importable={list(importable)!r}"
             )
-        visibility(self.importable)  # a module that cannot be found fails here, not mid-run
         self._sandbox = sandbox
         self._owned: Any = None  # the sandbox this backend starts for ``importable``
         self._owned_lock = threading.Lock()

@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from lift_metrics._checks import check_int
+from lift_metrics._checks import check_importable, check_int
 from lift_metrics._closing import ClosesOnExit
 from lift_metrics.errors import InputValueError, LiftMetricsError
 from lift_metrics.scoring._backend import JobResult, ScoringJob, execute_job
@@ -202,8 +202,6 @@ class RayBackend(ClosesOnExit):
         self.address = address
         self.workers = None if workers is None else check_int("workers", workers, minimum=1)
         self.batch_size = check_int("batch_size", batch_size, minimum=1)
-        from lift_metrics.sandbox._isolation import check_importable
-
         self.importable = check_importable(importable)
         self.isolation: str | None = None
         self.hosts: list[str] = []

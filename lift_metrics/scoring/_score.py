@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lift_metrics._checks import check_positive
+from lift_metrics._checks import check_importable, check_positive
 from lift_metrics._io import atomic_write_json
 from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.scoring._backend import JobResult, LocalBackend, ScoringBackend, ScoringJob
@@ -245,8 +245,6 @@ def _runner(
     backend: ScoringBackend | None, concurrency: int | None, importable: Sequence[str]
 ) -> tuple[ScoringBackend, tuple[str, ...]]:
     """Return the backend to run on and the packages its programs may import."""
-    from lift_metrics.sandbox._isolation import check_importable
-
     names = check_importable(importable)
     if backend is None:
         return LocalBackend(concurrency=concurrency, importable=names), names

@@ -19,10 +19,16 @@ import numpy as np
 import pytest
 
 from lift_metrics.dspy_metrics import CodeQuality
-from lift_metrics.sandbox import Sandbox, SandboxIsolationWarning, _isolation, _native_build, _pool
+from lift_metrics.sandbox import (
+    Sandbox,
+    SandboxIsolationWarning,
+    _native_build,
+    _native_cache,
+    _pool,
+)
 
 pytestmark = pytest.mark.skipif(
-    _isolation.native_cache_path() is None, reason="no C compiler: nothing is compiled or cached"
+    _native_cache.native_cache_path() is None, reason="no C compiler: nothing is compiled or cached"
 )
 
 ADD = "def add(a, b):\n    return a + b\n"
@@ -40,15 +46,15 @@ class _Parallel:
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh cache directory with the compiled loop built into it; the file's path."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.setattr(_isolation, "read_prebuilt", lambda: None)  # no install-time copy
-    monkeypatch.setattr(_isolation, "_native", [])
+    monkeypatch.setattr(_native_cache, "read_prebuilt", lambda: None)  # no install-time copy
+    monkeypatch.setattr(_native_cache, "_native", [])
     monkeypatch.setattr(_pool, "_USE_NATIVE", True)
-    library = _isolation.native_library()
+    library = _native_cache.native_library()
     assert library, "the compiled loop did not build"
-    cached = _isolation.native_cache_path()
+    cached = _native_cache.native_cache_path()
     assert cached is not None
     assert cached.is_file()
-    _isolation._native.clear()  # the next use reads the cache, as a new process would
+    _native_cache._native.clear()  # the next use reads the cache, as a new process would
     return cached
 
 
@@ -91,8 +97,8 @@ def test_a_library_that_fails_in_the_workers_falls_back_and_names_it(cache: Path
     assert not native
     assert not any("bwrap could not start" in str(w.message) for w in caught)
     assert not cache.exists(), "the bad cached copy was kept"
-    _isolation._native.clear()  # a new process compiles it again
-    assert _isolation.native_library()
+    _native_cache._native.clear()  # a new process compiles it again
+    assert _native_cache.native_library()
     assert cache.is_file()
 
 
@@ -101,12 +107,14 @@ def test_the_install_time_library_is_used_without_any_compiler(
 ) -> None:
     prebuilt = tmp_path / _native_build.PREBUILT_NAME
     assert _native_build.build_prebuilt(prebuilt) is None
-    monkeypatch.setattr(_isolation, "read_prebuilt", lambda: _native_build.read_prebuilt(prebuilt))
+    monkeypatch.setattr(
+        _native_cache, "read_prebuilt", lambda: _native_build.read_prebuilt(prebuilt)
+    )
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("CC", str(tmp_path / "no-such-compiler"))
-    monkeypatch.setattr(_isolation, "_native", [])
+    monkeypatch.setattr(_native_cache, "_native", [])
     monkeypatch.setattr(_pool, "_USE_NATIVE", True)
-    assert _isolation.native_library() == prebuilt.read_bytes()[64:]
+    assert _native_cache.native_library() == prebuilt.read_bytes()[64:]
     score, native = _score_correct_solution()
     assert (score, native) == (1.0, True)
     assert not (tmp_path / "cache").exists()  # nothing compiled, nothing cached

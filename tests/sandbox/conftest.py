@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from lift_metrics.sandbox import Sandbox, _pool
-from lift_metrics.sandbox._isolation import bwrap_binary, native_library, process_refusal
+from lift_metrics.sandbox._isolation import bwrap_binary, process_refusal
+from lift_metrics.sandbox._native_cache import native_library
 
 # LIFT_SANDBOX_TEST_MODES narrows the modes (the private-namespace run takes "process")
 MODES = tuple(os.environ.get("LIFT_SANDBOX_TEST_MODES", "bwrap,process").split(","))

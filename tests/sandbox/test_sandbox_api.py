@@ -503,7 +503,7 @@ def test_public_names_are_exported() -> None:
 def test_the_server_loop_is_compiled_when_a_c_compiler_exists() -> None:
     # The workers get the loop of _native.c as bytes on their control pipe; the same
     # behaviour in Python is exercised by every `box` test with the "python" loop.
-    from lift_metrics.sandbox._isolation import native_library
+    from lift_metrics.sandbox._native_cache import native_library
 
     if not native_library():
         pytest.skip("no C compiler on this machine: the workers run the Python loop")
