@@ -189,8 +189,12 @@ def check_importable(importable: Any) -> tuple[str, ...]:
                 "importable must not name lift_metrics (its shipped datasets hold the tasks' "
                 "expected values), got 'lift_metrics'"
             )
-        if importlib.util.find_spec(name) is None:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
             raise InputValueError(
-                f"importable names {name!r}, which this interpreter cannot import"
+                f"importable must name modules this interpreter can import; it finds no {name!r}"
             )
     return tuple(dict.fromkeys(importable))
