@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -46,6 +48,29 @@ from lift_metrics.similarity._protocol import (
 from lift_metrics.similarity._torch import _TorchBackend
 
 _BACKENDS = ("auto", "onnx", "torch")
+
+
+def _cached_backend(spec: Any, cached: Path, batch_size: int) -> _OnnxBackend | None:
+    """Return the backend of a checked export in the cache; None when it must be exported.
+
+    What is in the way is cleared first: a directory in place of the model or of its
+    checksum, a corrupt, truncated or unchecked model. Where the cache cannot be written, the
+    caller exports to a temporary file and uses it from there.
+    """
+    for entry in (cached, _checksum_file(cached)):
+        if entry.is_dir() and not entry.is_symlink():  # never a cache entry: make way
+            shutil.rmtree(entry, ignore_errors=True)
+    if not cached.is_file():
+        return None
+    if _verified(cached):
+        try:
+            return _OnnxBackend(spec, str(cached), batch_size)
+        except Exception:  # pragma: no cover - checked, yet unreadable: export again
+            pass
+    with contextlib.suppress(OSError):
+        cached.unlink(missing_ok=True)
+        _checksum_file(cached).unlink(missing_ok=True)
+    return None
 
 
 class SentenceTransformerEmbedder:
@@ -209,14 +234,9 @@ class SentenceTransformerEmbedder:
             self._onnx_unavailable("onnxruntime is not installed (pip install onnxruntime)")
             return None
         cached = spec.cache_file()
-        if cached.is_file():
-            if _verified(cached):
-                try:
-                    return _OnnxBackend(spec, str(cached), self.batch_size)
-                except Exception:  # pragma: no cover - checked, yet unreadable: export again
-                    pass
-            cached.unlink(missing_ok=True)  # corrupt, truncated or unchecked: export it again
-            _checksum_file(cached).unlink(missing_ok=True)
+        from_cache = _cached_backend(spec, cached, self.batch_size)
+        if from_cache is not None:
+            return from_cache
         if importlib.util.find_spec("onnx") is None:
             self._onnx_unavailable("exporting the model needs the onnx package (pip install onnx)")
             return None
@@ -264,8 +284,9 @@ class SentenceTransformerEmbedder:
                 # the checksum first: a model file without its sidecar is never trusted
                 from lift_metrics._io import atomic_write_text
 
-                atomic_write_text(_checksum_file(cached), _file_sha256(exported) + "\n")
-                os.replace(exported, cached)
+                with contextlib.suppress(OSError):  # not cached: the next process exports again
+                    atomic_write_text(_checksum_file(cached), _file_sha256(exported) + "\n")
+                    os.replace(exported, cached)
             return onnx_backend
         finally:
             exported.unlink(missing_ok=True)
