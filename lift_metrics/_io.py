@@ -11,11 +11,14 @@ import contextlib
 import dataclasses
 import enum
 import errno
+import gzip
 import json
 import math
 import os
 import shutil
+import sys
 import tempfile
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -41,25 +44,91 @@ def existing_file(path: str | os.PathLike[str], what: str) -> Path:
     return file
 
 
-def read_text_file(path: str | os.PathLike[str], what: str) -> str:
-    """Read a UTF-8 text file; errors name the file (and for bad bytes, the line).
+def read_text_file(
+    path: str | os.PathLike[str], what: str, *, error: type[InputValueError] = InputValueError
+) -> str:
+    """Read a UTF-8 text file (gzip-compressed when its name ends in ``.gz``).
+
+    Errors name the file (and for bad bytes, the line); they are ``error`` (a subclass of
+    :class:`~lift_metrics.errors.InputValueError` that names the kind of file).
 
     Raises
     ------
     IsADirectoryError, FileNotFoundError
         As :func:`existing_file`.
-    ValueError
-        When the file is not UTF-8 text: ``"{path}: line N is not UTF-8 text (...)"``.
+    InputValueError
+        When the file is not UTF-8 text: ``"{path}: line N is not UTF-8 text (...)"``, or a
+        ``.gz`` file that does not decompress: ``"{path}: not a readable gzip file (...)"``.
     """
     file = existing_file(path, what)
     data = file.read_bytes()
+    if file.suffix == ".gz":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
+            raise error(f"{file}: not a readable gzip file ({exc})") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise InputValueError(
+        raise error(
             f"{file}: line {line} is not UTF-8 text (byte {exc.start}: {exc.reason})"
         ) from None
+
+
+class JSONTextError(InputValueError):
+    """Text that is not JSON as lift-metrics reads it; the message is the reason alone.
+
+    The reader that catches it adds the file and line.
+    """
+
+
+class _NotJSONError(ValueError):
+    """Raised from inside the decoder for a value JSON does not have."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotJSONError(f"{name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _NotJSONError(f"the number {text[:40]} is too large for a float")
+    return value
+
+
+def parse_json(text: str | bytes) -> Any:
+    """Parse untrusted JSON text; every problem is a :class:`JSONTextError`.
+
+    Stricter than :func:`json.loads`: ``NaN``, ``Infinity`` and ``-Infinity`` (Python's
+    extensions, not JSON) and numbers beyond a float's range (``1e400``) are refused rather
+    than read as ``nan``/``inf``; an integer of more than 4300 digits (Python's limit on
+    converting text to int) and nesting too deep to read are refused with a reason instead
+    of a ``ValueError``/``RecursionError`` from deep inside.
+
+    Examples
+    --------
+    >>> parse_json('{"expected": [1, 2.5]}')
+    {'expected': [1, 2.5]}
+    >>> parse_json('{"expected": NaN}')
+    Traceback (most recent call last):
+    ...
+    lift_metrics._io.JSONTextError: NaN is not a JSON value
+    """
+    try:
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        raise JSONTextError(f"{exc.msg}: line {exc.lineno} column {exc.colno}") from None
+    except _NotJSONError as exc:
+        raise JSONTextError(str(exc)) from None
+    except ValueError as exc:  # int(): "Exceeds the limit (4300 digits) for integer string ..."
+        if "digits" not in str(exc):
+            raise
+        limit = sys.get_int_max_str_digits()
+        raise JSONTextError(f"an integer has more than {limit} digits") from None
+    except RecursionError:
+        raise JSONTextError("nested too deeply to read") from None
 
 
 def jsonl_values(
@@ -67,9 +136,11 @@ def jsonl_values(
 ) -> Iterator[tuple[int, Any]]:
     """Yield ``(line number, value)`` for each non-blank line of a JSONL text.
 
-    ``lines`` are the file's lines as the caller split them; numbers count from 1. A line that
-    is not JSON raises ``bad_line(number, reason)`` (``reason``: the decoder's message), so each
-    file kind keeps its own error type and wording.
+    ``lines`` are the file's lines (split at newlines only: a JSON string may hold other line
+    separators, such as U+2028); numbers count from 1. Each line is read by
+    :func:`parse_json`. A line that is not JSON raises ``bad_line(number, reason)``
+    (``reason``: why, without the place), so each file kind keeps its own error type and
+    wording.
 
     Examples
     --------
@@ -80,10 +151,36 @@ def jsonl_values(
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise bad_line(number, exc.msg) from None
+            value = parse_json(line)
+        except JSONTextError as exc:
+            raise bad_line(number, str(exc)) from None
         yield number, value
+
+
+def read_jsonl(
+    path: str | os.PathLike[str],
+    what: str,
+    bad_line: Callable[[int, str], Exception],
+    *,
+    error: type[InputValueError] = InputValueError,
+) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line number, value)`` for each non-blank line of a JSON Lines file.
+
+    The one reader of every JSONL input: the file is read by :func:`read_text_file` (UTF-8,
+    ``.gz`` decompressed; its errors are ``error``) and its lines by :func:`jsonl_values`
+    (a line that is not JSON raises ``bad_line(number, reason)``).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     file = Path(tmp, "rows.jsonl")
+    ...     _ = file.write_text('{"id": 1}' + chr(10) * 2 + '{"id": 2}' + chr(10))
+    ...     list(read_jsonl(file, "rows file", lambda n, why: ValueError(f"{n}: {why}")))
+    [(1, {'id': 1}), (3, {'id': 2})]
+    """
+    text = read_text_file(path, what, error=error)
+    yield from jsonl_values(text.split("\n"), bad_line)
 
 
 def _umask() -> int:

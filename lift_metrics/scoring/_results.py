@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lift_metrics._io import parse_json
 from lift_metrics.errors import InputValueError
 from lift_metrics.scoring._samples import Sample
 from lift_metrics.scoring._tasks import ScoringTask
@@ -128,7 +129,7 @@ def _check_settings(path: Path, settings: Mapping[str, Any], results: Path) -> N
     if not path.exists() or not results.exists():
         return
     try:
-        earlier = json.loads(path.read_text(encoding="utf-8"))
+        earlier = parse_json(path.read_bytes())
     except (OSError, ValueError):
         earlier = None
     if not isinstance(earlier, dict):
@@ -168,7 +169,7 @@ def read_results(
         if not raw.strip():
             continue
         try:
-            result = SampleResult.from_dict(json.loads(raw))
+            result = SampleResult.from_dict(parse_json(raw))
         except (ValueError, KeyError, TypeError) as exc:
             raise InputValueError(
                 f"{where}: not a result written by this command ({type(exc).__name__}: {exc}); "
