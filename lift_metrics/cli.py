@@ -14,10 +14,12 @@ import importlib
 import os
 import signal
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TypeVar
 
 from lift_metrics.errors import LiftMetricsError
+
+T = TypeVar("T")
 
 # modules with a ``register(subparsers)`` function, in the order their commands are listed
 _COMMAND_MODULES: tuple[str, ...] = (
@@ -61,6 +63,37 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def checked(
+    check: Callable[[str, Any], T], parse: Callable[[str], Any] = float
+) -> Callable[[str], T]:
+    """Return an argparse ``type`` that parses an option's text and checks it with ``check``.
+
+    ``check(name, value)`` is the library's own check of the parameter (it raises a
+    :class:`~lift_metrics.errors.LiftMetricsError`), so the command line allows exactly what
+    the library does, and a bad value is refused while the arguments are parsed: before any
+    file is read or written. argparse names the option; the message says what was wrong.
+
+    Examples
+    --------
+    >>> from lift_metrics._checks import check_int
+    >>> at_least_1 = checked(lambda name, value: check_int(name, value, minimum=1), int)
+    >>> parser = _Parser(prog="demo")
+    >>> _ = parser.add_argument("--n", type=at_least_1)
+    >>> parser.parse_args(["--n", "3"]).n
+    3
+    """
+
+    def convert(text: str) -> T:
+        value = parse(text)  # a ValueError: argparse says "invalid float value: 'x'"
+        try:
+            return check("value", value)
+        except LiftMetricsError as exc:
+            raise argparse.ArgumentTypeError(str(exc).removeprefix("value ")) from None
+
+    convert.__name__ = getattr(parse, "__name__", "value")
+    return convert
 
 
 def _os_error_line(exc: OSError) -> str:

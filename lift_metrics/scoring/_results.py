@@ -188,6 +188,25 @@ def read_results(
     return results
 
 
+def result_line(result: SampleResult) -> bytes:
+    r"""Return ``result`` as one line of ``results.jsonl``: UTF-8 JSON and a newline.
+
+    Whatever a candidate program made of its error or output is written: a lone surrogate
+    (``ValueError('\ud800')``), which UTF-8 cannot encode, is written as JSON's own escape
+    ``\ud800`` and reads back as the same string.
+
+    Examples
+    --------
+    >>> error = "ValueError: \ud800"
+    >>> result = SampleResult(1, "d", "t", None, False, "failed", 0, 1, (), 2.0, error)
+    >>> result_line(result).endswith(b'"reason": "ValueError: \\ud800", "outcomes": []}\n')
+    True
+    """
+    line = json.dumps(result.to_dict(), ensure_ascii=False, allow_nan=False)
+    # only lone surrogates cannot be encoded; "backslashreplace" writes them as "\udXXX"
+    return line.encode("utf-8", "backslashreplace") + b"\n"
+
+
 class _Appender:
     """Appends result lines in batches: one write, flush and fsync per batch."""
 
@@ -197,8 +216,7 @@ class _Appender:
         self._last = time.monotonic()
 
     def add(self, result: SampleResult) -> None:
-        line = json.dumps(result.to_dict(), ensure_ascii=False, allow_nan=False)
-        self._buffer.append(line.encode("utf-8") + b"\n")
+        self._buffer.append(result_line(result))
         if len(self._buffer) >= _FLUSH_LINES or time.monotonic() - self._last >= _FLUSH_SECONDS:
             self.flush()
 
