@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -20,6 +21,9 @@ from typing import Any, NoReturn, TypeVar
 from lift_metrics.errors import LiftMetricsError
 
 T = TypeVar("T")
+
+# the name a checked option's value has in its check's message, replaced by the option's
+_OPTION = "<OPTION>"
 
 # modules with a ``register(subparsers)`` function, in the order their commands are listed
 _COMMAND_MODULES: tuple[str, ...] = (
@@ -62,6 +66,8 @@ class _Parser(argparse.ArgumentParser):
     """
 
     def error(self, message: str) -> NoReturn:
+        # "argument --k: <OPTION> must be >= 1" (a checked option) -> "--k must be >= 1"
+        message = re.sub(rf"^argument ([^:]+): {_OPTION} ", r"\1 ", message)
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
@@ -73,7 +79,7 @@ def checked(
     ``check(name, value)`` is the library's own check of the parameter (it raises a
     :class:`~lift_metrics.errors.LiftMetricsError`), so the command line allows exactly what
     the library does, and a bad value is refused while the arguments are parsed: before any
-    file is read or written. argparse names the option; the message says what was wrong.
+    file is read or written, as ``--k must be >= 1, got 0`` with exit code 2.
 
     Examples
     --------
@@ -88,9 +94,9 @@ def checked(
     def convert(text: str) -> T:
         value = parse(text)  # a ValueError: argparse says "invalid float value: 'x'"
         try:
-            return check("value", value)
-        except LiftMetricsError as exc:
-            raise argparse.ArgumentTypeError(str(exc).removeprefix("value ")) from None
+            return check(_OPTION, value)
+        except LiftMetricsError as exc:  # the parser's error() puts the option's name in
+            raise argparse.ArgumentTypeError(str(exc)) from None
 
     convert.__name__ = getattr(parse, "__name__", "value")
     return convert

@@ -42,17 +42,17 @@ def scored(tmp_path: Path) -> tuple[Path, Path]:
 
 
 BAD_OPTIONS = {
-    "--concurrency 0": (["--concurrency", "0"], "argument --concurrency: must be >= 1, got 0"),
+    "--concurrency 0": (["--concurrency", "0"], "--concurrency must be >= 1, got 0"),
     "--concurrency 2000": (
         ["--concurrency", "2000"],
-        "argument --concurrency: must be <= 1,024, got 2,000",
+        "--concurrency must be <= 1,024, got 2,000",
     ),
     "--timeout-s 1e308": (
         ["--timeout-s", "1e308"],
-        "argument --timeout-s: must be <= 86400 (a day), got 1e+308",
+        "--timeout-s must be <= 86400 (a day), got 1e+308",
     ),
-    "--timeout-s nan": (["--timeout-s", "nan"], "argument --timeout-s: must not be NaN"),
-    "--k 0": (["--k", "0"], "argument --k: must be >= 1, got 0"),
+    "--timeout-s nan": (["--timeout-s", "nan"], "--timeout-s must not be NaN"),
+    "--k 0": (["--k", "0"], "--k must be >= 1, got 0"),
 }
 
 
