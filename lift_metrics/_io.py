@@ -16,8 +16,10 @@ import json
 import math
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -297,15 +299,26 @@ def check_output_dir(path: str | os.PathLike[str], *, option: str) -> Path:
     return target
 
 
+#: The file in an output folder that lists what the last :func:`staged_output` put there.
+OUTPUT_MANIFEST = ".lift-metrics-output.json"
+
+
 @contextlib.contextmanager
-def staged_output(directory: str | os.PathLike[str]) -> Iterator[Path]:
+def staged_output(directory: str | os.PathLike[str], *, last: str | None = None) -> Iterator[Path]:
     """All of a command's output files, or none of them.
 
     Yields a hidden staging folder inside ``directory``; write every output there. When the
-    block ends without an error the staged entries are moved into ``directory`` (renames on
-    one file system: nothing can run out of space half-way); on an error (a full disk, an
-    interrupt) the staging folder is removed, so ``directory`` holds no partial output. A
-    staging folder that a killed process left behind is removed on the next use.
+    block ends without an error the stage is committed: renamed at once to a hidden
+    ``.committed.*`` folder (one atomic rename: from here on the output counts as written),
+    then its entries are moved into ``directory``, ``last`` (the main result file, whose
+    presence says the output is whole) after the others. The files an earlier commit put in
+    ``directory`` that this one does not write are removed (a manifest,
+    :data:`OUTPUT_MANIFEST`, lists them), so no result of an earlier run is left beside the
+    new ones. Ctrl-C (SIGINT, also SIGTERM and SIGHUP) is held back while the entries move and
+    delivered once they are all in place. On an error in the block (a full disk, an interrupt)
+    the stage is removed, so ``directory`` holds no partial output. A process killed
+    outright leaves a staging folder, removed on the next use, or a committed one, whose
+    move the next use finishes.
 
     Examples
     --------
@@ -314,29 +327,121 @@ def staged_output(directory: str | os.PathLike[str]) -> Iterator[Path]:
     ...     with staged_output(tmp) as stage:
     ...         _ = atomic_write_text(stage / "report.md", "# done")
     ...     sorted(p.name for p in Path(tmp).iterdir())
-    ['report.md']
+    ['.lift-metrics-output.json', 'report.md']
     """
     target = Path(directory)
     created = not target.exists()
     target.mkdir(parents=True, exist_ok=True)
-    for leftover in target.glob(".staging.*"):  # a killed process (SIGKILL) left it
-        if leftover.is_dir() and not leftover.is_symlink():
-            shutil.rmtree(leftover, ignore_errors=True)
+    _finish_leftovers(target)
     stage = Path(tempfile.mkdtemp(prefix=".staging.", dir=target))
     try:
         yield stage
-        for entry in sorted(stage.iterdir()):
-            destination = target / entry.name
-            if entry.is_dir() and destination.is_dir():
-                shutil.rmtree(destination)
-            os.replace(entry, destination)
+        names = sorted(entry.name for entry in stage.iterdir())
+        if last in names:  # moved after the others
+            names = [name for name in names if name != last] + [last]
+        atomic_write_json(stage / OUTPUT_MANIFEST, names)
+        committed = Path(tempfile.mkdtemp(prefix=".committed.", dir=target))
+        os.replace(stage, committed)  # the commit: one rename
     except OSError as exc:
         _remove_stage(stage, target, created)
         raise _naming(exc, target, stage) from exc
     except BaseException:
         _remove_stage(stage, target, created)
         raise
-    shutil.rmtree(stage, ignore_errors=True)
+    with _signals_held():
+        try:
+            _finish_commit(committed, target)
+        except OSError as exc:
+            raise _naming(exc, target, committed) from exc
+
+
+def _finish_leftovers(target: Path) -> None:
+    """Remove what a killed process staged; finish moving what it had committed."""
+    for leftover in target.glob(".staging.*"):
+        if leftover.is_dir() and not leftover.is_symlink():
+            shutil.rmtree(leftover, ignore_errors=True)
+    committed = [p for p in target.glob(".committed.*") if p.is_dir() and not p.is_symlink()]
+    for leftover in sorted(committed, key=lambda p: p.stat().st_mtime):
+        with _signals_held():
+            _finish_commit(leftover, target)
+
+
+def _finish_commit(committed: Path, target: Path) -> None:
+    """Move a committed stage's entries into ``target`` in the manifest's order.
+
+    Idempotent, so that a move cut short (SIGKILL) is finished by running it again: the
+    files of the earlier manifest that the new one lacks are removed, each entry still in
+    ``committed`` is moved, the manifest last.
+    """
+    manifest = committed / OUTPUT_MANIFEST
+    try:
+        names = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # a commit cut short before its manifest: nothing to do
+        names = None
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        shutil.rmtree(committed, ignore_errors=True)
+        return
+    for name in _earlier_outputs(target):
+        stale = target / name
+        if name not in names and os.path.lexists(stale):
+            if stale.is_dir() and not stale.is_symlink():
+                shutil.rmtree(stale)
+            else:
+                stale.unlink()
+    for name in [*names, OUTPUT_MANIFEST]:
+        entry = committed / name
+        if not os.path.lexists(entry):  # moved before the process was killed
+            continue
+        destination = target / name
+        if entry.is_dir() and destination.is_dir() and not destination.is_symlink():
+            shutil.rmtree(destination)
+        os.replace(entry, destination)
+    shutil.rmtree(committed, ignore_errors=True)
+
+
+def _earlier_outputs(target: Path) -> list[str]:
+    """Return the names the manifest in ``target`` lists (plain names; none without one)."""
+    try:
+        names = json.loads((target / OUTPUT_MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(names, list):
+        return []
+    return [n for n in names if isinstance(n, str) and n not in ("", ".", "..") and "/" not in n]
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold back SIGINT, SIGTERM and SIGHUP for the block, then deliver them as they came.
+
+    Python runs signal handlers on the main thread, whichever thread the signal reached; so
+    on the main thread a recording handler takes each signal and the block's end hands it to
+    the handler it replaced (or, for the default action, raises it again). Elsewhere the
+    signals are blocked for this thread, and the main thread handles them as usual.
+    """
+    held = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    if threading.current_thread() is not threading.main_thread():
+        previous_mask = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous_mask)
+        return
+    arrived: list[tuple[int, Any]] = []
+    previous: dict[int, Any] = {number: signal.getsignal(number) for number in held}
+    for number in held:
+        signal.signal(number, lambda signum, frame: arrived.append((signum, frame)))
+    try:
+        yield
+    finally:
+        for signal_number, handler in previous.items():
+            signal.signal(signal_number, handler)
+        for signum, frame in arrived[:1]:  # the first is enough: it ends the command
+            handler = previous[signum]
+            if callable(handler):
+                handler(signum, frame)
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(signum)
 
 
 def _remove_stage(stage: Path, target: Path, created: bool) -> None:

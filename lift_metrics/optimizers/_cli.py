@@ -312,7 +312,8 @@ def evaluate_split(
             progress=progress,
             description=f"evaluating ({split} split)",
         )
-    with staged_output(output_dir) as stage:  # every result file, or none (a full disk)
+    # every result file, or none; evaluation.json, which says the output is whole, lands last
+    with staged_output(output_dir, last="evaluation.json") as stage:
         save_evaluation(
             result, stage, stem="evaluation", provenance=provenance, title=f"{split} split"
         )
