@@ -152,6 +152,14 @@ def _version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (also used by the console script)."""
+    code = _main(argv)
+    server = sys.modules.get("lift_metrics.lm._server")  # loaded only if a local LM ran
+    if server is not None:  # an exit that cannot wait for a local LM request keeps the code
+        server.set_exit_code(code)
+    return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     prefix = f"lift-metrics {args.command}: error:"

@@ -21,10 +21,11 @@ from typing import Any
 
 import pytest
 
+import lift_metrics
 from lift_metrics._io import OUTPUT_MANIFEST, atomic_write_text, staged_output
 from lift_metrics.cli import main
 
-REPO = Path(__file__).resolve().parents[2]
+PACKAGE_ROOT = Path(lift_metrics.__file__).resolve().parents[1]  # the code under test
 FILES = {
     "evaluation.json": '{"complete": true}',
     "evaluation.md": "# test split",
@@ -66,7 +67,7 @@ def _names(folder: Path) -> list[str]:
 def test_a_kill_between_the_renames_never_leaves_the_main_file_alone(tmp_path: Path) -> None:
     out = tmp_path / "ev"
     done = subprocess.run(
-        [sys.executable, "-c", KILLED, str(REPO), str(out), repr(FILES)],
+        [sys.executable, "-c", KILLED, str(PACKAGE_ROOT), str(out), repr(FILES)],
         capture_output=True,
         text=True,
         timeout=120,
