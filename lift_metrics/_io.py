@@ -133,6 +133,40 @@ def parse_json(text: str | bytes) -> Any:
         raise JSONTextError("nested too deeply to read") from None
 
 
+class TOMLTextError(InputValueError):
+    """Text that is not TOML as lift-metrics reads it; the message is the reason alone."""
+
+
+def parse_toml(text: str) -> dict[str, Any]:
+    """Parse untrusted TOML text; every problem is a :class:`TOMLTextError`.
+
+    :func:`tomllib.loads`, with an integer of more than 4300 digits (Python's limit on
+    converting text to int) refused with that reason instead of a bare ``ValueError``.
+
+    Examples
+    --------
+    >>> parse_toml("seed = 3")
+    {'seed': 3}
+    >>> parse_toml("seed = " + "1" * 5000)
+    Traceback (most recent call last):
+    ...
+    lift_metrics._io.TOMLTextError: an integer has more than 4300 digits
+    """
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TOMLTextError(str(exc)) from None
+    except ValueError as exc:  # int(): "Exceeds the limit (4300 digits) for integer string ..."
+        if "digits" not in str(exc):
+            raise
+        limit = sys.get_int_max_str_digits()
+        raise TOMLTextError(f"an integer has more than {limit} digits") from None
+    except RecursionError:
+        raise TOMLTextError("nested too deeply to read") from None
+
+
 def jsonl_values(
     lines: Iterable[str], bad_line: Callable[[int, str], Exception]
 ) -> Iterator[tuple[int, Any]]:

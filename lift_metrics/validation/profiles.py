@@ -10,7 +10,6 @@ profiles are in ``datasets/labels/`` (:func:`shipped_profile_path`; docs/validat
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from lift_metrics._checks import check_non_negative
-from lift_metrics._io import JSONTextError, parse_json, read_text_file
+from lift_metrics._io import JSONTextError, TOMLTextError, parse_json, parse_toml, read_text_file
 from lift_metrics.errors import InputTypeError, InputValueError
 
 __all__ = [
@@ -152,8 +151,8 @@ def _document(source: Path, text: str) -> Any:
     """Parse a weights file's text: JSON for ``.json``, else TOML; errors name the file."""
     json_file = source.suffix.lower() == ".json"
     try:
-        return parse_json(text) if json_file else tomllib.loads(text)
-    except (JSONTextError, tomllib.TOMLDecodeError) as exc:
+        return parse_json(text) if json_file else parse_toml(text)
+    except (JSONTextError, TOMLTextError) as exc:
         raise InputValueError(
             f"{source}: not valid {'JSON' if json_file else 'TOML'}: {exc}"
         ) from None

@@ -279,3 +279,17 @@ def test_a_saved_program_still_loads_whole(tmp_path: Path) -> None:
     assert loaded.to_ir.signature.instructions == "Describe it as an IR."
     assert loaded.to_code.demos[0]["body"] == "    return 1"
     assert (loaded.code_samples, loaded.code_max_tokens) == (2, 256)
+
+
+# --------------------------------------------------------------------------- TOML
+
+
+def test_optimize_refuses_a_config_with_an_integer_of_5000_digits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _write(
+        tmp_path / "run.toml",
+        f'name = "t"\nseed = {HUGE_INTEGER}\n[optimizer]\nname = "copro"\n[lm]\nmodel = "local"\n',
+    )
+    line = _refused(["optimize", str(config), "--check"], tmp_path, capsys)
+    assert f"{config}: not valid TOML: an integer has more than 4300 digits" in line
