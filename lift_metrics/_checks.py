@@ -90,6 +90,26 @@ def check_choice(name: str, value: Any, allowed: Iterable[str]) -> str:
     return str(value)
 
 
+def check_iterable(name: str, value: Any, *, of: str = "values") -> Iterable[Any]:
+    """Return ``value`` if it can be iterated as a collection of ``of``.
+
+    ``None``, a number, a string, bytes or a mapping given where a sequence of records,
+    items or values belongs raise an :class:`~lift_metrics.errors.InputTypeError` that names
+    the parameter (iterating over them would raise a bare ``TypeError``, or walk the
+    characters of a string or the keys of a mapping).
+
+    Examples
+    --------
+    >>> check_iterable("records", None, of="run records")
+    Traceback (most recent call last):
+    ...
+    lift_metrics.errors.InputTypeError: records must be an iterable of run records, got NoneType
+    """
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise InputTypeError(f"{name} must be an iterable of {of}, got {type(value).__name__}")
+    return value
+
+
 def as_float_array(
     name: str, values: Any, *, allow_empty: bool = False, allow_inf: bool = False
 ) -> npt.NDArray[np.float64]:

@@ -11,11 +11,16 @@ import contextlib
 import dataclasses
 import enum
 import errno
+import gzip
 import json
 import math
 import os
 import shutil
+import signal
+import sys
 import tempfile
+import threading
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -41,25 +46,125 @@ def existing_file(path: str | os.PathLike[str], what: str) -> Path:
     return file
 
 
-def read_text_file(path: str | os.PathLike[str], what: str) -> str:
-    """Read a UTF-8 text file; errors name the file (and for bad bytes, the line).
+def read_text_file(
+    path: str | os.PathLike[str], what: str, *, error: type[InputValueError] = InputValueError
+) -> str:
+    """Read a UTF-8 text file (gzip-compressed when its name ends in ``.gz``).
+
+    Errors name the file (and for bad bytes, the line); they are ``error`` (a subclass of
+    :class:`~lift_metrics.errors.InputValueError` that names the kind of file).
 
     Raises
     ------
     IsADirectoryError, FileNotFoundError
         As :func:`existing_file`.
-    ValueError
-        When the file is not UTF-8 text: ``"{path}: line N is not UTF-8 text (...)"``.
+    InputValueError
+        When the file is not UTF-8 text: ``"{path}: line N is not UTF-8 text (...)"``, or a
+        ``.gz`` file that does not decompress: ``"{path}: not a readable gzip file (...)"``.
     """
     file = existing_file(path, what)
     data = file.read_bytes()
+    if file.suffix == ".gz":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
+            raise error(f"{file}: not a readable gzip file ({exc})") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise InputValueError(
+        raise error(
             f"{file}: line {line} is not UTF-8 text (byte {exc.start}: {exc.reason})"
         ) from None
+
+
+class JSONTextError(InputValueError):
+    """Text that is not JSON as lift-metrics reads it; the message is the reason alone.
+
+    The reader that catches it adds the file and line.
+    """
+
+
+class _NotJSONError(ValueError):
+    """Raised from inside the decoder for a value JSON does not have."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotJSONError(f"{name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _NotJSONError(f"the number {text[:40]} is too large for a float")
+    return value
+
+
+def parse_json(text: str | bytes) -> Any:
+    """Parse untrusted JSON text; every problem is a :class:`JSONTextError`.
+
+    Stricter than :func:`json.loads`: ``NaN``, ``Infinity`` and ``-Infinity`` (Python's
+    extensions, not JSON) and numbers beyond a float's range (``1e400``) are refused rather
+    than read as ``nan``/``inf``; an integer of more than 4300 digits (Python's limit on
+    converting text to int) and nesting too deep to read are refused with a reason instead
+    of a ``ValueError``/``RecursionError`` from deep inside.
+
+    Examples
+    --------
+    >>> parse_json('{"expected": [1, 2.5]}')
+    {'expected': [1, 2.5]}
+    >>> parse_json('{"expected": NaN}')
+    Traceback (most recent call last):
+    ...
+    lift_metrics._io.JSONTextError: NaN is not a JSON value
+    """
+    try:
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        raise JSONTextError(f"{exc.msg}: line {exc.lineno} column {exc.colno}") from None
+    except _NotJSONError as exc:
+        raise JSONTextError(str(exc)) from None
+    except ValueError as exc:  # int(): "Exceeds the limit (4300 digits) for integer string ..."
+        if "digits" not in str(exc):
+            raise
+        limit = sys.get_int_max_str_digits()
+        raise JSONTextError(f"an integer has more than {limit} digits") from None
+    except RecursionError:
+        raise JSONTextError("nested too deeply to read") from None
+
+
+class TOMLTextError(InputValueError):
+    """Text that is not TOML as lift-metrics reads it; the message is the reason alone."""
+
+
+def parse_toml(text: str) -> dict[str, Any]:
+    """Parse untrusted TOML text; every problem is a :class:`TOMLTextError`.
+
+    :func:`tomllib.loads`, with an integer of more than 4300 digits (Python's limit on
+    converting text to int) refused with that reason instead of a bare ``ValueError``.
+
+    Examples
+    --------
+    >>> parse_toml("seed = 3")
+    {'seed': 3}
+    >>> parse_toml("seed = " + "1" * 5000)
+    Traceback (most recent call last):
+    ...
+    lift_metrics._io.TOMLTextError: an integer has more than 4300 digits
+    """
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TOMLTextError(str(exc)) from None
+    except ValueError as exc:  # int(): "Exceeds the limit (4300 digits) for integer string ..."
+        if "digits" not in str(exc):
+            raise
+        limit = sys.get_int_max_str_digits()
+        raise TOMLTextError(f"an integer has more than {limit} digits") from None
+    except RecursionError:
+        raise TOMLTextError("nested too deeply to read") from None
 
 
 def jsonl_values(
@@ -67,9 +172,11 @@ def jsonl_values(
 ) -> Iterator[tuple[int, Any]]:
     """Yield ``(line number, value)`` for each non-blank line of a JSONL text.
 
-    ``lines`` are the file's lines as the caller split them; numbers count from 1. A line that
-    is not JSON raises ``bad_line(number, reason)`` (``reason``: the decoder's message), so each
-    file kind keeps its own error type and wording.
+    ``lines`` are the file's lines (split at newlines only: a JSON string may hold other line
+    separators, such as U+2028); numbers count from 1. Each line is read by
+    :func:`parse_json`. A line that is not JSON raises ``bad_line(number, reason)``
+    (``reason``: why, without the place), so each file kind keeps its own error type and
+    wording.
 
     Examples
     --------
@@ -80,10 +187,36 @@ def jsonl_values(
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise bad_line(number, exc.msg) from None
+            value = parse_json(line)
+        except JSONTextError as exc:
+            raise bad_line(number, str(exc)) from None
         yield number, value
+
+
+def read_jsonl(
+    path: str | os.PathLike[str],
+    what: str,
+    bad_line: Callable[[int, str], Exception],
+    *,
+    error: type[InputValueError] = InputValueError,
+) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line number, value)`` for each non-blank line of a JSON Lines file.
+
+    The one reader of every JSONL input: the file is read by :func:`read_text_file` (UTF-8,
+    ``.gz`` decompressed; its errors are ``error``) and its lines by :func:`jsonl_values`
+    (a line that is not JSON raises ``bad_line(number, reason)``).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     file = Path(tmp, "rows.jsonl")
+    ...     _ = file.write_text('{"id": 1}' + chr(10) * 2 + '{"id": 2}' + chr(10))
+    ...     list(read_jsonl(file, "rows file", lambda n, why: ValueError(f"{n}: {why}")))
+    [(1, {'id': 1}), (3, {'id': 2})]
+    """
+    text = read_text_file(path, what, error=error)
+    yield from jsonl_values(text.split("\n"), bad_line)
 
 
 def _umask() -> int:
@@ -200,15 +333,26 @@ def check_output_dir(path: str | os.PathLike[str], *, option: str) -> Path:
     return target
 
 
+#: The file in an output folder that lists what the last :func:`staged_output` put there.
+OUTPUT_MANIFEST = ".lift-metrics-output.json"
+
+
 @contextlib.contextmanager
-def staged_output(directory: str | os.PathLike[str]) -> Iterator[Path]:
+def staged_output(directory: str | os.PathLike[str], *, last: str | None = None) -> Iterator[Path]:
     """All of a command's output files, or none of them.
 
     Yields a hidden staging folder inside ``directory``; write every output there. When the
-    block ends without an error the staged entries are moved into ``directory`` (renames on
-    one file system: nothing can run out of space half-way); on an error (a full disk, an
-    interrupt) the staging folder is removed, so ``directory`` holds no partial output. A
-    staging folder that a killed process left behind is removed on the next use.
+    block ends without an error the stage is committed: renamed at once to a hidden
+    ``.committed.*`` folder (one atomic rename: from here on the output counts as written),
+    then its entries are moved into ``directory``, ``last`` (the main result file, whose
+    presence says the output is whole) after the others. The files an earlier commit put in
+    ``directory`` that this one does not write are removed (a manifest,
+    :data:`OUTPUT_MANIFEST`, lists them), so no result of an earlier run is left beside the
+    new ones. Ctrl-C (SIGINT, also SIGTERM and SIGHUP) is held back while the entries move and
+    delivered once they are all in place. On an error in the block (a full disk, an interrupt)
+    the stage is removed, so ``directory`` holds no partial output. A process killed
+    outright leaves a staging folder, removed on the next use, or a committed one, whose
+    move the next use finishes.
 
     Examples
     --------
@@ -217,29 +361,121 @@ def staged_output(directory: str | os.PathLike[str]) -> Iterator[Path]:
     ...     with staged_output(tmp) as stage:
     ...         _ = atomic_write_text(stage / "report.md", "# done")
     ...     sorted(p.name for p in Path(tmp).iterdir())
-    ['report.md']
+    ['.lift-metrics-output.json', 'report.md']
     """
     target = Path(directory)
     created = not target.exists()
     target.mkdir(parents=True, exist_ok=True)
-    for leftover in target.glob(".staging.*"):  # a killed process (SIGKILL) left it
-        if leftover.is_dir() and not leftover.is_symlink():
-            shutil.rmtree(leftover, ignore_errors=True)
+    _finish_leftovers(target)
     stage = Path(tempfile.mkdtemp(prefix=".staging.", dir=target))
     try:
         yield stage
-        for entry in sorted(stage.iterdir()):
-            destination = target / entry.name
-            if entry.is_dir() and destination.is_dir():
-                shutil.rmtree(destination)
-            os.replace(entry, destination)
+        names = sorted(entry.name for entry in stage.iterdir())
+        if last in names:  # moved after the others
+            names = [name for name in names if name != last] + [last]
+        atomic_write_json(stage / OUTPUT_MANIFEST, names)
+        committed = Path(tempfile.mkdtemp(prefix=".committed.", dir=target))
+        os.replace(stage, committed)  # the commit: one rename
     except OSError as exc:
         _remove_stage(stage, target, created)
         raise _naming(exc, target, stage) from exc
     except BaseException:
         _remove_stage(stage, target, created)
         raise
-    shutil.rmtree(stage, ignore_errors=True)
+    with _signals_held():
+        try:
+            _finish_commit(committed, target)
+        except OSError as exc:
+            raise _naming(exc, target, committed) from exc
+
+
+def _finish_leftovers(target: Path) -> None:
+    """Remove what a killed process staged; finish moving what it had committed."""
+    for leftover in target.glob(".staging.*"):
+        if leftover.is_dir() and not leftover.is_symlink():
+            shutil.rmtree(leftover, ignore_errors=True)
+    committed = [p for p in target.glob(".committed.*") if p.is_dir() and not p.is_symlink()]
+    for leftover in sorted(committed, key=lambda p: p.stat().st_mtime):
+        with _signals_held():
+            _finish_commit(leftover, target)
+
+
+def _finish_commit(committed: Path, target: Path) -> None:
+    """Move a committed stage's entries into ``target`` in the manifest's order.
+
+    Idempotent, so that a move cut short (SIGKILL) is finished by running it again: the
+    files of the earlier manifest that the new one lacks are removed, each entry still in
+    ``committed`` is moved, the manifest last.
+    """
+    manifest = committed / OUTPUT_MANIFEST
+    try:
+        names = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # a commit cut short before its manifest: nothing to do
+        names = None
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        shutil.rmtree(committed, ignore_errors=True)
+        return
+    for name in _earlier_outputs(target):
+        stale = target / name
+        if name not in names and os.path.lexists(stale):
+            if stale.is_dir() and not stale.is_symlink():
+                shutil.rmtree(stale)
+            else:
+                stale.unlink()
+    for name in [*names, OUTPUT_MANIFEST]:
+        entry = committed / name
+        if not os.path.lexists(entry):  # moved before the process was killed
+            continue
+        destination = target / name
+        if entry.is_dir() and destination.is_dir() and not destination.is_symlink():
+            shutil.rmtree(destination)
+        os.replace(entry, destination)
+    shutil.rmtree(committed, ignore_errors=True)
+
+
+def _earlier_outputs(target: Path) -> list[str]:
+    """Return the names the manifest in ``target`` lists (plain names; none without one)."""
+    try:
+        names = json.loads((target / OUTPUT_MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(names, list):
+        return []
+    return [n for n in names if isinstance(n, str) and n not in ("", ".", "..") and "/" not in n]
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold back SIGINT, SIGTERM and SIGHUP for the block, then deliver them as they came.
+
+    Python runs signal handlers on the main thread, whichever thread the signal reached; so
+    on the main thread a recording handler takes each signal and the block's end hands it to
+    the handler it replaced (or, for the default action, raises it again). Elsewhere the
+    signals are blocked for this thread, and the main thread handles them as usual.
+    """
+    held = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    if threading.current_thread() is not threading.main_thread():
+        previous_mask = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous_mask)
+        return
+    arrived: list[tuple[int, Any]] = []
+    previous: dict[int, Any] = {number: signal.getsignal(number) for number in held}
+    for number in held:
+        signal.signal(number, lambda signum, frame: arrived.append((signum, frame)))
+    try:
+        yield
+    finally:
+        for signal_number, handler in previous.items():
+            signal.signal(signal_number, handler)
+        for signum, frame in arrived[:1]:  # the first is enough: it ends the command
+            handler = previous[signum]
+            if callable(handler):
+                handler(signum, frame)
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(signum)
 
 
 def _remove_stage(stage: Path, target: Path, created: bool) -> None:

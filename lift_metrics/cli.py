@@ -12,12 +12,18 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import signal
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TypeVar
 
 from lift_metrics.errors import LiftMetricsError
+
+T = TypeVar("T")
+
+# the name a checked option's value has in its check's message, replaced by the option's
+_OPTION = "<OPTION>"
 
 # modules with a ``register(subparsers)`` function, in the order their commands are listed
 _COMMAND_MODULES: tuple[str, ...] = (
@@ -60,7 +66,40 @@ class _Parser(argparse.ArgumentParser):
     """
 
     def error(self, message: str) -> NoReturn:
+        # "argument --k: <OPTION> must be >= 1" (a checked option) -> "--k must be >= 1"
+        message = re.sub(rf"^argument ([^:]+): {_OPTION} ", r"\1 ", message)
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def checked(
+    check: Callable[[str, Any], T], parse: Callable[[str], Any] = float
+) -> Callable[[str], T]:
+    """Return an argparse ``type`` that parses an option's text and checks it with ``check``.
+
+    ``check(name, value)`` is the library's own check of the parameter (it raises a
+    :class:`~lift_metrics.errors.LiftMetricsError`), so the command line allows exactly what
+    the library does, and a bad value is refused while the arguments are parsed: before any
+    file is read or written, as ``--k must be >= 1, got 0`` with exit code 2.
+
+    Examples
+    --------
+    >>> from lift_metrics._checks import check_int
+    >>> at_least_1 = checked(lambda name, value: check_int(name, value, minimum=1), int)
+    >>> parser = _Parser(prog="demo")
+    >>> _ = parser.add_argument("--n", type=at_least_1)
+    >>> parser.parse_args(["--n", "3"]).n
+    3
+    """
+
+    def convert(text: str) -> T:
+        value = parse(text)  # a ValueError: argparse says "invalid float value: 'x'"
+        try:
+            return check(_OPTION, value)
+        except LiftMetricsError as exc:  # the parser's error() puts the option's name in
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = getattr(parse, "__name__", "value")
+    return convert
 
 
 def _os_error_line(exc: OSError) -> str:
@@ -113,6 +152,14 @@ def _version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (also used by the console script)."""
+    code = _main(argv)
+    server = sys.modules.get("lift_metrics.lm._server")  # loaded only if a local LM ran
+    if server is not None:  # an exit that cannot wait for a local LM request keeps the code
+        server.set_exit_code(code)
+    return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     prefix = f"lift-metrics {args.command}: error:"

@@ -23,7 +23,6 @@ import functools
 import math
 import os
 import re
-import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -227,12 +226,13 @@ def load_price_overrides(path: str | os.PathLike[str]) -> dict[str, ModelPrice]:
         For a file without a ``[models]`` table, or an entry without both prices (the message
         names the entry).
     """
+    from lift_metrics._io import TOMLTextError, parse_toml, read_text_file
+
     file = Path(path)
-    with file.open("rb") as handle:
-        try:
-            data = tomllib.load(handle)
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:  # the message as before
-            raise InputValueError(str(exc)) from exc
+    try:
+        data = parse_toml(read_text_file(file, "price file"))
+    except TOMLTextError as exc:
+        raise InputValueError(f"{file}: not valid TOML: {exc}") from None
     models = data.get("models")
     if not isinstance(models, Mapping) or not models:
         raise InputValueError(f'{file}: expected [models."NAME"] tables with prices, found none')

@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from lift_metrics._io import atomic_write_text, check_output_dir, staged_output
+from lift_metrics._io import OUTPUT_MANIFEST, atomic_write_text, check_output_dir, staged_output
+
+
+def _names(folder: Path) -> list[str]:
+    """The entries of ``folder``, sorted, without the output manifest."""
+    return sorted(p.name for p in folder.iterdir() if p.name != OUTPUT_MANIFEST)
 
 
 def test_check_output_dir_creates_and_leaves_nothing(tmp_path: Path) -> None:
@@ -35,7 +40,7 @@ def test_staged_output_keeps_the_previous_files_when_writing_fails(tmp_path: Pat
     with pytest.raises(OSError, match="No space left on device") as info:
         write_then_fail()
     assert info.value.filename == str(tmp_path)  # the error names the output folder
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
+    assert _names(tmp_path) == ["report.md"]
     assert (tmp_path / "report.md").read_text() == "previous report"
 
 
@@ -54,11 +59,11 @@ def test_staged_output_replaces_whole_folders(tmp_path: Path) -> None:
     with staged_output(tmp_path) as stage:
         atomic_write_text(stage / "runs" / "new.json", "{}")
     assert [p.name for p in (tmp_path / "runs").iterdir()] == ["new.json"]
-    assert [p.name for p in tmp_path.iterdir()] == ["runs"]
+    assert _names(tmp_path) == ["runs"]
 
 
 def test_a_killed_processs_staging_folder_is_removed_on_the_next_use(tmp_path: Path) -> None:
     atomic_write_text(tmp_path / ".staging.killed" / "half.png", "half a plot")
     with staged_output(tmp_path) as stage:
         atomic_write_text(stage / "report.md", "# done")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
+    assert _names(tmp_path) == ["report.md"]

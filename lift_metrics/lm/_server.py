@@ -34,6 +34,22 @@ _EXIT_HOOK_INSTALLED = False
 # How long interpreter exit waits for running generations to reach their next token (a
 # request still reading its prompt stops only after the prompt; see stop_local_servers).
 _EXIT_WAIT_S = 60.0
+# Within this part of the wait running generations stop without a word (within a token).
+_EXIT_GRACE_S = 1.0
+# The exit code the command line chose (lift_metrics.cli.main), kept when exit cannot wait
+# for a request; None outside the command line.
+_EXIT_CODE: int | None = None
+
+
+def set_exit_code(code: int) -> None:
+    """Record the exit code of the finished command, for an exit that cannot wait (see below).
+
+    Interpreter exit waits for running local generations (:func:`stop_local_servers`); when
+    one is still running after the wait, the process leaves without teardown, and with this
+    code (130 when none was recorded) rather than one that says it was interrupted.
+    """
+    global _EXIT_CODE
+    _EXIT_CODE = code
 
 
 def _usable_cpus() -> int:
@@ -136,17 +152,37 @@ def stop_local_servers(*, wait_s: float = _EXIT_WAIT_S) -> bool:
 def _stop_at_exit(owner_pid: int) -> None:
     if os.getpid() != owner_pid:  # a forked copy: the servers' threads live in the parent
         return
+    grace_s = min(_EXIT_GRACE_S, _EXIT_WAIT_S)
     try:
-        stopped = stop_local_servers()
+        stopped = stop_local_servers(wait_s=grace_s)  # a generation stops within a token
+        if not stopped:  # a wait that can be long is never silent
+            with _SERVERS_LOCK:
+                running = _IN_FLIGHT
+            _say(
+                f"lift-metrics: waiting up to {_EXIT_WAIT_S:g} s for {running} local LM "
+                f"request{'s' if running != 1 else ''} to stop (a request still reading its "
+                "prompt stops once the prompt is read)"
+            )
+            stopped = stop_local_servers(wait_s=_EXIT_WAIT_S - grace_s)
     except KeyboardInterrupt:  # a second Ctrl-C while waiting: leave now, skipping teardown
         stopped = False
     if not stopped:
         # A native thread may still be computing; tearing the interpreter down under it
         # crashes. Leave without teardown, as after a signal, keeping what was printed.
+        code = 130 if _EXIT_CODE is None else _EXIT_CODE
+        _say(
+            "lift-metrics: a local LM request was still running; leaving without waiting "
+            f"for it (exit code {code})"
+        )
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
-        os._exit(130)
+        os._exit(code)
+
+
+def _say(line: str) -> None:
+    with contextlib.suppress(Exception):  # stderr may be closed at exit
+        print(line, file=sys.stderr, flush=True)
 
 
 def _start_server(path: Path, n_ctx: int, n_threads: int, n_parallel: int) -> Any:

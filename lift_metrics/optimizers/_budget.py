@@ -8,7 +8,10 @@ run, whatever thread makes it. :class:`UsageRecorder` counts one example's calls
 them to the meter above it.
 
 A budget is checked *before* each LM call (a DSPy callback's ``on_lm_start``); when a cap is
-reached the call raises :class:`BudgetExceeded`. It derives from ``BaseException`` on purpose:
+reached the call raises :class:`BudgetExceeded`. The check of ``max_lm_calls`` also reserves the
+call, atomically: calls that are running count against the cap until they end (a cache hit or a
+failed call gives its place back), so no number of threads racing for the last calls can make
+one call more than the budget allows. It derives from ``BaseException`` on purpose:
 DSPy catches ``Exception`` in its thread pools, adapters and optimizers (counting it as a
 failed example), and a budget stop must cut through all of them to the runner, which then
 saves what it has.
@@ -22,6 +25,7 @@ through (docs/decisions.md#unknown-prices). Token and call budgets work for ever
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import io
 import math
@@ -48,6 +52,12 @@ __all__ = [
 ]
 
 _FREE_MODEL_PREFIXES = ("local/", "dummy")
+
+# The LM call this thread (context) reserved and has not yet billed; DSPy bills a call with
+# ``add_usage`` on the thread that runs it, between the callback's start and end.
+_RESERVED_CALL: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "lift_metrics_reserved_lm_call", default=None
+)
 
 
 class BudgetExceeded(BaseException):
@@ -322,6 +332,7 @@ class UsageMeter:
         self._total = 0
         self._cost = 0.0
         self._unpriced = 0
+        self._running: set[str] = set()  # reserved calls not yet billed or ended
         self.stop_reason: str | None = None
 
     def __deepcopy__(self, memo: dict[int, Any]) -> UsageMeter:
@@ -334,7 +345,9 @@ class UsageMeter:
         completion = _as_int(entry.get("completion_tokens"))
         total = _as_int(entry.get("total_tokens")) or prompt + completion
         cost = call_cost_usd(lm, entry)
+        call = _RESERVED_CALL.get()
         with self._lock:
+            self._running.discard(call)  # a reserved call is now billed: counted once
             self._calls += 1
             self._prompt += prompt
             self._completion += completion
@@ -373,8 +386,42 @@ class UsageMeter:
 
     def check(self) -> None:
         """Raise :class:`BudgetExceeded` when a cap is reached (and remember why)."""
+        with self._lock:
+            self._refuse_if_spent(self._calls)
+
+    def reserve(self, call_id: str) -> None:
+        """Check the budget for one more LM call and hold its place, atomically.
+
+        Raises :class:`BudgetExceeded` when a cap is reached, counting the calls reserved and
+        still running as made: however many threads ask at once, at most ``max_lm_calls``
+        calls are let through. The place is given back by :meth:`release` (the call ended
+        without being billed: a cache hit, an error) or taken by :meth:`add_usage` (billed)
+        on the thread (context) that reserved it.
+        """
+        with self._lock:
+            self._refuse_if_spent(self._calls + len(self._running))
+            self._running.add(call_id)
+        _RESERVED_CALL.set(call_id)
+
+    def release(self, call_id: str) -> None:
+        """Give back the place of a reserved call that ended (see :meth:`reserve`)."""
+        with self._lock:
+            self._running.discard(call_id)
+        if _RESERVED_CALL.get() == call_id:
+            _RESERVED_CALL.set(None)
+
+    def _refuse_if_spent(self, calls: int) -> None:
+        """Raise :class:`BudgetExceeded` if the budget is spent with ``calls`` calls (lock held)."""
         if self.stop_reason is None:
-            reason = self.budget.exceeded_by(self.totals())
+            totals = UsageTotals(
+                lm_calls=calls,
+                prompt_tokens=self._prompt,
+                completion_tokens=self._completion,
+                total_tokens=self._total,
+                cost_usd=self._cost,
+                unpriced_calls=self._unpriced,
+            )
+            reason = self.budget.exceeded_by(totals)
             if reason is None:
                 return
             self.stop_reason = reason
@@ -410,14 +457,20 @@ def budget_callback(meter: UsageMeter) -> Any:
     Returns
     -------
     dspy.utils.callback.BaseCallback
-        Pass it in ``dspy.context(callbacks=[...])``; ``on_lm_start`` raises
-        :class:`BudgetExceeded` (which DSPy's callback runner does not swallow: it catches
-        ``Exception`` only).
+        Pass it in ``dspy.context(callbacks=[...])``; ``on_lm_start`` reserves the call
+        (:meth:`UsageMeter.reserve`) or raises :class:`BudgetExceeded` (which DSPy's callback
+        runner does not swallow: it catches ``Exception`` only); ``on_lm_end`` gives back the
+        place of a call that was not billed.
     """
     from dspy.utils.callback import BaseCallback
 
     class _BudgetCallback(BaseCallback):  # type: ignore[misc]  # dspy is untyped: mypy sees its classes as Any
         def on_lm_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
-            meter.check()
+            meter.reserve(call_id)
+
+        def on_lm_end(
+            self, call_id: str, outputs: Any | None, exception: BaseException | None = None
+        ) -> None:
+            meter.release(call_id)
 
     return _BudgetCallback()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +184,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         seed=config.seed,
         progress=not args.quiet,
         config_hash=config.config_hash if args.config else None,
+        pipeline=config.pipeline,
     )
     return 0
 
@@ -217,8 +219,12 @@ def evaluate_split(
     seed: int,
     progress: bool,
     config_hash: str | None = None,
+    pipeline: Mapping[str, Any] | None = None,
 ) -> Any:
     """Evaluate the pipeline (optionally loaded from ``program_path``) and save the results.
+
+    Without ``program_path`` the pipeline is built with the ``[pipeline]`` settings
+    ``pipeline`` (``code_samples``, ``sample_temperature``); a saved program carries its own.
 
     Files of an earlier evaluation in ``output_dir`` are deleted before the run starts.
     The provenance holds ``config_hash`` (of the ``--config`` file, when one was given) and
@@ -262,7 +268,9 @@ def evaluate_split(
     if limit is not None:
         examples = examples[:limit]
     check_output_dir(output_dir, option="--output-dir")
-    program = LiftPipeline() if program_path is None else load_program(program_path)
+    program = (
+        LiftPipeline(**(pipeline or {})) if program_path is None else load_program(program_path)
+    )
     _check_reachable(lm_table, "lm")
     lm = resolve_lm(lm_table)
     metric = build_metric(metric_spec)
@@ -276,6 +284,11 @@ def evaluate_split(
         "split": split,
         "limit": limit,
         "metric": metric_spec.to_dict(),
+        "pipeline": {
+            "code_max_tokens": program.code_max_tokens,
+            "code_samples": program.code_samples,
+            "sample_temperature": program.sample_temperature,
+        },
         "evaluation": evaluation.to_dict(),
         "seed": seed,
     }
@@ -299,7 +312,8 @@ def evaluate_split(
             progress=progress,
             description=f"evaluating ({split} split)",
         )
-    with staged_output(output_dir) as stage:  # every result file, or none (a full disk)
+    # every result file, or none; evaluation.json, which says the output is whole, lands last
+    with staged_output(output_dir, last="evaluation.json") as stage:
         save_evaluation(
             result, stage, stem="evaluation", provenance=provenance, title=f"{split} split"
         )

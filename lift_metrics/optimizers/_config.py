@@ -19,7 +19,6 @@ import hashlib
 import inspect
 import json
 import os
-import tomllib
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -546,12 +545,12 @@ def load_config(path: str | os.PathLike[str]) -> RunConfig:
     >>> load_config(configs_dir() / "quick.toml").optimizer.class_name
     'MIPROv2'
     """
-    from lift_metrics._io import read_text_file
+    from lift_metrics._io import TOMLTextError, parse_toml, read_text_file
 
     file = Path(path)
     text = read_text_file(file, "config file")
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data = parse_toml(text)
+    except TOMLTextError as exc:
         raise InputValueError(f"{file}: not valid TOML: {exc}") from None
     return RunConfig.from_mapping(data, source=file)

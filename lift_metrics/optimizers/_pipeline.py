@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from lift_metrics._checks import check_int, check_positive
 from lift_metrics.code import extract_code
 from lift_metrics.dspy_metrics import record_measurement
-from lift_metrics.errors import InputValueError
+from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.ir import IR, parse_ir
 from lift_metrics.optimizers._adapters import CompactJSONAdapter, FencedCodeAdapter
 from lift_metrics.optimizers._budget import UsageRecorder
@@ -29,9 +29,87 @@ __all__ = ["CODE_STOP", "LiftPipeline"]
 
 _MAX_ERROR_CHARS = 500
 
+#: The most tokens the code step may ask for: a function body takes hundreds; more is a
+#: corrupted setting (no LM answers that many in one call).
+MAX_CODE_MAX_TOKENS = 32_768
+
 #: Stop sequences of the code step: the end of the fenced answer, or a line at column 0 that
 #: starts a usage example (never part of a function). Four, the most OpenAI's API accepts.
 CODE_STOP: tuple[str, ...] = ("\n```", "\nprint(", "\nif __name__", "\n# Example")
+
+
+def _check_predictor_state(name: str, state: Any, signature: Any) -> None:
+    """Check one predictor's saved state against its signature (see ``check_state``)."""
+    if not isinstance(state, dict):
+        raise InputTypeError(f"{name} must be an object, got {type(state).__name__}")
+    allowed = {"signature", "demos", "traces", "train", "lm", "fields"}
+    unknown = sorted(str(key) for key in state if key not in allowed)
+    if unknown:
+        raise InputValueError(f"{name}: unknown key {unknown[0]!r} (allowed: {sorted(allowed)})")
+    for key in ("signature", "demos", "lm"):
+        if key not in state:
+            raise InputValueError(f"{name} has no {key!r}")
+    if state["lm"] is not None:
+        raise InputValueError(
+            f"{name}.lm must be null (the LM is the run's: --lm or [lm]), got {_shown(state['lm'])}"
+        )
+    for key, kind in (("traces", list), ("train", list), ("fields", dict)):
+        if not isinstance(state.get(key, kind()), kind):
+            what = "a list" if kind is list else "an object"
+            raise InputTypeError(f"{name}.{key} must be {what}, got {_shown(state[key])}")
+    saved = state["signature"]
+    if not isinstance(saved, dict):
+        raise InputTypeError(f"{name}.signature must be an object, got {_shown(saved)}")
+    instructions = saved.get("instructions")
+    if not isinstance(instructions, str) or not instructions.strip():
+        raise InputValueError(
+            f"{name}.signature.instructions must be a non-empty string, got {_shown(instructions)}"
+        )
+    fields = saved.get("fields")
+    count = len(signature.fields)
+    if not isinstance(fields, list) or len(fields) != count:
+        raise InputValueError(
+            f"{name}.signature.fields must be a list of {count} objects (one per field), got "
+            f"{_shown(fields)}"
+        )
+    for index, field in enumerate(fields):
+        if not isinstance(field, dict) or not all(
+            isinstance(field.get(key), str) for key in ("prefix", "description")
+        ):
+            raise InputValueError(
+                f"{name}.signature.fields[{index}] must be an object with the strings 'prefix' "
+                f"and 'description', got {_shown(field)}"
+            )
+    demos = state["demos"]
+    if not isinstance(demos, list):
+        raise InputTypeError(f"{name}.demos must be a list, got {_shown(demos)}")
+    for index, demo in enumerate(demos):
+        _check_demo(f"{name}.demos[{index}]", demo, signature)
+
+
+def _check_demo(where: str, demo: Any, signature: Any) -> None:
+    """Check a demonstration: an object with an input and an output field of ``signature``."""
+    if not isinstance(demo, dict):
+        raise InputTypeError(f"{where} must be an object, got {_shown(demo)}")
+    inputs, outputs = signature.input_fields, signature.output_fields
+    if not any(key in demo for key in inputs) or not any(key in demo for key in outputs):
+        raise InputValueError(
+            f"{where} must hold an input field ({', '.join(inputs)}) and an output field "
+            f"({', '.join(outputs)}), got the keys {sorted(map(str, demo))[:8]}"
+        )
+    for key, field in {**inputs, **outputs}.items():
+        value = demo.get(key)
+        text_only = field.annotation is str
+        if value is not None and not (
+            isinstance(value, str) or (not text_only and isinstance(value, dict))
+        ):
+            kind = "a string" if text_only else "a string or an object"
+            raise InputTypeError(f"{where}.{key} must be {kind}, got {_shown(value)}")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
 
 
 def _error_line(exc: BaseException) -> str:
@@ -63,7 +141,8 @@ class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees 
         :class:`FencedCodeAdapter` for ``to_code``. An adapter set with
         ``dspy.configure(adapter=...)`` is not used: each step needs its own.
     code_max_tokens : int or None, default 192
-        Most tokens of the code step's answer (``None``: the LM's own limit).
+        Most tokens of the code step's answer, at most :data:`MAX_CODE_MAX_TOKENS` (32,768;
+        ``None``: the LM's own limit).
     code_samples : int, default 1
         Answers the code step draws per request: the first with the LM's own settings, the
         others sampled at ``sample_temperature`` (each with its own ``rollout_id`` and
@@ -140,6 +219,27 @@ class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees 
         self.to_ir = Predict(PromptToIR)
         self.to_code = Predict(WriteBody)
 
+    @staticmethod
+    def _check_code_settings(
+        *,
+        code_max_tokens: int | None = 192,
+        code_samples: int = 1,
+        sample_temperature: float = 0.8,
+    ) -> tuple[int | None, int, float]:
+        """Return the code step's settings (the constructor's), checked."""
+        max_tokens = (
+            None
+            if code_max_tokens is None
+            else check_int(
+                "code_max_tokens", code_max_tokens, minimum=1, maximum=MAX_CODE_MAX_TOKENS
+            )
+        )
+        samples = check_int("code_samples", code_samples, minimum=1, maximum=MAX_CODE_SAMPLES)
+        temperature = check_positive("sample_temperature", sample_temperature)
+        if temperature > 2.0:
+            raise InputValueError(f"sample_temperature must be in (0, 2], got {temperature!r}")
+        return max_tokens, samples, temperature
+
     def _set_code_settings(
         self,
         *,
@@ -148,18 +248,13 @@ class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees 
         sample_temperature: float = 0.8,
     ) -> None:
         """Check the code step's settings (the constructor's), then set all three."""
-        max_tokens = (
-            None
-            if code_max_tokens is None
-            else check_int("code_max_tokens", code_max_tokens, minimum=1)
+        self.code_max_tokens, self.code_samples, self.sample_temperature = (
+            self._check_code_settings(
+                code_max_tokens=code_max_tokens,
+                code_samples=code_samples,
+                sample_temperature=sample_temperature,
+            )
         )
-        samples = check_int("code_samples", code_samples, minimum=1, maximum=MAX_CODE_SAMPLES)
-        temperature = check_positive("sample_temperature", sample_temperature)
-        if temperature > 2.0:
-            raise InputValueError(f"sample_temperature must be in (0, 2], got {temperature!r}")
-        self.code_max_tokens = max_tokens
-        self.code_samples = samples
-        self.sample_temperature = temperature
 
     def dump_state(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """DSPy's state of both predictors, plus the code step's settings under ``"pipeline"``."""
@@ -172,16 +267,75 @@ class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees 
         return state
 
     def load_state(self, state: dict[str, Any], *args: Any, **kwargs: Any) -> LiftPipeline:
-        """Load :meth:`dump_state`'s output; a state without ``"pipeline"`` keeps the settings."""
+        """Load :meth:`dump_state`'s output, checked whole first (:meth:`check_state`).
+
+        A state without ``"pipeline"`` keeps the code step's settings.
+        """
+        self.check_state(state)
         settings_ = state.get("pipeline")
         if settings_ is not None:
-            if not isinstance(settings_, dict):
-                raise InputValueError(
-                    f"the state's 'pipeline' must be an object, got {type(settings_).__name__}"
-                )
             self._set_code_settings(**settings_)
         super().load_state({k: v for k, v in state.items() if k != "pipeline"}, *args, **kwargs)
         return self
+
+    def check_state(self, state: Any) -> None:
+        """Check a saved state whole before any of it is loaded.
+
+        A state that loads without complaint but cannot work (demonstrations that are not
+        examples, an instruction that is not text, a predictor LM of its own, a code step
+        setting out of range) would make every example score 0; it is refused instead.
+
+        Raises
+        ------
+        InputValueError, InputTypeError
+            One line naming the key (``to_code.demos[2]``), what is allowed and what is there.
+
+        Notes
+        -----
+        The state is an object with the keys ``to_ir`` and ``to_code`` (the predictors), and
+        optionally ``pipeline`` (the code step's settings, checked as the constructor checks
+        them) and ``metadata`` (an object: DSPy's versions). Each predictor holds
+        ``signature`` (``instructions``, a non-empty string, and ``fields``, one
+        ``{"prefix", "description"}`` object of strings per field of the signature),
+        ``demos`` (objects holding at least one input and one output field of the
+        predictor, text fields as strings), ``traces`` and ``train`` (lists), optionally
+        ``fields`` (an object, which DSPy checks against the signature), and ``lm``,
+        which must be null: the LM is the run's (``--lm``, ``[lm]``), never one saved in the
+        program.
+        """
+        if not isinstance(state, dict):
+            raise InputTypeError(f"the state must be an object, got {type(state).__name__}")
+        predictors = dict(self.named_predictors())
+        allowed = {*predictors, "pipeline", "metadata"}
+        unknown = sorted(str(key) for key in state if key not in allowed)
+        if unknown:
+            raise InputValueError(
+                f"unknown key {unknown[0]!r} in the state (allowed: {sorted(allowed)})"
+            )
+        for name, predictor in predictors.items():
+            if name not in state:
+                raise InputValueError(
+                    f"the state has no {name!r} (the predictors: {sorted(predictors)})"
+                )
+            _check_predictor_state(name, state[name], predictor.signature)
+        settings_ = state.get("pipeline")
+        if settings_ is not None:
+            if not isinstance(settings_, dict):
+                raise InputTypeError(
+                    f"the state's 'pipeline' must be an object, got {type(settings_).__name__}"
+                )
+            unknown = sorted(
+                set(settings_) - {"code_max_tokens", "code_samples", "sample_temperature"}
+            )
+            if unknown:
+                raise InputValueError(f"pipeline: unknown key {unknown[0]!r}")
+            try:
+                LiftPipeline._check_code_settings(**settings_)
+            except (InputValueError, InputTypeError) as exc:
+                raise type(exc)(f"pipeline.{exc}") from None
+        metadata = state.get("metadata")
+        if metadata is not None and not isinstance(metadata, dict):
+            raise InputTypeError(f"metadata must be an object, got {type(metadata).__name__}")
 
     def forward(self, prompt: str) -> Prediction:
         """Run both steps on ``prompt``; see the class notes for the prediction's fields."""

@@ -9,14 +9,20 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.metadata
-import json
 import platform
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from lift_metrics._io import atomic_write_with, to_jsonable
-from lift_metrics.errors import InputValueError
+from lift_metrics._io import (
+    JSONTextError,
+    atomic_write_with,
+    existing_file,
+    parse_json,
+    read_text_file,
+    to_jsonable,
+)
+from lift_metrics.errors import InputValueError, LiftMetricsError
 
 __all__ = ["load_program", "save_program", "to_jsonable_safe"]
 
@@ -106,21 +112,18 @@ def load_program(path: str | Path) -> Any:
     ------
     FileNotFoundError
         When the file does not exist.
-    ValueError
-        One line naming the file and what is wrong: not UTF-8, not JSON, not an object, no
-        ``metadata`` field (DSPy's ``save`` writes it), or state that does not fit the
-        pipeline's predictors.
+    InputValueError, InputTypeError
+        One line naming the file and what is wrong: not UTF-8, not JSON (``NaN`` and
+        integers of more than 4300 digits included), not an object, no ``metadata`` field
+        (DSPy's ``save`` writes it), or state that does not fit the pipeline (checked whole
+        before any of it is loaded: :meth:`LiftPipeline.check_state`).
     """
     from lift_metrics.optimizers._pipeline import LiftPipeline
 
-    file = Path(path)
-    if not file.is_file():
-        raise FileNotFoundError(f"program file not found: {file}")
+    file = existing_file(path, "program file")
     try:
-        state = json.loads(file.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise InputValueError(f"{file}: not UTF-8 text (a program saved by DSPy is JSON)") from None
-    except json.JSONDecodeError as exc:
+        state = parse_json(read_text_file(file, "program file"))
+    except JSONTextError as exc:
         raise InputValueError(f"{file}: not valid JSON ({exc})") from None
     if not isinstance(state, dict):
         raise InputValueError(
@@ -134,7 +137,11 @@ def load_program(path: str | Path) -> Any:
         )
     program = LiftPipeline()
     try:
-        program.load(str(file))
+        program.check_state(state)
+    except LiftMetricsError as exc:
+        raise type(exc)(f"{file}: {exc}") from None
+    try:
+        program.load_state(state)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         detail = " ".join(str(exc).split())[:200]
         raise InputValueError(

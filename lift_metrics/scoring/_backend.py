@@ -19,6 +19,14 @@ from lift_metrics._checks import check_importable, check_int
 from lift_metrics._closing import ClosesOnExit
 from lift_metrics.errors import InputTypeError, InputValueError
 
+#: The most executions at a time a :class:`LocalBackend` runs.
+MAX_CONCURRENCY = 1024
+
+
+def check_concurrency(name: str, value: Any) -> int:
+    """Return ``value`` checked as a number of executions at a time: an int in [1, 1024]."""
+    return check_int(name, value, minimum=1, maximum=MAX_CONCURRENCY)
+
 
 @dataclass(frozen=True)
 class ScoringJob:
@@ -123,7 +131,8 @@ class LocalBackend(ClosesOnExit):
     Parameters
     ----------
     concurrency : int, optional
-        Executions at a time; default: twice the number of CPUs.
+        Executions at a time, from 1 to :data:`MAX_CONCURRENCY` (1024); default: twice the
+        number of CPUs.
     sandbox : Sandbox, optional
         Where to run; default: the process-wide sandbox
         (:func:`lift_metrics.sandbox.get_default_sandbox`), grown to ``concurrency``
@@ -152,7 +161,7 @@ class LocalBackend(ClosesOnExit):
         if concurrency is None:
             # twice the CPUs: an execution waits on its worker's process for much of its time
             concurrency = 2 * max(1, os.cpu_count() or 1)
-        self.concurrency = check_int("concurrency", concurrency, minimum=1, maximum=1024)
+        self.concurrency = check_concurrency("concurrency", concurrency)
         if sandbox is not None and not callable(getattr(sandbox, "run_tests", None)):
             raise InputTypeError(
                 f"sandbox must be a lift_metrics.sandbox.Sandbox, got {type(sandbox).__name__}"

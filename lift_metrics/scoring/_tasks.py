@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import gzip
 import os
 import textwrap
 from collections.abc import Iterator, Mapping
@@ -12,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lift_metrics import _pyast
-from lift_metrics._io import jsonl_values
+from lift_metrics._io import read_jsonl
 from lift_metrics.errors import InputTypeError, InputValueError
 
 #: names :func:`load_tasks` accepts besides a path
@@ -187,21 +186,15 @@ def _reference_from(record: Mapping[str, Any], prompt: str) -> str | None:
     return None
 
 
-def _read_lines(path: Path) -> list[str]:
-    if path.suffix == ".gz":
-        with gzip.open(path, "rt", encoding="utf-8") as handle:
-            return handle.read().splitlines()
-    return path.read_text(encoding="utf-8").splitlines()
-
-
-def _jsonl_records(path: Path, lines: list[str]) -> Iterator[tuple[int, str, Any]]:
+def _jsonl_records(path: Path) -> Iterator[tuple[int, str, Any]]:
     """Yield ``(line number, where, record)`` for each non-blank line of ``path``.
 
-    ``lines`` is the file already read; ``where`` (``"FILE: line N"``) starts the error messages
-    about that record.
+    ``where`` (``"FILE: line N"``) starts the error messages about that record.
     """
-    for number, record in jsonl_values(
-        lines, lambda n, why: InputValueError(f"{path}: line {n}: not valid JSON ({why})")
+    for number, record in read_jsonl(
+        path,
+        "tasks file",
+        lambda n, why: InputValueError(f"{path}: line {n}: not valid JSON ({why})"),
     ):
         yield number, f"{path}: line {number}", record
 
@@ -279,15 +272,9 @@ def load_tasks(tasks: str | os.PathLike[str]) -> dict[str, ScoringTask]:
         raise InputTypeError(
             f"tasks must be a path or one of {BUILTIN_TASKS}, got {type(tasks).__name__}"
         )
-    try:
-        lines = _read_lines(path)
-    except (UnicodeDecodeError, OSError, EOFError) as exc:
-        if isinstance(exc, FileNotFoundError):
-            raise
-        raise InputValueError(f"{path}: cannot read the tasks ({exc})") from None
     found: dict[str, ScoringTask] = {}
     first_line: dict[str, int] = {}
-    for number, where, record in _jsonl_records(path, lines):
+    for number, where, record in _jsonl_records(path):
         task = _task_from(record, where)
         if task.task_id in found:
             raise InputValueError(

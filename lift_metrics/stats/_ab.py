@@ -307,8 +307,8 @@ def paired_comparison(
     resamples = check_int("n_resamples", n_resamples, minimum=100, maximum=MAX_RESAMPLES)
     level = check_confidence_level(confidence_level)
     seed_value = check_seed(seed)
-    t_runs = validate_run_records(a)
-    c_runs = validate_run_records(b)
+    t_runs = validate_run_records(a, name="a")
+    c_runs = validate_run_records(b, name="b")
     t_name, c_name = _arm_name(t_runs, "a (treatment)"), _arm_name(c_runs, "b (control)")
     if sorted(t_runs, key=_pair_key) == sorted(c_runs, key=_pair_key):
         raise InputValueError(

@@ -211,8 +211,8 @@ def paired_deltas(
     >>> d.keys, d.mean("pass_delta"), d.mean("duration_delta_seconds")
     ((('t', 0),), 1.0, -0.5)
     """
-    t_runs = _by_key(validate_run_records(treatment), "treatment")
-    c_runs = _by_key(validate_run_records(control), "control")
+    t_runs = _by_key(validate_run_records(treatment, name="treatment"), "treatment")
+    c_runs = _by_key(validate_run_records(control, name="control"), "control")
     only_t = sorted(t_runs.keys() - c_runs.keys())
     only_c = sorted(c_runs.keys() - t_runs.keys())
     if only_t or only_c:

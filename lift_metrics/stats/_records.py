@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Callable, Iterator, Mapping
@@ -11,7 +10,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from lift_metrics._io import existing_file
+from lift_metrics._io import JSONTextError, existing_file, parse_json, read_text_file
+from lift_metrics._io import read_jsonl as _io_read_jsonl
 from lift_metrics.errors import InputValueError
 
 T = TypeVar("T")
@@ -125,36 +125,29 @@ def _existing_file(path: str | os.PathLike[str]) -> Path:
         raise RecordError(f"{os.fspath(path)} is a directory, not a file") from None
 
 
-def _loads(text: str, where: str) -> Any:
-    """``json.loads`` whose errors say where: bad JSON, or nesting too deep to read."""
+def _loads(text: str | bytes, where: str) -> Any:
+    """:func:`lift_metrics._io.parse_json` whose errors say where."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RecordError(f"{where} is not valid JSON: {exc}") from exc
-    except RecursionError:
-        raise RecordError(f"{where} is nested too deeply to read") from None
+        return parse_json(text)
+    except JSONTextError as exc:
+        raise RecordError(f"{where} is not valid JSON: {exc}") from None
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[str, Any]]:
     """Yield ``(label, object)`` for every non-blank line of a JSONL file.
 
     The label reads ``"2 (line 3)"`` (record index from 0, line number from 1) so that error
-    messages point into the file.
+    messages point into the file. The file is read by :func:`lift_metrics._io.read_jsonl`.
     """
     file = _existing_file(path)
-    index = 0
-    line_number = 0
-    try:
-        with file.open(encoding="utf-8") as handle:
-            for line_number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                yield f"{index} (line {line_number})", _loads(line, f"{file}: line {line_number}")
-                index += 1
-    except UnicodeDecodeError as exc:
-        raise RecordError(
-            f"{file}: line {line_number + 1} is not UTF-8 text ({exc.reason})"
-        ) from None
+    lines = _io_read_jsonl(
+        file,
+        "file",
+        lambda n, why: RecordError(f"{file}: line {n} is not valid JSON: {why}"),
+        error=RecordError,
+    )
+    for index, (line_number, value) in enumerate(lines):
+        yield f"{index} (line {line_number})", value
 
 
 def load_jsonl_records(
@@ -179,8 +172,4 @@ def load_jsonl_records(
 def read_json(path: str | os.PathLike[str]) -> Any:
     """Parse a JSON file; errors name the file."""
     file = _existing_file(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise RecordError(f"{file} is not UTF-8 text ({exc.reason})") from None
-    return _loads(text, str(file))
+    return _loads(read_text_file(file, "file", error=RecordError), str(file))

@@ -10,7 +10,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from lift_metrics.errors import InputTypeError, InputValueError
+from lift_metrics._checks import check_iterable
+from lift_metrics.errors import InputValueError
 from lift_metrics.stats._records import (
     get_bool,
     get_float,
@@ -81,12 +82,16 @@ class RunRecord:
         )
 
 
-def validate_run_records(records: Iterable[RunRecord | Mapping[str, Any]]) -> tuple[RunRecord, ...]:
+def validate_run_records(
+    records: Iterable[RunRecord | Mapping[str, Any]], *, name: str = "records"
+) -> tuple[RunRecord, ...]:
     """Validate run records (mappings or :class:`RunRecord`) against the run-record schema.
 
     Parameters
     ----------
     records : iterable of mapping or RunRecord
+    name : str, default "records"
+        The caller's name for ``records``, used in the error messages.
 
     Returns
     -------
@@ -110,16 +115,13 @@ def validate_run_records(records: Iterable[RunRecord | Mapping[str, Any]]) -> tu
     ...
     lift_metrics.stats.RecordError: record 1: field 'input_tokens' must be >= 0, got -1
     """
-    if isinstance(records, Mapping | str | bytes):
-        raise InputTypeError(
-            f"records must be an iterable of records, got {type(records).__name__}"
-        )
+    check_iterable(name, records, of="run records")
     out = tuple(
         r if isinstance(r, RunRecord) else RunRecord.from_dict(r, index=i)
         for i, r in enumerate(records)
     )
     if not out:
-        raise InputValueError("records must not be empty")
+        raise InputValueError(f"{name} must not be empty")
     return out
 
 

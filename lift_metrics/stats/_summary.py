@@ -72,8 +72,44 @@ def check_ddof(ddof: Any) -> int:
     return check_int("ddof", ddof, minimum=0)
 
 
+#: Below this magnitude a sum of a sample cannot overflow.
+_SAFE_MAGNITUDE = 2.0**1000
+
+
+def _power_of_two_scale(array: npt.NDArray[np.float64], *, always: bool = False) -> float:
+    """Return a power of two ``s`` with ``max|x| / s`` in [1, 2) (1.0 for all zeros).
+
+    Dividing by a power of two is exact short of the subnormal range, and values that fall
+    into it are too small beside the largest to change a sum or a square; so sums and
+    squares of ``array / s`` neither overflow nor underflow, and scale back without
+    rounding. Unless ``always``, values up to 2**1000 (whose sums cannot overflow) get 1.0,
+    so that subnormal values keep every bit.
+    """
+    largest = float(np.max(np.abs(array))) if array.size else 0.0
+    if largest == 0 or (largest <= _SAFE_MAGNITUDE and not always):
+        return 1.0
+    return math.ldexp(1.0, math.frexp(largest)[1] - 1)
+
+
+def mean_of(array: npt.NDArray[np.float64]) -> float:
+    """Return the mean of a validated (finite, non-empty) array, without overflow.
+
+    ``numpy.mean`` of ``[1e308, 1e308]`` is ``inf`` (the sum overflows). Here the sum is
+    :func:`math.fsum`'s (correctly rounded) of the values scaled by a power of two
+    (:func:`_power_of_two_scale`), divided by the count and scaled back; rounding never puts
+    it outside ``[min, max]``.
+    """
+    scale = _power_of_two_scale(array)
+    mean = math.fsum((array / scale).tolist()) / array.size * scale
+    return min(max(mean, float(array.min())), float(array.max()))
+
+
 def variance_of(array: npt.NDArray[np.float64], ddof: int) -> float:
-    """``sum((x - mean)^2) / (n - ddof)`` of a validated array; warns and gives nan if n <= ddof."""
+    """``sum((x - mean)^2) / (n - ddof)`` of a validated array; warns and gives nan if n <= ddof.
+
+    May be ``inf`` where the variance itself is beyond a float (values near 1e308 of both
+    signs); :func:`std_of` is finite for every finite input.
+    """
     if array.size <= ddof:
         warnings.warn(
             f"variance needs more than ddof={ddof} values, got {array.size}; returning nan",
@@ -81,7 +117,29 @@ def variance_of(array: npt.NDArray[np.float64], ddof: int) -> float:
             stacklevel=3,
         )
         return math.nan
-    return float(np.var(array, ddof=ddof))
+    scale = _power_of_two_scale(array, always=True)
+    scaled = float(np.var(array / scale, ddof=ddof))
+    with np.errstate(over="ignore"):
+        return float(np.float64(scaled) * scale * scale)
+
+
+def std_of(array: npt.NDArray[np.float64], ddof: int) -> float:
+    """Return the standard deviation ``sqrt(variance_of(array, ddof))``, without overflow."""
+    if array.size <= ddof:
+        return math.sqrt(variance_of(array, ddof))  # warns, nan
+    scale = _power_of_two_scale(array, always=True)
+    return math.sqrt(float(np.var(array / scale, ddof=ddof))) * scale
+
+
+def _median_of(array: npt.NDArray[np.float64]) -> float:
+    """Return the median; two middle values (an even count) are averaged without overflow."""
+    ordered = np.sort(array)
+    middle = ordered.size // 2
+    if ordered.size % 2:
+        return float(ordered[middle])
+    low, high = float(ordered[middle - 1]), float(ordered[middle])
+    total = low + high
+    return total / 2 if math.isfinite(total) else low / 2 + high / 2
 
 
 def summarize(values: Sequence[float] | np.ndarray, *, ddof: int = 0) -> Statistics:
@@ -112,7 +170,10 @@ def summarize(values: Sequence[float] | np.ndarray, *, ddof: int = 0) -> Statist
     ``median`` averages the two middle values when the count is even; ``mode`` is the
     smallest of the most frequent values; ``std_dev`` is
     :math:`\sqrt{\sum (x - \bar x)^2 / (n - \text{ddof})}`. With ``n <= ddof`` the standard
-    deviation is undefined: a ``RuntimeWarning`` and ``nan``.
+    deviation is undefined: a ``RuntimeWarning`` and ``nan``. Every figure is finite for
+    finite input, however large: the mean, median and standard deviation are computed on the
+    values divided by a power of two (exact) and scaled back, so ``summarize([1e308, 1e308])``
+    has mean ``1e308``, not the ``inf`` of an overflowing sum.
 
     Examples
     --------
@@ -128,14 +189,13 @@ def summarize(values: Sequence[float] | np.ndarray, *, ddof: int = 0) -> Statist
     ddof = check_ddof(ddof)
     uniques, counts = np.unique(array, return_counts=True)
     mode = float(uniques[int(np.argmax(counts))])  # np.unique sorts: the first max is smallest
-    variance = variance_of(array, ddof)
     return Statistics(
-        median=float(np.median(array)),
-        mean=float(array.mean()),
+        median=_median_of(array),
+        mean=mean_of(array),
         mode=mode,
         min=float(array.min()),
         max=float(array.max()),
-        std_dev=math.sqrt(variance) if not math.isnan(variance) else math.nan,
+        std_dev=std_of(array, ddof),
         count=int(array.size),
     )
 

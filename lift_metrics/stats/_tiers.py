@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lift_metrics._checks import check_iterable
 from lift_metrics._io import format_number
 from lift_metrics.errors import InputValueError
 from lift_metrics.stats._intervals import (
@@ -308,7 +309,7 @@ def summarize_tiers(
     """
     level = check_confidence_level(confidence_level)
     by_tier: dict[str, list[TierRun]] = {}
-    for index, run in enumerate(runs):
+    for index, run in enumerate(check_iterable("runs", runs, of="tier runs")):
         record = run if isinstance(run, TierRun) else TierRun.from_dict(run, index=index)
         by_tier.setdefault(record.tier, []).append(record)
     if not by_tier:

@@ -34,7 +34,12 @@ from lift_metrics.validation._labels import (
     shipped_dataset_path,
     shipped_labels_path,
 )
-from lift_metrics.validation._validate import TooFewScoresError, ValidationResult
+from lift_metrics.validation._validate import (
+    TooFewScoresError,
+    ValidationResult,
+    check_level,
+    check_target,
+)
 from lift_metrics.validation._validate_metric import validate_field_baselines, validate_metric
 from lift_metrics.validation.profiles import (
     SHIPPED_PROFILES,
@@ -48,7 +53,10 @@ _DEFAULT_METRICS = ("ir_quality", "code_quality")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the ``validate`` command."""
+    """Add the ``validate`` command; its numeric options are checked as they are parsed."""
+    from lift_metrics._checks import check_int, check_unit_interval
+    from lift_metrics.cli import checked
+
     parser = subparsers.add_parser(
         "validate",
         help="how well metrics agree with hand-labelled data (Pearson with CI); a CI gate",
@@ -98,9 +106,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=None,
         help="which items to report on (default heldout when the data has splits, else all)",
     )
-    parser.add_argument("--target", type=float, default=0.8, help="Pearson target (default 0.8)")
     parser.add_argument(
-        "--confidence-level", type=float, default=0.95, help="interval level (default 0.95)"
+        "--target",
+        type=checked(check_target),
+        default=0.8,
+        help="Pearson target, in [-1, 1] (default 0.8)",
+    )
+    parser.add_argument(
+        "--confidence-level",
+        type=checked(check_level),
+        default=0.95,
+        help="interval level, in (0, 1) (default 0.95)",
     )
     parser.add_argument(
         "--require-ci",
@@ -148,7 +164,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--stub-cap",
-        type=float,
+        type=checked(check_unit_interval),
         default=None,
         metavar="CAP",
         help="with --calibrate, code_quality: cap at CAP the score of a prediction whose entry "
@@ -167,7 +183,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="pearson",
         help="what --calibrate optimises",
     )
-    parser.add_argument("--folds", type=int, default=5, help="cross-validation folds")
+    parser.add_argument(
+        "--folds",
+        type=checked(lambda name, value: check_int(name, value, minimum=2), int),
+        default=5,
+        help="cross-validation folds (at least 2)",
+    )
     parser.add_argument(
         "--score-field", default="human_score", help="field with the label (default human_score)"
     )
@@ -199,10 +220,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="NAME",
         help="with --call dspy: item field belonging to the prediction (repeatable)",
     )
-    parser.add_argument("--threads", type=int, default=1, help="score items in N threads")
+    parser.add_argument(
+        "--threads",
+        type=checked(lambda name, value: check_int(name, value, minimum=1), int),
+        default=1,
+        help="score items in N threads",
+    )
     parser.add_argument(
         "--allow-missing",
-        type=int,
+        type=checked(lambda name, value: check_int(name, value, minimum=0), int),
         default=0,
         metavar="N",
         help="pass even when up to N items per metric could not be scored (default 0: any "
@@ -365,13 +391,7 @@ def _use_shipped_dataset(args: argparse.Namespace) -> Any:
 
 
 def _check_metrics(args: argparse.Namespace, metrics: list[str]) -> None:
-    """Refuse bad counts and metrics; import the import-path metrics (before any scoring)."""
-    if args.folds < 2:
-        raise InputValueError(f"--folds must be >= 2, got {args.folds}")
-    if args.threads < 1:
-        raise InputValueError(f"--threads must be >= 1, got {args.threads}")
-    if args.allow_missing < 0:
-        raise InputValueError(f"--allow-missing must be >= 0, got {args.allow_missing}")
+    """Refuse bad metrics; import the import-path metrics (before any scoring)."""
     for spec in metrics:
         if spec not in BUILTIN_METRICS and ":" not in spec:
             raise InputValueError(
@@ -405,8 +425,6 @@ def _check_calibration_options(args: argparse.Namespace, metrics: list[str]) -> 
             raise InputValueError(f"{flag} applies with --calibrate only")
         if "code_quality" not in metrics:
             raise InputValueError(f"{flag} applies to code_quality, which is not being validated")
-        if args.stub_cap is not None and not 0.0 <= args.stub_cap <= 1.0:
-            raise InputValueError(f"--stub-cap must be in [0, 1], got {args.stub_cap!r}")
 
 
 def _data_for(args: argparse.Namespace, spec: str) -> Path:

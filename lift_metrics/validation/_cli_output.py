@@ -48,7 +48,8 @@ def write_reports(args: argparse.Namespace, outcome: Outcome) -> list[Path]:
 
     results, calibrations, unscored = outcome.results, outcome.calibrations, outcome.unscored
     plots: dict[str, str] = {}
-    with staged_output(args.out) as stage:  # every report file, or none (a full disk)
+    # every report file, or none; plots of an earlier run into --out are removed
+    with staged_output(args.out, last="validation.json") as stage:
         saved = [args.out / write_weights(stage).name for write_weights in outcome.weight_writers]
         for result in results:
             png = stage / f"{slug(result.metric)}.png"

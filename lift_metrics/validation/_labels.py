@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
 import math
 import os
 import re
@@ -12,7 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from lift_metrics._io import existing_file, jsonl_values, read_text_file
+from lift_metrics._io import (
+    JSONTextError,
+    existing_file,
+    jsonl_values,
+    parse_json,
+    read_text_file,
+)
 from lift_metrics.errors import InputTypeError, InputValueError
 
 SHIPPED_LABELS: Mapping[str, str] = {
@@ -142,7 +147,7 @@ def _records(path: Path, fmt: str, json_fields: Sequence[str]) -> list[tuple[int
     records: list[tuple[int, dict[str, Any]]] = []
     if fmt == "jsonl":
         for number, value in jsonl_values(
-            text.splitlines(),
+            text.split("\n"),
             lambda n, why: LabelFileError(f"{path}:{n}: not valid JSON: {why}"),
         ):
             if not isinstance(value, dict):
@@ -164,10 +169,10 @@ def _records(path: Path, fmt: str, json_fields: Sequence[str]) -> list[tuple[int
                 raise LabelFileError(f"{path}:{number}: field {key!r}: missing cell")
             if key in json_fields and cell != "":
                 try:
-                    record[key] = json.loads(cell)
-                except json.JSONDecodeError as exc:
+                    record[key] = parse_json(cell)
+                except JSONTextError as exc:
                     raise LabelFileError(
-                        f"{path}:{number}: field {key!r}: not valid JSON: {exc.msg}"
+                        f"{path}:{number}: field {key!r}: not valid JSON: {exc}"
                     ) from None
             else:
                 record[key] = cell

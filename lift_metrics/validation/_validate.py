@@ -203,6 +203,22 @@ def _correlations(
     )
 
 
+def check_target(name: str, value: Any) -> float:
+    """Return ``value`` checked as a Pearson target: a correlation in [-1, 1]."""
+    target = check_real(name, value)
+    if not -1.0 <= target <= 1.0:
+        raise InputValueError(f"{name} must be a correlation in [-1, 1], got {value!r}")
+    return target
+
+
+def check_level(name: str, value: Any) -> float:
+    """Return ``value`` checked as a confidence level: in (0, 1)."""
+    level = check_real(name, value)
+    if not 0.0 < level < 1.0:
+        raise InputValueError(f"{name} must be in (0, 1), got {value!r}")
+    return level
+
+
 def validate_scores(
     scores: Sequence[float] | np.ndarray,
     labels: Sequence[float] | np.ndarray,
@@ -266,12 +282,8 @@ def validate_scores(
         raise InputValueError(
             f"scores and labels must have the same length, got {x.size} and {y.size}"
         )
-    target_value = check_real("target", target)
-    if not -1.0 <= target_value <= 1.0:
-        raise InputValueError(f"target must be a correlation in [-1, 1], got {target!r}")
-    level = check_real("confidence_level", confidence_level)
-    if not 0.0 < level < 1.0:
-        raise InputValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}")
+    target_value = check_target("target", target)
+    level = check_level("confidence_level", confidence_level)
     id_list = tuple(str(i) for i in ids) if ids is not None else tuple(map(str, range(x.size)))
     if len(id_list) != x.size:
         raise InputValueError(f"ids must have one entry per score ({x.size}), got {len(id_list)}")

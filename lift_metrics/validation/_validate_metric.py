@@ -15,10 +15,15 @@ from typing import Any, Literal
 
 import numpy as np
 
-from lift_metrics._checks import check_choice, check_int, check_real
+from lift_metrics._checks import check_choice, check_int, check_iterable, check_real
 from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.validation._labels import LabelledItem
-from lift_metrics.validation._validate import ValidationResult, validate_scores
+from lift_metrics.validation._validate import (
+    ValidationResult,
+    check_level,
+    check_target,
+    validate_scores,
+)
 
 CallStyle = Literal["item", "kwargs", "dspy"]
 _CALL_STYLES: tuple[str, ...] = ("item", "kwargs", "dspy")
@@ -218,12 +223,14 @@ def validate_metric(
     """
     if not callable(metric):
         raise InputTypeError(f"metric must be callable, got {type(metric).__name__}")
+    check_target("target", target)  # before any item is scored
+    check_level("confidence_level", confidence_level)
     style = check_choice("call", call, _CALL_STYLES)
     check_choice("errors", errors, ("raise", "missing"))
     threads = check_int("num_threads", num_threads, minimum=1)
     if isinstance(prediction_fields, str):
         raise InputTypeError("prediction_fields must be a sequence of field names, not a str")
-    items = _as_items(examples)
+    items = _as_items(check_iterable("examples", examples, of="labelled items"))
     if not items:
         raise InputValueError("examples must not be empty")
     caller = _caller(metric, style, tuple(prediction_fields))
@@ -320,6 +327,9 @@ def validate_field_baselines(
     from lift_metrics.validation._adapters import FIELD_METRICS, FieldMetricScorer
     from lift_metrics.validation._validate import TooFewScoresError
 
+    items = list(check_iterable("items", items, of="labelled items"))
+    check_target("target", target)
+    check_level("confidence_level", confidence_level)
     results: list[ValidationResult] = []
     notes: list[str] = []
     for name in FIELD_METRICS:

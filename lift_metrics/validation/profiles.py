@@ -9,9 +9,7 @@ profiles are in ``datasets/labels/`` (:func:`shipped_profile_path`; docs/validat
 
 from __future__ import annotations
 
-import json
 import os
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from lift_metrics._checks import check_non_negative
-from lift_metrics._io import read_text_file
+from lift_metrics._io import JSONTextError, TOMLTextError, parse_json, parse_toml, read_text_file
 from lift_metrics.errors import InputTypeError, InputValueError
 
 __all__ = [
@@ -135,15 +133,9 @@ def load_weights(path: str | os.PathLike[str], *, metric: str | None = None) -> 
     source = Path(path)
     text = read_text_file(source, "weights file")
     suffix = source.suffix.lower()
-    try:
-        if suffix == ".json":
-            document = json.loads(text)
-        elif suffix == ".toml":
-            document = tomllib.loads(text)
-        else:
-            raise InputValueError(f"weights file must end in .json or .toml, got {source.name!r}")
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InputValueError(f"{source}: not valid {suffix[1:].upper()}: {exc}") from None
+    if suffix not in (".json", ".toml"):
+        raise InputValueError(f"weights file must end in .json or .toml, got {source.name!r}")
+    document = _document(source, text)
     if not isinstance(document, dict):
         raise InputValueError(f"{source}: expected a table with 'weights', got {type(document)}")
     table = document.get("weights", document)
@@ -155,14 +147,22 @@ def load_weights(path: str | os.PathLike[str], *, metric: str | None = None) -> 
     return {str(k): check_non_negative(f"{source}: weights[{k!r}]", v) for k, v in table.items()}
 
 
+def _document(source: Path, text: str) -> Any:
+    """Parse a weights file's text: JSON for ``.json``, else TOML; errors name the file."""
+    json_file = source.suffix.lower() == ".json"
+    try:
+        return parse_json(text) if json_file else parse_toml(text)
+    except (JSONTextError, TOMLTextError) as exc:
+        raise InputValueError(
+            f"{source}: not valid {'JSON' if json_file else 'TOML'}: {exc}"
+        ) from None
+
+
 def weights_file_metric(path: str | os.PathLike[str]) -> str | None:
     """Return the ``metric`` named in a weights file (None when it names none)."""
     source = Path(path)
     text = read_text_file(source, "weights file")
-    try:
-        document = json.loads(text) if source.suffix.lower() == ".json" else tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InputValueError(f"{source}: {exc}") from None
+    document = _document(source, text)
     named = document.get("metric") if isinstance(document, dict) else None
     return None if named is None else str(named)
 
@@ -277,8 +277,7 @@ def load_profile(path: str | os.PathLike[str], *, metric: str | None = None) -> 
 
     weights = load_weights(path, metric=metric)
     source = Path(path)
-    text = source.read_text(encoding="utf-8")
-    document = json.loads(text) if source.suffix.lower() == ".json" else tomllib.loads(text)
+    document = _document(source, read_text_file(source, "weights file"))
     table = document if isinstance(document, dict) else {}
     named = table.get("metric")
     which = metric if named is None else str(named)

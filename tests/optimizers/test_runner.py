@@ -299,6 +299,7 @@ def test_cli_evaluate_writes_runs_aggregate_and_report(
     assert code == 0, capsys.readouterr().err
     names = sorted(p.name for p in out.iterdir() if p.name != "cache")
     assert names == [
+        ".lift-metrics-output.json",  # what this evaluation wrote (lift_metrics._io)
         "evaluation.json",
         "evaluation.md",
         "evaluation_run1.json",

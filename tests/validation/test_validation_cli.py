@@ -168,7 +168,9 @@ def test_allow_missing_must_not_be_negative(
     cli_main, user_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "r"
-    assert _validate(cli_main, user_data, out, "my_metrics_mod:good", "--allow-missing", "-1") == 2
+    with pytest.raises(SystemExit) as exit_info:  # refused while the options are parsed
+        _validate(cli_main, user_data, out, "my_metrics_mod:good", "--allow-missing", "-1")
+    assert exit_info.value.code == 2
     assert "--allow-missing must be >= 0, got -1" in capsys.readouterr().err
     assert not out.exists()
 

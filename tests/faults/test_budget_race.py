@@ -1,0 +1,121 @@
+"""Fault injection: a budget of LM calls is a hard cap, however many threads race for it.
+
+The budget was checked before each call but counted only once the call was billed, so threads
+that passed the check together all made their call: ``max_lm_calls = 8`` once allowed 9 calls
+on a busy machine. The race is forced here, not hoped for: every thread asks for its call
+before any call is billed (a barrier), so the old check-then-act lets all of them through
+every time, and a reservation lets exactly the budget through.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import dspy
+import pytest
+from dspy.utils import DummyLM
+from dspy.utils.callback import BaseCallback
+
+from lift_metrics.optimizers._budget import Budget, BudgetExceeded, UsageMeter, budget_callback
+
+THREADS = 32
+MAX_CALLS = 8
+
+
+def _race(meter: UsageMeter, callback: Any) -> tuple[list[int], list[int]]:
+    """Each thread asks to start a call; once all have asked, the admitted ones are billed."""
+    asked = threading.Barrier(THREADS)
+    admitted: list[int] = []
+    refused: list[int] = []
+    lock = threading.Lock()
+
+    def one(index: int) -> None:
+        call_id = f"call-{index}"
+        try:
+            callback.on_lm_start(call_id=call_id, instance=None, inputs={})
+        except BudgetExceeded:
+            with lock:
+                refused.append(index)
+            asked.wait()
+            return
+        with lock:
+            admitted.append(index)
+        asked.wait()  # nothing is billed before every thread has asked
+        meter.add_usage("dummy", {"prompt_tokens": 1, "completion_tokens": 1})
+        callback.on_lm_end(call_id=call_id, outputs=None, exception=None)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return admitted, refused
+
+
+def test_threads_racing_for_the_last_calls_make_no_call_beyond_the_budget() -> None:
+    meter = UsageMeter(Budget(max_lm_calls=MAX_CALLS))
+    admitted, refused = _race(meter, budget_callback(meter))
+    assert len(admitted) == MAX_CALLS
+    assert len(refused) == THREADS - MAX_CALLS
+    assert meter.totals().lm_calls == MAX_CALLS
+    spent = f"the budget of {MAX_CALLS} LM calls is spent ({MAX_CALLS} calls made)"
+    assert meter.stop_reason == spent
+
+
+def test_a_call_that_is_not_billed_gives_its_place_back() -> None:
+    meter = UsageMeter(Budget(max_lm_calls=1))
+    callback = budget_callback(meter)
+    callback.on_lm_start(call_id="cached", instance=None, inputs={})
+    callback.on_lm_end(call_id="cached", outputs=None, exception=None)  # a cache hit: no bill
+    callback.on_lm_start(call_id="failed", instance=None, inputs={})
+    callback.on_lm_end(call_id="failed", outputs=None, exception=RuntimeError("no answer"))
+    callback.on_lm_start(call_id="billed", instance=None, inputs={})
+    meter.add_usage("dummy", {"prompt_tokens": 1})
+    callback.on_lm_end(call_id="billed", outputs=None, exception=None)
+    assert meter.totals().lm_calls == 1
+    with pytest.raises(BudgetExceeded, match="1 LM calls is spent"):
+        callback.on_lm_start(call_id="one more", instance=None, inputs={})
+
+
+class _Gate(BaseCallback):  # type: ignore[misc]  # dspy is untyped
+    """Runs after the budget's callback: holds every started call until all threads have
+    either started theirs or been refused, so that none is billed before all have asked."""
+
+    def __init__(self, settled: threading.Condition, state: dict[str, int]) -> None:
+        self.settled = settled
+        self.state = state
+
+    def on_lm_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
+        with self.settled:
+            self.state["started"] += 1
+            self.settled.notify_all()
+            self.settled.wait_for(lambda: self.state["started"] + self.state["refused"] == THREADS)
+
+
+def test_dspy_calls_from_many_threads_stop_at_the_budget() -> None:
+    meter = UsageMeter(Budget(max_lm_calls=MAX_CALLS))
+    settled = threading.Condition()
+    state = {"started": 0, "refused": 0}
+    lm = DummyLM([{"answer": "x"}] * THREADS)
+    callbacks = [budget_callback(meter), _Gate(settled, state)]
+    answers: list[Any] = []
+
+    def one(index: int) -> None:
+        with dspy.context(lm=lm, usage_tracker=meter, callbacks=callbacks):
+            try:  # each question its own, so that no answer comes from a cache
+                answers.append(dspy.Predict("question -> answer")(question=f"q{index}"))
+            except BudgetExceeded:
+                with settled:
+                    state["refused"] += 1
+                    settled.notify_all()
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads)
+    assert (state["started"], state["refused"]) == (MAX_CALLS, THREADS - MAX_CALLS)
+    assert len(answers) == MAX_CALLS
+    assert meter.totals().lm_calls == MAX_CALLS
