@@ -120,7 +120,9 @@ def test_a_candidate_whose_error_is_not_unicode_text_is_scored(
     assert sorted(results) == [1, 2, 3, 4]
     assert [results[n]["passed"] for n in (1, 2, 3, 4)] == [True, False, True, True]
     assert results[2]["status"] == "failed"
-    assert "\ud800" in json.dumps(results[2], ensure_ascii=False)  # the error is kept, escaped
+    # the error is kept; the sandbox reads the candidate's text as Unicode (a lone surrogate
+    # becomes U+FFFD), so the record is plain UTF-8
+    assert "ValueError: \ufffd and \ufffd" in json.dumps(results[2], ensure_ascii=False)
     # a rerun resumes the finished file instead of failing on it
     assert main(["score", str(samples), "--tasks", "project", "--output", str(out)]) == 0
     assert (out / "results.jsonl").read_bytes() == raw
