@@ -15,7 +15,7 @@ from typing import Any, Literal
 from lift_metrics._checks import check_choice, check_importable, check_int, check_positive
 from lift_metrics._closing import ClosesOnExit
 from lift_metrics.errors import InputTypeError, InputValueError
-from lift_metrics.sandbox import _isolation, _native_cache
+from lift_metrics.sandbox import _isolation, _native_cache, _selfcheck
 from lift_metrics.sandbox._judge import error_result, judge, short
 from lift_metrics.sandbox._prepare import (
     _check_cases,
@@ -25,11 +25,7 @@ from lift_metrics.sandbox._prepare import (
     _top_level_functions,
 )
 from lift_metrics.sandbox._results import ExecutionResult
-from lift_metrics.sandbox._worker import (
-    MAX_VALUE_BYTES,
-    EncodeError,
-    pack_request,
-)
+from lift_metrics.sandbox._worker import MAX_VALUE_BYTES, EncodeError, pack_request
 from lift_metrics.sandbox._worker_client import (
     _GRACE_S,
     _close_all,
@@ -246,6 +242,11 @@ class Sandbox(ClosesOnExit):
         self._max_workers = self.workers  # the default sandbox grows with its callers
         self.seccomp: bool = bool(ready.get("seccomp"))
         self.native: bool = bool(ready.get("native"))
+        try:  # a sandbox that cannot run a known-good program fails here, not as "crashed" runs
+            _selfcheck.self_check(self)
+        except _isolation.SandboxUnavailableError:
+            self.close()
+            raise
 
     def _start_first(self, mode: Literal["bwrap", "process"]) -> _Worker:
         """Start the first worker and wait for its handshake.
