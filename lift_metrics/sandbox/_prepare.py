@@ -27,6 +27,7 @@ from lift_metrics.sandbox._worker import (
     EncodeError,
     canonical,
     encode_value,
+    has_unsupported,
 )
 
 MAX_INPUT_BYTES = 16 * 1024 * 1024
@@ -170,16 +171,6 @@ def _top_level_functions(tree: ast.Module) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _has_unsupported(tree: Any) -> bool:
-    if tree[0] == "?":
-        return True
-    if tree[0] in ("l", "t", "S", "F"):
-        return any(_has_unsupported(item) for item in tree[1])
-    if tree[0] == "d":
-        return any(_has_unsupported(k) or _has_unsupported(v) for k, v in tree[1])
-    return False
-
-
 def _check_cases(tests: Any) -> tuple[list[tuple[dict[str, Any], Any]], list[Any]]:
     """Validate I/O cases (plain data, bounded size).
 
@@ -216,7 +207,7 @@ def _check_cases(tests: Any) -> tuple[list[tuple[dict[str, Any], Any]], list[Any
             ("[0] (the inputs)", tree),
             ("[1] (the expected value)", want_tree),
         ):
-            if _has_unsupported(value_tree):
+            if has_unsupported(value_tree):
                 raise InputTypeError(
                     f"tests[{i}]{label} must be plain data (None, bool, int, float, str, bytes, "
                     f"list, tuple, dict, set, frozenset), got {short(repr(case), 80)}"

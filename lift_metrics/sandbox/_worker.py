@@ -1617,7 +1617,7 @@ class _Remote:
             call = {"f": self.__name__, "a": encode_value(list(args)), "kw": encode_value(kwargs)}
         except EncodeError as exc:
             raise TypeError(f"an argument cannot be sent to the code under test: {exc}") from None
-        if _has_unsupported_tree(call["a"]) or _has_unsupported_tree(call["kw"]):
+        if has_unsupported(call["a"]) or has_unsupported(call["kw"]):
             raise TypeError("only plain data can be passed to the code under test")
         answer = self._channel.ask(call)
         if type(answer) is dict:
@@ -1633,13 +1633,14 @@ class _Remote:
         raise RuntimeError(MALFORMED)
 
 
-def _has_unsupported_tree(tree: Any) -> bool:
+def has_unsupported(tree: Any) -> bool:
+    """Whether a tagged tree holds a value that is not plain data (tag ``"?"``)."""
     if tree[0] == "?":
         return True
     if tree[0] in ("l", "t", "S", "F"):
-        return any(_has_unsupported_tree(item) for item in tree[1])
+        return any(has_unsupported(item) for item in tree[1])
     if tree[0] == "d":
-        return any(_has_unsupported_tree(k) or _has_unsupported_tree(v) for k, v in tree[1])
+        return any(has_unsupported(k) or has_unsupported(v) for k, v in tree[1])
     return False
 
 
