@@ -12,11 +12,13 @@ Protocol (parent <-> server, over the server's stdin/stdout, which it moves to p
 * server -> parent, once: a frame ``{"ready": true, ...capabilities}``.
 * parent -> server, per execution: a 20-byte header (payload length, timeout in seconds as a
   big-endian double, the request's sequence number, echoed in the answer;
-  :data:`REQUEST_HEADER`) and the payload, the child's request: a frame of
-  marshal data (``code``, ``mode``, ``entry_point``, ``cases`` as keyword dicts, or
-  ``script`` and ``asserts`` (marshal data of its own), ``timeout_s``, ``nonce``,
-  ``max_value_bytes``; :func:`pack_request`). The server passes it unread to a child it
-  forked in advance (already isolated, waiting on a pipe).
+  :data:`REQUEST_HEADER`) and the payload, the child's request: two frames of marshal
+  data, what the code under test may see (``code``, ``mode``, ``entry_point``, ``cases`` as
+  keyword dicts, ``timeout_s``, ``max_value_bytes``) and what it must not (``nonce``, and
+  for a check script ``script`` and ``asserts``, marshal data of its own;
+  :func:`pack_request`). The server passes it unread to a child it forked in advance
+  (already isolated, waiting on a pipe); the child reads the second frame only once the
+  code under test runs in a process of its own (:func:`_child`).
 * server -> parent: a frame with the execution's header (exit status, timing, lengths), then
   the raw bytes the child wrote on its result pipe, then the first bytes of its stderr.
 
