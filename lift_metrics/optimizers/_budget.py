@@ -384,6 +384,23 @@ class UsageMeter:
                 unpriced_calls=self._unpriced,
             )
 
+    def settle(self, timeout_s: float = 10.0) -> None:
+        """Wait, at most ``timeout_s`` seconds, until no reserved call is still running.
+
+        A run reads its totals after this: a call let through before the budget stopped the
+        run is billed (or given back) by then, so the totals count the calls the stop counted.
+        """
+        import time
+
+        deadline = time.monotonic() + timeout_s
+        while True:
+            with self._lock:
+                if not self._running:
+                    return
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.005)
+
     def check(self) -> None:
         """Raise :class:`BudgetExceeded` when a cap is reached (and remember why)."""
         with self._lock:

@@ -317,6 +317,7 @@ def evaluate_split(
         save_evaluation(
             result, stage, stem="evaluation", provenance=provenance, title=f"{split} split"
         )
+        meter.settle()
         atomic_write_json(stage / "usage.json", meter.totals())
     summary = ", ".join(
         f"{name} {stats.mean:.4f} ± {stats.std_dev:.4f}"

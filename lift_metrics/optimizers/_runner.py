@@ -266,6 +266,7 @@ def run_optimizer(
         for arm, ev in (("baseline", baseline), ("optimized", optimized))
         if ev is not None
     }
+    meter.settle()  # the calls the budget let through are billed before the totals are read
     result = OptimizationResult(
         config=config,
         output_dir=out,

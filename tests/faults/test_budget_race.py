@@ -119,3 +119,29 @@ def test_dspy_calls_from_many_threads_stop_at_the_budget() -> None:
     assert (state["started"], state["refused"]) == (MAX_CALLS, THREADS - MAX_CALLS)
     assert len(answers) == MAX_CALLS
     assert meter.totals().lm_calls == MAX_CALLS
+
+
+def test_totals_read_after_settle_count_a_call_still_running_when_the_budget_stopped() -> None:
+    # The stop counted a reserved call that was still running; the run read its totals before
+    # that call was billed (7 calls in the result against "8 calls made" in the stop).
+    meter = UsageMeter(Budget(max_lm_calls=1))
+    callback = budget_callback(meter)
+    started, finish = threading.Event(), threading.Event()
+
+    def call() -> None:
+        callback.on_lm_start(call_id="only", instance=None, inputs={})
+        started.set()
+        finish.wait()
+        meter.add_usage("dummy", {"prompt_tokens": 1, "completion_tokens": 1})
+        callback.on_lm_end(call_id="only", outputs=None, exception=None)
+
+    thread = threading.Thread(target=call)
+    thread.start()
+    started.wait()
+    with pytest.raises(BudgetExceeded, match="1 calls made"):
+        callback.on_lm_start(call_id="refused", instance=None, inputs={})
+    assert meter.totals().lm_calls == 0  # the running call is not billed yet
+    threading.Timer(0.05, finish.set).start()
+    meter.settle(timeout_s=10.0)
+    assert meter.totals().lm_calls == 1
+    thread.join()
