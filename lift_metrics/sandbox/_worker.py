@@ -1529,25 +1529,32 @@ def _serve_calls(req: dict[str, Any], calls_fd: int, replies_fd: int) -> None:
         return
     names, answer = _answerer(glb, int(req["max_value_bytes"]), print_exc)
     reply({"k": "load", "names": names})
-    while (call := _read_frame(calls_fd, MAX_RESULT_BYTES)) is not None:
+    while (call := _read_frame(calls_fd, MAX_RESULT_BYTES)) is not _END:
         reply(answer(call))
 
 
+#: what :func:`_read_frame` returns at the end of the file
+_END = object()
+
+
 def _read_frame(fd: int, limit: int) -> Any:
-    """Read one JSON frame from ``fd``; None at end of file or past ``limit`` bytes."""
+    """Read one JSON frame from ``fd``; :data:`_END` at the end of the file.
+
+    Raises ValueError for a frame longer than ``limit`` bytes (left unread) or not JSON.
+    """
     head = _read_exact(fd, 4)
     if head is None:
-        return None
+        return _END
     size = _HEADER.unpack(head)[0]
     if size > limit:
-        return None
+        raise ValueError(f"a frame of {size} bytes, over {limit}")
     body = _read_exact(fd, size)
     if body is None:
-        return None
+        return _END
     try:
         return json.loads(body)
-    except (ValueError, RecursionError):
-        return None
+    except RecursionError as exc:
+        raise ValueError("a frame nested too deeply") from exc
 
 
 class _CodeEnded(BaseException):
@@ -1573,19 +1580,13 @@ class _PipeChannel:
             raise _CodeEnded
         if self.broken:
             raise RuntimeError(MALFORMED)
-        head = _read_exact(self.replies_fd, 4)
-        if head is None:
+        try:
+            frame = _read_frame(self.replies_fd, MAX_FRAME_BYTES)
+        except ValueError:
+            frame = None
+        if frame is _END:
             self.ended = True
             raise _CodeEnded
-        frame = None
-        size = _HEADER.unpack(head)[0]
-        if size <= MAX_FRAME_BYTES:
-            body = _read_exact(self.replies_fd, size)
-            if body is None:
-                self.ended = True
-                raise _CodeEnded
-            with contextlib.suppress(ValueError, RecursionError):
-                frame = json.loads(body)
         if frame is None:
             self.broken = True
             raise RuntimeError(MALFORMED)
