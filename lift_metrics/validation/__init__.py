@@ -22,6 +22,9 @@ Pearson > 0.8; docs/validation.md). This package measures that agreement for any
   opt-in calibrated profiles (weights + a floor for the embedding similarity, and for
   ``code_quality`` a wrong-answer gate and a stub cap) shipped in ``datasets/labels/``; the
   default weights without a floor, gate or cap stay the metrics' default;
+- :func:`gaming_check`: the gaming check, which scores honest outputs beside outputs that
+  compute nothing (:data:`CODE_TRICKS`) and says in a :class:`GamingReport` which tricks
+  score like a correct output; :func:`format_gaming` prints it;
 - :func:`plot_validation`, :func:`format_table`, :func:`markdown_report`: what
   ``lift-metrics validate`` writes.
 
@@ -48,6 +51,13 @@ from lift_metrics.validation._calibrate_metric import (
     calibrate_code_quality,
     calibrate_metric,
 )
+from lift_metrics.validation._gaming import (
+    GamingReport,
+    TrickResult,
+    format_gaming,
+    gaming_check,
+)
+from lift_metrics.validation._gaming_tricks import CODE_TRICKS, Trick
 from lift_metrics.validation._labels import (
     SHIPPED_DATASETS,
     SHIPPED_LABELS,
@@ -84,6 +94,7 @@ from lift_metrics.validation.profiles import (
 
 __all__ = [
     "BUILTIN_METRICS",
+    "CODE_TRICKS",
     "CalibrationProfile",
     "CalibrationResult",
     "CodePairScorer",
@@ -91,6 +102,7 @@ __all__ = [
     "EndToEndScorer",
     "FIELD_METRICS",
     "FieldMetricScorer",
+    "GamingReport",
     "IRPairScorer",
     "LabelFileError",
     "LabelledItem",
@@ -101,12 +113,16 @@ __all__ = [
     "SHIPPED_PROFILES",
     "ShippedDataset",
     "TooFewScoresError",
+    "Trick",
+    "TrickResult",
     "ValidationResult",
     "builtin_scorer",
     "calibrate_code_quality",
     "calibrate_metric",
     "calibrate_weights",
+    "format_gaming",
     "format_table",
+    "gaming_check",
     "import_metric",
     "krippendorff_alpha",
     "load_labels",

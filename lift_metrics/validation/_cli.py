@@ -25,6 +25,7 @@ from lift_metrics.validation._cli_output import (
     print_calibrations,
     write_reports,
 )
+from lift_metrics.validation._gaming_cli import add_gaming_arguments, run_gaming
 from lift_metrics.validation._labels import (
     SHIPPED_DATASETS,
     SHIPPED_LABELS,
@@ -75,6 +76,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ),
     )
     parser.add_argument("metrics", nargs="*", metavar="METRIC", help="metric(s) to validate")
+    add_gaming_arguments(parser)
     parser.add_argument(
         "--data",
         type=Path,
@@ -525,6 +527,8 @@ def _run(args: argparse.Namespace) -> int:
     from lift_metrics.validation._report import format_table
 
     started = time.perf_counter()
+    if args.gaming:
+        return run_gaming(args, list(args.metrics or ("code_quality",)))
     dataset = _use_shipped_dataset(args)
     metrics = list(args.metrics or (dataset.metrics if dataset else _DEFAULT_METRICS))
     _check_metrics(args, metrics)

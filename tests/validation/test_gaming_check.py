@@ -1,0 +1,193 @@
+"""The gaming check (``gaming_check``, ``lift-metrics validate --gaming``): outputs that are
+what they claim, reports that say which tricks win, and the shipped code metrics checked."""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lift_metrics.optimizers import task_records
+from lift_metrics.validation import CODE_TRICKS, GamingReport, gaming_check
+from lift_metrics.validation._gaming_tricks import operator_bugs
+
+#: a few tasks with loops, branches and one-liners
+FEW = ("t001", "t006", "t020", "t041")
+
+
+@pytest.fixture(scope="module")
+def tasks() -> list[dict[str, Any]]:
+    return [t for t in task_records() if t["id"] in FEW]
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[Any]:
+    from lift_metrics.sandbox import Sandbox
+
+    with Sandbox(workers=2) as box:
+        yield box
+
+
+def _built(task: dict[str, Any], name: str) -> str:
+    (code, *_) = CODE_TRICKS[name][1](task)
+    return code
+
+
+def test_the_outputs_are_what_they_claim(tasks: list[dict[str, Any]], sandbox: Any) -> None:
+    cases = {t["id"]: [(c["inputs"], c["expected"]) for c in t["tests"]] for t in tasks}
+    for task in tasks:
+        run = {
+            name: sandbox.run_tests(
+                _built(task, name), cases[task["id"]], entry_point=task["entry_point"]
+            )
+            for name in ("reference", "restyled", "dead_code", "comments_only", "lookup_table")
+        }
+        assert run["reference"].status == "passed"
+        assert run["restyled"].status == "passed"
+        assert run["lookup_table"].status == "passed"  # it answers the given tests
+        assert run["dead_code"].passed_count == 0 or any(
+            c["expected"] is None for c in task["tests"]
+        )
+        restyled = _built(task, "restyled")
+        assert '"""' not in restyled
+        assert task["expected_code"] not in restyled
+        assert "return None" in _built(task, "dead_code")
+        body = _built(task, "comments_only").split("return None", 1)[1]
+        assert all(line.strip().startswith("#") for line in body.splitlines() if line.strip())
+    assert any(
+        sandbox.run_tests(bug, cases[t["id"]], entry_point=t["entry_point"]).status != "passed"
+        for t in tasks
+        for bug in operator_bugs(t)
+    )
+    for task in tasks:
+        for bug in operator_bugs(task):
+            assert ast.dump(ast.parse(bug)) != ast.dump(ast.parse(task["expected_code"]))
+
+
+def test_a_metric_that_pays_everything_loses_to_every_trick(
+    tasks: list[dict[str, Any]], sandbox: Any
+) -> None:
+    report = gaming_check(lambda item: 1.0, tasks=tasks, sandbox=sandbox, name="constant")
+    won = {row.trick for row in report.winning}
+    assert won == {name for name, (trick, _) in CODE_TRICKS.items() if trick.role != "correct"}
+    assert not report.passed
+    assert "constant" in repr(report)
+
+
+def test_a_metric_that_runs_the_tests_is_only_fooled_by_the_table(
+    tasks: list[dict[str, Any]], sandbox: Any
+) -> None:
+    def pass_rate(item: dict[str, Any]) -> float:
+        cases = [(c["inputs"], c["expected"]) for c in item["tests"]]
+        result = sandbox.run_tests(item["code"], cases, entry_point=item["entry_point"])
+        return result.pass_rate
+
+    report = gaming_check(pass_rate, tasks=tasks, sandbox=sandbox, settings=("tests",))
+    assert {row.trick for row in report.winning} == {"lookup_table"}
+    rows = {row.trick: row for row in report.rows}
+    assert rows["reference"].mean_score == 1.0
+    assert rows["lookup_table"].wins == rows["lookup_table"].n == len(tasks)
+    assert rows["dead_code"].wins == 0
+
+
+def test_a_score_that_cannot_be_computed_is_reported_not_zero(
+    tasks: list[dict[str, Any]], sandbox: Any
+) -> None:
+    def judge(item: dict[str, Any]) -> float:
+        if "return None" in item["code"]:
+            raise RuntimeError("judge timed out")
+        return 0.5
+
+    report = gaming_check(judge, tasks=tasks[:1], sandbox=sandbox, settings=("no_tests",))
+    assert not report.passed
+    assert any("judge timed out" in why for why in report.missing)
+    assert "return_none" not in {row.trick for row in report.rows}
+    assert json.loads(json.dumps(report.to_dict()))["missing"] == list(report.missing)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"tricks": ["nope"]}, "tricks must be names"),
+        ({"settings": ("sometimes",)}, "settings must be"),
+        ({"tasks": []}, "tasks must hold"),
+        ({"num_threads": 0}, "num_threads"),
+    ],
+)
+def test_bad_options_name_the_parameter(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        gaming_check(lambda item: 1.0, **options)
+
+
+USER_METRIC = """
+import dspy
+
+def lazy(item):
+    return 0.9 if "return" in item["code"] else 0.0
+
+class Strict:
+    def __call__(self, example, prediction, trace=None):
+        return 1.0 if prediction.code == example.expected_code else 0.0
+"""
+
+
+@pytest.fixture
+def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "my_gaming_metrics.py").write_text(USER_METRIC, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+@pytest.mark.slow
+def test_cli_checks_a_user_metric_by_import_path(
+    cli_main: Any, user_module: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = user_module / "report"
+    tricks = ["--trick", "reference", "--trick", "dead_code", "--trick", "one_operator_bug"]
+    code = cli_main(["validate", "--gaming", "my_gaming_metrics:lazy", *tricks, "--out", str(out)])
+    text = capsys.readouterr().out
+    assert code == 1
+    assert "dead_code" in text
+    assert "WINS" in text
+    (saved,) = json.loads((out / "gaming.json").read_text())
+    assert saved["metric"] == "my_gaming_metrics:lazy"
+    assert saved["passed"] is False
+    strict = ["validate", "--gaming", "my_gaming_metrics:Strict", "--call", "dspy"]
+    code = cli_main([*strict, *tricks, "--out", str(out)])
+    assert code == 0, capsys.readouterr().out
+    assert "no trick or wrong output won" in capsys.readouterr().out
+
+
+def test_cli_refuses_an_unknown_trick_before_scoring(
+    cli_main: Any, user_module: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = cli_main(["validate", "--gaming", "code_quality", "--trick", "nope"])
+    assert code == 2
+    assert "--trick must name one of" in capsys.readouterr().err
+    assert not (user_module / "validation-report").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("metric", ["code_quality", "CodeQuality"])
+def test_the_shipped_code_metric_is_not_won_by_a_trick(metric: str, sandbox: Any) -> None:
+    """All 64 tasks, with the task's tests and with the reference only."""
+    from lift_metrics.validation import builtin_scorer
+
+    if metric == "code_quality":
+        report = gaming_check(builtin_scorer("code_quality"), sandbox=sandbox, num_threads=2)
+    else:
+        from lift_metrics.dspy_metrics import CodeQuality
+
+        report = gaming_check(CodeQuality(), call="dspy", sandbox=sandbox, num_threads=2)
+    assert isinstance(report, GamingReport)
+    assert not report.missing, report.missing[:3]
+    assert report.passed, "\n".join(
+        f"{r.trick} ({r.setting}): {r.mean_score:.3f} against correct {r.mean_correct:.3f}, "
+        f"wins on {r.wins} of {r.n} tasks"
+        for r in report.winning
+    )
