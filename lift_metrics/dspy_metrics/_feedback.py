@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from lift_metrics.dspy_metrics._protocol import MetricBreakdown
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 from lift_metrics.dspy_metrics._fields import _short
+
+
+class _Explained(Protocol):
+    """What feedback is made from: a metric's breakdown (``MetricBreakdown``)."""
+
+    @property
+    def score(self) -> float: ...
+
+    @property
+    def reasons(self) -> Sequence[str]: ...
+
+    @property
+    def hints(self) -> Sequence[str] | None: ...
+
+    @property
+    def components(self) -> Mapping[str, float]: ...
+
+    @property
+    def weights(self) -> Mapping[str, float]: ...
+
 
 _MAX_FAILED_TESTS_SHOWN = 5
 
@@ -72,7 +89,7 @@ def _failed_tests(code: Any, entry_point: str | None, *, reveal_expected: bool) 
 def _feedback_text(
     metric: str,
     threshold: float,
-    result: MetricBreakdown,
+    result: _Explained,
     *,
     pred_name: str | None,
     relevant_parts: Callable[[], set[str] | None],

@@ -26,20 +26,20 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from lift_metrics.lm import (
-    LocalEngine,
-    default_model_path,
-    default_n_threads,
-    local_lm,
-    resolve_lm,
-)
-from lift_metrics.optimizers._tasks import (
+from lift_metrics._tasks import (
     DIFFICULTIES,
     SPLITS,
     default_tasks_path,
     io_tests_from_json,
     load_tasks,
     task_records,
+)
+from lift_metrics.lm import (
+    LocalEngine,
+    default_model_path,
+    default_n_threads,
+    local_lm,
+    resolve_lm,
 )
 
 # loaded on first access: the pipeline imports dspy at module level

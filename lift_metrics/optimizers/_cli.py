@@ -239,6 +239,7 @@ def evaluate_split(
     from dspy.dsp.utils.settings import settings
 
     from lift_metrics._io import atomic_write_json, check_output_dir, existing_file, staged_output
+    from lift_metrics._tasks import default_tasks_path, load_tasks
     from lift_metrics.lm import resolve_lm
     from lift_metrics.optimizers._budget import UsageMeter
     from lift_metrics.optimizers._config import _check_reachable, build_metric
@@ -253,7 +254,6 @@ def evaluate_split(
         to_jsonable_safe,
     )
     from lift_metrics.optimizers._setup import evaluation_metrics
-    from lift_metrics.optimizers._tasks import default_tasks_path, load_tasks
 
     if program_path is not None:
         existing_file(program_path, "program file")

@@ -72,7 +72,7 @@ def preflight(config: RunConfig) -> None:
         that is not a GGUF model, an unknown LM provider, an unreachable ``api_base``.
     """
     from lift_metrics._io import check_output_dir, existing_file
-    from lift_metrics.optimizers._tasks import task_records
+    from lift_metrics._tasks import task_records
 
     check_output_dir(config.output_dir, option=f"{_where(config.source)}output_dir")
     if config.cache_dir is not None:

@@ -313,7 +313,7 @@ def _provenance(
     train, val, test = splits
     dataset_file = config.dataset.path
     if dataset_file is None:
-        from lift_metrics.optimizers._tasks import default_tasks_path
+        from lift_metrics._tasks import default_tasks_path
 
         dataset_file = default_tasks_path()
     return {

@@ -172,7 +172,7 @@ def with_pipeline_labels(example: Any) -> Any:
 
 
 def _examples(config: RunConfig) -> tuple[list[Any], list[Any], list[Any]]:
-    from lift_metrics.optimizers._tasks import load_tasks
+    from lift_metrics._tasks import load_tasks
 
     spec = config.dataset
 

@@ -139,7 +139,7 @@ def _tests_from(
     record: Mapping[str, Any], where: str, entry_point: str | None
 ) -> tuple[list[tuple[dict[str, Any], Any]] | str, str | None]:
     """Return a task record's tests and its entry point (MBPP's: the function the asserts call)."""
-    from lift_metrics.optimizers import io_tests_from_json
+    from lift_metrics._tasks import io_tests_from_json
 
     tests: list[tuple[dict[str, Any], Any]] | str
     present = [field for field in ("tests", "test", "test_list") if field in record]
@@ -257,7 +257,7 @@ def load_tasks(tasks: str | os.PathLike[str]) -> dict[str, ScoringTask]:
     ScoringTask(task_id='t001', entry_point='add', 4 I/O cases)
     """
     if isinstance(tasks, str) and tasks == "project":
-        from lift_metrics.optimizers import default_tasks_path
+        from lift_metrics._tasks import default_tasks_path
 
         path = default_tasks_path()
     elif isinstance(tasks, str) and tasks == "humaneval":

@@ -44,7 +44,7 @@ from lift_metrics.validation._adapters import (
     builtin_scorer,
     import_metric,
 )
-from lift_metrics.validation._agreement import krippendorff_alpha
+from lift_metrics.validation._agreement import ConstantInputWarning, krippendorff_alpha
 from lift_metrics.validation._calibrate import CalibrationResult, calibrate_weights
 from lift_metrics.validation._calibrate_metric import (
     MetricCalibration,
@@ -71,7 +71,6 @@ from lift_metrics.validation._labels import (
 from lift_metrics.validation._plot import plot_validation
 from lift_metrics.validation._report import format_table, markdown_report
 from lift_metrics.validation._validate import (
-    ConstantInputWarning,
     TooFewScoresError,
     ValidationResult,
     validate_scores,

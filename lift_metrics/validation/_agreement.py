@@ -11,9 +11,16 @@ import numpy as np
 
 from lift_metrics._checks import check_choice
 from lift_metrics.errors import InputTypeError, InputValueError
-from lift_metrics.validation._validate import ConstantInputWarning
 
 _LEVELS = ("nominal", "ordinal", "interval", "ratio")
+
+
+class ConstantInputWarning(RuntimeWarning):
+    """All scores (or all labels) are equal, so a correlation is undefined and reported as nan.
+
+    The counterpart of :class:`scipy.stats.ConstantInputWarning`, raised by this package
+    before scipy is called.
+    """
 
 
 def krippendorff_alpha(

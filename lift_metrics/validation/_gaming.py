@@ -261,7 +261,7 @@ def gaming_check(
         raise InputValueError(f"settings must be a non-empty subset of {_SETTINGS}, got {bad}")
     check_int("num_threads", num_threads, minimum=1)
     if tasks is None:
-        from lift_metrics.optimizers import task_records
+        from lift_metrics._tasks import task_records
 
         tasks = task_records()
     if not tasks:

@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from lift_metrics import _pyast as pyast
+
 Role = Literal["correct", "wrong", "trick"]
 
 
@@ -54,7 +56,7 @@ def _parts(task: Mapping[str, Any]) -> tuple[str, list[str], str] | None:
     """
     code = str(task["expected_code"])
     try:
-        tree = ast.parse(code)
+        tree = pyast.parse(code)
     except SyntaxError:
         return None
     fn = _entry(tree, str(task["entry_point"]))
@@ -105,7 +107,7 @@ def restyled(task: Mapping[str, Any]) -> str | None:
     correct program that a no-test score must not rank below a trick.
     """
     try:
-        tree = ast.parse(str(task["expected_code"]))
+        tree = pyast.parse(str(task["expected_code"]))
     except SyntaxError:
         return None
     fn = _entry(tree, str(task["entry_point"]))
@@ -178,7 +180,7 @@ def operator_bugs(task: Mapping[str, Any], limit: int = 12) -> list[str]:
     """
     code = str(task["expected_code"])
     try:
-        tree = ast.parse(code)
+        tree = pyast.parse(code)
     except SyntaxError:
         return []
     fn = _entry(tree, str(task["entry_point"]))
@@ -251,7 +253,7 @@ def lookup_table(task: Mapping[str, Any]) -> str | None:
         return None
     head, _, indent = parts
     try:
-        fn = _entry(ast.parse(str(task["expected_code"])), str(task["entry_point"]))
+        fn = _entry(pyast.parse(str(task["expected_code"])), str(task["entry_point"]))
     except SyntaxError:
         return None
     if fn is None:

@@ -16,16 +16,9 @@ import numpy as np
 
 from lift_metrics._checks import as_float_array, check_real
 from lift_metrics.errors import InputValueError
+from lift_metrics.validation._agreement import ConstantInputWarning, krippendorff_alpha
 
 _MIN_ITEMS = 3
-
-
-class ConstantInputWarning(RuntimeWarning):
-    """All scores (or all labels) are equal, so a correlation is undefined and reported as nan.
-
-    The counterpart of :class:`scipy.stats.ConstantInputWarning`, raised by this package
-    before scipy is called.
-    """
 
 
 class TooFewScoresError(InputValueError):
@@ -314,8 +307,6 @@ def validate_scores(
         matrix = _ratings_matrix(ratings, x.size)
         raters = int(matrix.shape[1])
         if raters >= 2:
-            from lift_metrics.validation._agreement import krippendorff_alpha
-
             alpha = krippendorff_alpha(matrix.T)
             with np.errstate(invalid="ignore"):
                 mean = np.nanmean(matrix, axis=1)

@@ -1,4 +1,4 @@
-"""The task dataset (datasets/tasks/tasks.jsonl) and its loader (lift_metrics.optimizers._tasks).
+"""The task dataset (datasets/tasks/tasks.jsonl) and its loader (lift_metrics._tasks).
 
 The data must be right before any metric or optimizer result built on it means anything:
 every reference solution passes its own tests in the real sandbox, every expected IR validates
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from lift_metrics.optimizers._tasks import (
+from lift_metrics._tasks import (
     DIFFICULTIES,
     SPLITS,
     default_tasks_path,
@@ -310,8 +310,7 @@ def test_io_tests_from_json_rejects_non_names() -> None:
 
 def test_importing_the_loader_does_not_import_dspy() -> None:
     code = (
-        "import sys, lift_metrics.optimizers._tasks as t; t.task_records('dev'); "
-        "print('dspy' in sys.modules)"
+        "import sys, lift_metrics._tasks as t; t.task_records('dev'); print('dspy' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert out.stdout.strip() == "False"

@@ -15,6 +15,7 @@ import dspy
 import pytest
 from testkit import HashEmbedder
 
+from lift_metrics._tasks import load_tasks
 from lift_metrics.dspy_metrics import (
     Aggregate,
     AllTestsPass,
@@ -26,7 +27,6 @@ from lift_metrics.dspy_metrics import (
     measurement_of,
     record_measurement,
 )
-from lift_metrics.optimizers._tasks import load_tasks
 
 TASKS = load_tasks()
 WRONG_IR = {

@@ -55,7 +55,7 @@ def fill():
 
 def dummy_lm():
     from optimizers_testkit import pipeline_lm
-    from lift_metrics.optimizers._tasks import task_records
+    from lift_metrics._tasks import task_records
 
     task = task_records("train")[0]
     answers = {"new_instruction": {"new_instruction": "Answer more precisely."}}

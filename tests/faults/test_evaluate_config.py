@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from testkit import load_module
 
+from lift_metrics._tasks import task_records
 from lift_metrics.cli import main
-from lift_metrics.optimizers._tasks import task_records
 
 REPO = Path(__file__).resolve().parents[2]
 testkit = load_module(REPO / "tests" / "optimizers" / "optimizers_testkit.py")

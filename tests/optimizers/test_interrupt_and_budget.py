@@ -17,10 +17,10 @@ import pytest
 from optimizers_testkit import dummy_lm, make_config
 from testkit import local_model_or_skip
 
+from lift_metrics._tasks import task_records
 from lift_metrics.optimizers import _report, _runner
 from lift_metrics.optimizers._budget import UsageMeter
 from lift_metrics.optimizers._runner import run_optimizer
-from lift_metrics.optimizers._tasks import task_records
 
 # the child process: a DummyLM run that announces the atomic rename of ``TARGET`` and then
 # hangs before it, so that the parent can SIGKILL it at that exact point
@@ -30,7 +30,7 @@ CHILD = textwrap.dedent(
     sys.path.insert(0, {tests!r})
     from optimizers_testkit import dummy_lm, make_config
     from lift_metrics.optimizers._runner import run_optimizer
-    from lift_metrics.optimizers._tasks import task_records
+    from lift_metrics._tasks import task_records
     from pathlib import Path
 
     target = {target!r}

@@ -11,6 +11,7 @@ import pytest
 from dspy.utils import DummyLM
 from optimizers_testkit import pipeline_lm
 
+from lift_metrics._tasks import load_tasks
 from lift_metrics.ir import IR
 from lift_metrics.optimizers._adapters import CompactJSONAdapter, FencedCodeAdapter
 from lift_metrics.optimizers._budget import Budget, BudgetExceeded, UsageMeter, budget_callback
@@ -18,7 +19,6 @@ from lift_metrics.optimizers._functions import assemble_function, function_body,
 from lift_metrics.optimizers._pipeline import CODE_STOP, LiftPipeline
 from lift_metrics.optimizers._provenance import save_program
 from lift_metrics.optimizers._setup import with_pipeline_labels
-from lift_metrics.optimizers._tasks import load_tasks
 
 # the expected IR of task t001 in datasets/tasks/tasks.jsonl
 ADD_IR: dict[str, Any] = {

@@ -12,11 +12,11 @@ from optimizers_testkit import dummy_lm, make_config
 from testkit import local_model_or_skip
 
 import lift_metrics.cli
+from lift_metrics._tasks import default_tasks_path, task_records
 from lift_metrics.optimizers import _provenance, _runner, _setup
 from lift_metrics.optimizers._config import RunConfig
 from lift_metrics.optimizers._pipeline import LiftPipeline
 from lift_metrics.optimizers._runner import OptimizationResult, run_optimizer
-from lift_metrics.optimizers._tasks import default_tasks_path, task_records
 
 
 @pytest.fixture(scope="module")
@@ -380,8 +380,8 @@ def test_a_rerun_that_stops_early_leaves_no_stale_outputs(
 
 
 def test_train_examples_get_labels_named_like_the_pipeline_fields() -> None:
+    from lift_metrics._tasks import load_tasks
     from lift_metrics.ir import IR
-    from lift_metrics.optimizers._tasks import load_tasks
 
     example = load_tasks("train")[0]
     labelled = _setup.with_pipeline_labels(example)

@@ -12,10 +12,10 @@ import dspy
 import pytest
 from optimizers_testkit import dummy_lm
 
+from lift_metrics._tasks import task_records
 from lift_metrics.optimizers._config import RunConfig
 from lift_metrics.optimizers._run_metrics import trial_metrics
 from lift_metrics.optimizers._runner import OptimizationResult, run_optimizer
-from lift_metrics.optimizers._tasks import task_records
 from lift_metrics.optimizers._tracking import (
     TrackedRun,
     default_tracking_uri,

@@ -19,10 +19,10 @@ import pytest
 from optimizers_testkit import pipeline_lm
 
 from lift_metrics._paths import configs_dir
+from lift_metrics._tasks import task_records
 from lift_metrics.cli import main
 from lift_metrics.errors import InputValueError
 from lift_metrics.optimizers import _runner, _tracking
-from lift_metrics.optimizers._tasks import task_records
 from lift_metrics.optimizers._tracking import TrackingError, check_tracking_uri
 
 pytest.importorskip("mlflow", reason="mlflow is optional: pip install '.[tracking]'")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from optimizers_testkit import dummy_lm, make_config
 
+from lift_metrics._tasks import task_records
 from lift_metrics.optimizers import _budget, run_optimizer
 from lift_metrics.optimizers._budget import (
     Budget,
@@ -18,7 +19,6 @@ from lift_metrics.optimizers._budget import (
     check_budget_prices,
     is_priced,
 )
-from lift_metrics.optimizers._tasks import task_records
 
 UNKNOWN = "acme/unlisted-model-0"
 USAGE = {"prompt_tokens": 100, "completion_tokens": 20}

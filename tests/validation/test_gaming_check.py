@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from lift_metrics.optimizers import task_records
+from lift_metrics._tasks import task_records
 from lift_metrics.validation import CODE_TRICKS, GamingReport, gaming_check
 from lift_metrics.validation._gaming_tricks import operator_bugs
 
