@@ -2,7 +2,7 @@
 
 The bar is on the default (validated) profile; the ``"seed"`` weighted sum is timed alongside.
 
-Bar (issue 3): median under 15 ms with the real embedder and the real sandbox.
+Bar: median under 15 ms with the real embedder and the real sandbox.
 
 Each measured call scores a prediction the embedder has not seen before (a distinct trailing
 comment), so the prediction's embedding is computed every time while the reference's comes

@@ -1,6 +1,6 @@
 """Share of dspy.Evaluate's wall time spent in the EndToEnd metric (8 threads, 200 examples).
 
-Bar (issue 4): metric time under 10% of the evaluation's wall time.
+Bar: metric time under 10% of the evaluation's wall time.
 
 Set-up: the 64 tasks of ``datasets/tasks/tasks.jsonl`` cycled to 200 examples; a one-predictor
 program (prompt -> ir, code) answered by ``dspy.utils.DummyLM`` with the expected IR and code,

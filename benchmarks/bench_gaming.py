@@ -1,6 +1,6 @@
 """Gaming suite figures: inversions per scorer over 164 HumanEval problems x every variant.
 
-Bar (issue 11): 0 inversions for every scorer in the registry (the ranking rules are in
+Bar: 0 inversions for every scorer in the registry (the ranking rules are in
 ``tests/code/gaming_variants.py``: a variant that fails every test scores <= 0.2 and below
 every variant that passes; non-code <= 0.05; the fenced and body-only canonical solution
 score as the canonical one; on the I/O matrix, more tests passed never scores lower).

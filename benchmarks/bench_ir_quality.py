@@ -1,6 +1,6 @@
 """Latency of one ir_quality call on a pair whose intent texts are already embedded.
 
-Bar (issue 4): median under 2 ms with the real embedder (bundled all-MiniLM-L6-v2).
+Bar: median under 2 ms with the real embedder (bundled all-MiniLM-L6-v2).
 
 The pair differs in every part (intent text, a parameter type, effects, a violated
 constraint), so every sub-metric does real work; both intent texts are embedded once before

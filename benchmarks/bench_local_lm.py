@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"{threads:>7} constrained / free end-to-end: {ratio:.2f}x")
     print(
-        "bar (issue 5): report local LM tokens/s on 2 cores with and without constrained "
+        "bar: report local LM tokens/s on 2 cores with and without constrained "
         "decoding (no target figure; about 85 tokens/s was seen before)"
     )
     return 0

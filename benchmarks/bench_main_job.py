@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{name:<14} {statistics.median(deltas):>+12.3f}  "
                 f"{min(deltas):>+9.3f}..{max(deltas):<+9.3f}  {positive}/{len(values)} seeds"
             )
-        print(f"\nbars (issue 12) on every seed: {'met' if all_ok else 'NOT met'}")
+        print(f"\nbars on every seed: {'met' if all_ok else 'NOT met'}")
     return 0 if all_ok else 1
 
 

@@ -1,6 +1,6 @@
 """Speed of lift_metrics.stats.paired_comparison: 10,000 pairs x 10,000 resamples.
 
-Bar (issue 2): under 3 s on the project's machine; bit-identical results for a fixed seed.
+Bar: under 3 s on the project's machine; bit-identical results for a fixed seed.
 Run: .venv/bin/python benchmarks/bench_paired_comparison.py [--with-scipy]
 ``--with-scipy`` also times scipy.stats.bootstrap (paired, one delta, percentile and BCa)
 on the same data, the reference the own vectorised resampling replaces.

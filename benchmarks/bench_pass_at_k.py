@@ -1,6 +1,6 @@
 """Speed of lift_metrics.stats.pass_at_k over 1,000,000 (n, c) pairs.
 
-Bar (issue 2): under 0.5 s on the project's machine; results bit-identical across runs.
+Bar: under 0.5 s on the project's machine; results bit-identical across runs.
 Run: .venv/bin/python benchmarks/bench_pass_at_k.py
 Exit code 1 when the bar is missed or results differ between runs.
 """

@@ -21,7 +21,7 @@ limit when they share the cores, so the timeout count moves with the load; their
   timeout: one ``Process`` plus one ``Manager`` process per sample).
 
 Each side runs as its own command (``lift-metrics score`` and a ``python -c`` calling
-``evaluate_functional_correctness``), start-up included. Bars (issue 15): every per-sample
+``evaluate_functional_correctness``), start-up included. Bars: every per-sample
 verdict equal, pass@1 and pass@10 equal (to 1e-12), and our throughput (samples per
 wall-clock second, reading and writing included) at least 10 times theirs. Exit code 1 when
 a bar is missed. Beside it, the samples per CPU-second of each command's whole process tree

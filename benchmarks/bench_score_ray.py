@@ -18,7 +18,7 @@ The same file is scored by
   warm ``Sandbox(workers=1)``. The two run in turn, ``--repeat`` times (2 by default), so a
   change of the machine's load hits both.
 
-Bars (issue 15): every per-sample result of every Ray run equal to the local backend's
+Bars: every per-sample result of every Ray run equal to the local backend's
 (status, verdict and tests passed for every sample; the whole record but the time for the
 tasks whose checks draw no random inputs, since HumanEval/32, 38, 50 and 53 test random values
 and their failure messages change from run to run), equal pass@k, per-task and status counts.

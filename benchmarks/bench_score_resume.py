@@ -12,7 +12,7 @@ The HumanEval samples of ``bench_score.py`` (canonical solutions and mutants, ``
 Both use a 10 s time limit, so that a slow mutant on a loaded machine does not time out in
 one run and not in the other (the two samples that sleep past any limit still time out).
 
-Bars (issue 15): after the rerun every sample has exactly one result line; the lines written
+Bars: after the rerun every sample has exactly one result line; the lines written
 before the kill are kept as they were (the rerun only appends, after dropping a line cut
 short by the kill), so the rerun scored exactly the samples that had no complete line; every
 verdict and the final ``summary.json`` equal the uninterrupted run's. Exit code 1 otherwise.

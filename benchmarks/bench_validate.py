@@ -1,4 +1,4 @@
-"""Validation bars of issue 6 on the shipped hand-labelled data.
+"""Validation bars on the shipped hand-labelled data.
 
 1. ``lift-metrics validate ir_quality code_quality`` (heldout split, defaults) in a fresh
    interpreter, embedding-model load included: bar under 60 s.

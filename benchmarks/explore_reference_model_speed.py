@@ -2,7 +2,7 @@
 
 ``explore_reference_models.py`` found that all-mpnet-base-v2's cosines lift the no-test score
 to 0.712 (grouped CV, development figure) but measured the model through torch only. The
-no-test score must keep 200 pairs/s on 2 cores (issue 11), so this script measures the model's
+no-test score must keep 200 pairs/s on 2 cores, so this script measures the model's
 fastest paths here through the bundled model's own ONNX fast path (``_export_onnx`` and
 ``_OnnxBackend`` of ``lift_metrics.similarity``, which ``_onnx_spec`` keeps for BERT-family
 models; the spec is made by hand here): the transformer exported to ONNX (fp32), and the same

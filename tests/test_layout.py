@@ -18,10 +18,6 @@ PACKAGE = ROOT / "lift_metrics"
 MAX_LINES = 600
 #: ships whole into the sandbox (it must not import the package)
 LONG_ALLOWED = {"lift_metrics/sandbox/_worker.py"}
-#: modules that other branches of the layout redesign are splitting or cleaning up: path ->
-#: reason; the lead drops these marks after merging them
-BEING_SPLIT: dict[str, str] = {}
-BEING_CLEANED: dict[str, str] = {}
 
 
 def _sources() -> list[Path]:
@@ -106,20 +102,7 @@ def _cross_package_private_imports(path: Path) -> list[str]:
     return bad
 
 
-def _marked(paths: list[Path], pending: dict[str, str]) -> list[object]:
-    return [
-        pytest.param(
-            path,
-            id=_relative(path),
-            marks=pytest.mark.xfail(strict=False, reason=pending[_relative(path)])
-            if _relative(path) in pending
-            else (),
-        )
-        for path in paths
-    ]
-
-
-@pytest.mark.parametrize("path", _marked(_sources(), BEING_SPLIT))
+@pytest.mark.parametrize("path", _sources(), ids=_relative)
 def test_no_module_is_over_600_lines(path: Path) -> None:
     if _relative(path) in LONG_ALLOWED:
         pytest.skip("ships whole into the sandbox")
@@ -127,7 +110,7 @@ def test_no_module_is_over_600_lines(path: Path) -> None:
     assert lines <= MAX_LINES, f"{_relative(path)} has {lines} lines (at most {MAX_LINES})"
 
 
-@pytest.mark.parametrize("path", _marked(_sources(), BEING_CLEANED))
+@pytest.mark.parametrize("path", _sources(), ids=_relative)
 def test_no_module_imports_another_packages_private_module(path: Path) -> None:
     assert _cross_package_private_imports(path) == []
 

@@ -43,12 +43,12 @@ def _weights_and_options(
 ) -> tuple[dict[str, float], types.MappingProxyType[str, Any], CalibrationProfile | None]:
     """Normalised weights, the extra options for the pure metric and the resolved profile.
 
-    Without a profile: ``weights`` (or the defaults) and no options, the metric as before.
+    Without a profile: ``weights`` (or the defaults) and no options.
     With one: its weights and its other options (``similarity_floor``, and for code
     ``wrong_answer_gate`` and ``stub_cap`` where set); ``weights`` must then be None.
     """
     if profile is None:
-        # errors name the attribute (ir_weights / code_weights), as they always have
+        # errors name the attribute (ir_weights / code_weights)
         attribute = "ir_weights" if metric == "ir_quality" else "code_weights"
         return normalize_weights(attribute, weights, defaults), types.MappingProxyType({}), None
     if weights is not None:

@@ -103,8 +103,7 @@ def paired_bootstrap(
         Scores of the same examples under two conditions (e.g. optimized ``a`` and baseline
         ``b``), ``a[i]`` paired with ``b[i]``; equal lengths, at least 1, finite. The delta
         is ``a - b``, the sign of ``scipy.stats.ttest_rel(a, b)`` and of every paired
-        statistic in this package (it was ``b - a`` before, see
-        docs/decisions.md#sign-of-a-delta).
+        statistic in this package (see docs/decisions.md#sign-of-a-delta).
     n_resamples : int, default 10_000
         Bootstrap resamples and random sign flips, from 100 to 1,000,000.
     confidence_level : float, default 0.95

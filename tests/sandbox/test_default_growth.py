@@ -1,4 +1,4 @@
-"""The default sandbox grows with its callers' concurrency (it used to stay at 2 workers)."""
+"""The default sandbox grows with its callers' concurrency beyond its first 2 workers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The opt-in similarity floor and the calibrated profiles (issue 6: agreement with labels)."""
+"""The opt-in similarity floor and the calibrated profiles (agreement with labels)."""
 
 from __future__ import annotations
 
