@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lift_metrics.errors import InputTypeError
-
-if TYPE_CHECKING:  # pragma: no cover
-    pass
-
 
 GATED_COMPONENTS: tuple[str, ...] = ("semantic", "style", "structural")
 """The resemblance components that ``wrong_answer_gate`` scales (syntax and tests are not)."""

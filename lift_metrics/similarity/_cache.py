@@ -5,11 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # pragma: no cover
-    pass
-
+from typing import Any
 
 _HASHED_KEY_CHARS = 1024
 _CHARS_PER_TOKEN_BOUND = 64
