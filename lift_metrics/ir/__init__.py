@@ -46,6 +46,12 @@ from lift_metrics.ir._model import (
     Signature,
     normalize_type_hint,
 )
+from lift_metrics.ir._mutations import (
+    IR_MUTATIONS,
+    IRMutation,
+    ir_mutations,
+    mutation_inversions,
+)
 from lift_metrics.ir._parse import IRParseError, parse_ir
 
 __all__ = [
@@ -57,7 +63,9 @@ __all__ = [
     "EffectPresentConstraint",
     "HasParameterConstraint",
     "IMPURE_EFFECTS",
+    "IR_MUTATIONS",
     "IR",
+    "IRMutation",
     "IRParseError",
     "IRQualityBreakdown",
     "Intent",
@@ -70,8 +78,10 @@ __all__ = [
     "constraint_match",
     "constraint_satisfied",
     "intent_match",
+    "ir_mutations",
     "ir_quality",
     "ir_quality_breakdown",
+    "mutation_inversions",
     "normalize_type_hint",
     "parse_ir",
     "signature_match",
