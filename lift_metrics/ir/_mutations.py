@@ -97,8 +97,10 @@ def _upper_first(text: str) -> str:
 
 
 def _swap_opposites(text: str) -> str | None:
-    """Swap the first word of the opposites table for its opposite (one word only: swapping
-    both words of "shortest first" would keep the meaning)."""
+    """Swap the first word of the opposites table for its opposite.
+
+    One word only: swapping both words of "shortest first" would keep the meaning.
+    """
     for match in _WORD.finditer(text):
         word = match.group(0)
         other = _SWAP.get(word.lower())
@@ -109,7 +111,7 @@ def _swap_opposites(text: str) -> str | None:
 
 
 def _restated(prompt: str | None) -> str | None:
-    """The prompt's first sentence without ``Write a function `f(x)` that``."""
+    """Return the prompt's first sentence without ``Write a function `f(x)` that``."""
     if not prompt or not _PROMPT_HEAD.match(prompt):
         return None
     body = _PROMPT_HEAD.sub("", prompt, count=1)
@@ -124,97 +126,116 @@ def _other_name(name: str, taken: set[str]) -> str:
     return name + "_value"
 
 
-def _edits(ir: dict[str, Any], prompt: str | None) -> dict[str, Callable[[dict[str, Any]], bool]]:
-    """One in-place edit per mutation kind; an edit returns False where it does not apply."""
-    signature = ir["signature"]
-    params: list[dict[str, Any]] = signature["parameters"]
-    description: str = ir["intent"]["description"]
-    names = {p["name"] for p in params}
+_Edit = Callable[[dict[str, Any], dict[str, Any], "str | None"], bool]
 
-    def set_intent(text: str | None) -> Callable[[dict[str, Any]], bool]:
-        def edit(m: dict[str, Any]) -> bool:
-            if text is None or text == description:
-                return False
-            m["intent"]["description"] = text
-            return True
 
-        return edit
+def _intent_edit(make: Callable[[str, str | None], str | None]) -> _Edit:
+    """Return an edit that sets the intent to ``make(description, prompt)`` (None: skip)."""
 
-    def no_type_hints(m: dict[str, Any]) -> bool:
-        for p in m["signature"]["parameters"]:
-            p["type_hint"] = None
-        m["signature"]["return_type"] = None
-        return bool(params) or signature.get("return_type") is not None
-
-    def reorder_constraints(m: dict[str, Any]) -> bool:
-        m["constraints"] = m["constraints"][::-1]
-        return len(ir["constraints"]) > 1
-
-    def drop_effect_details(m: dict[str, Any]) -> bool:
-        m["effects"] = [{"kind": e["kind"]} for e in m["effects"]]
-        return any(len(e) > 1 for e in ir["effects"])
-
-    def wrong_name(m: dict[str, Any]) -> bool:
-        m["signature"]["name"] = "get_" + signature["name"]
-        return True
-
-    def rename_parameter(m: dict[str, Any]) -> bool:
-        if not params:
+    def edit(m: dict[str, Any], base: dict[str, Any], prompt: str | None) -> bool:
+        text = make(base["intent"]["description"], prompt)
+        if text is None:
             return False
-        m["signature"]["parameters"][0]["name"] = _other_name(params[0]["name"], names)
+        m["intent"]["description"] = text
         return True
 
-    def reorder_parameters(m: dict[str, Any]) -> bool:
-        m["signature"]["parameters"] = m["signature"]["parameters"][::-1]
-        return len(params) > 1 and params != params[::-1]
+    return edit
 
-    def duplicate_parameter(m: dict[str, Any]) -> bool:
-        if not params:
-            return False
-        m["signature"]["parameters"] = [copy.deepcopy(params[0]) for _ in range(8)]
-        return True
 
-    def invalid_parameter_name(m: dict[str, Any]) -> bool:
-        if not params:
-            return False
-        m["signature"]["parameters"][0]["name"] = "class"
-        return True
+def _params(m: dict[str, Any]) -> list[dict[str, Any]]:
+    params: list[dict[str, Any]] = m["signature"]["parameters"]
+    return params
 
-    def extra_parameter(m: dict[str, Any]) -> bool:
-        extra = _other_name("extra", names)
-        m["signature"]["parameters"].append({"name": extra, "type_hint": "int"})
-        return True
 
-    def missing_parameter(m: dict[str, Any]) -> bool:
-        m["signature"]["parameters"] = m["signature"]["parameters"][:-1]
-        return bool(params)
+def _no_type_hints(m: dict[str, Any], base: dict[str, Any], prompt: str | None) -> bool:
+    for p in _params(m):
+        p["type_hint"] = None
+    m["signature"]["return_type"] = None
+    return True
 
-    def contradiction(m: dict[str, Any]) -> bool:
-        m["constraints"].append({"kind": "param_count", "count": len(params) + 97})
-        return True
 
-    return {
-        "intent_reworded": set_intent(
-            "This function should " + description[:1].lower() + description[1:]
-        ),
-        "intent_from_prompt": set_intent(_restated(prompt)),
-        "no_type_hints": no_type_hints,
-        "reordered_constraints": reorder_constraints,
-        "effect_details_dropped": drop_effect_details,
-        "wrong_name": wrong_name,
-        "renamed_parameter": rename_parameter,
-        "reordered_parameters": reorder_parameters,
-        "duplicated_parameter": duplicate_parameter,
-        "invalid_parameter_name": invalid_parameter_name,
-        "extra_parameter": extra_parameter,
-        "missing_parameter": missing_parameter,
-        "negated_intent": set_intent(description.rstrip() + NEGATION_SUFFIX),
-        "negated_verb": set_intent("Do not " + description[:1].lower() + description[1:]),
-        "opposite_intent": set_intent(_swap_opposites(description)),
-        "generic_intent": set_intent(GENERIC_INTENT),
-        "empty_intent": set_intent(""),
-        "contradictory_constraint": contradiction,
-    }
+def _reorder_constraints(m: dict[str, Any], base: dict[str, Any], prompt: str | None) -> bool:
+    m["constraints"] = m["constraints"][::-1]
+    return True
+
+
+def _drop_effect_details(m: dict[str, Any], base: dict[str, Any], prompt: str | None) -> bool:
+    m["effects"] = [{"kind": e["kind"]} for e in m["effects"]]
+    return True
+
+
+def _wrong_name(m: dict[str, Any], base: dict[str, Any], prompt: str | None) -> bool:
+    m["signature"]["name"] = "get_" + m["signature"]["name"]
+    return True
+
+
+def _rename_parameter(m: dict[str, Any], base: dict[str, Any], prompt: str | None) -> bool:
+    params = _params(m)
+    if params:
+        params[0]["name"] = _other_name(params[0]["name"], {p["name"] for p in params})
+    return bool(params)
+
+
+def _reorder_parameters(m: dict[str, Any], base: dict[str, Any], prompt: str | None) -> bool:
+    m["signature"]["parameters"] = _params(m)[::-1]
+    return True
+
+
+def _duplicate_parameter(m: dict[str, Any], base: dict[str, Any], prompt: str | None) -> bool:
+    params = _params(m)
+    m["signature"]["parameters"] = [copy.deepcopy(params[0]) for _ in range(8)] if params else []
+    return bool(params)
+
+
+def _invalid_parameter_name(m: dict[str, Any], base: dict[str, Any], prompt: str | None) -> bool:
+    params = _params(m)
+    if params:
+        params[0]["name"] = "class"
+    return bool(params)
+
+
+def _extra_parameter(m: dict[str, Any], base: dict[str, Any], prompt: str | None) -> bool:
+    params = _params(m)
+    params.append({"name": _other_name("extra", {p["name"] for p in params}), "type_hint": "int"})
+    return True
+
+
+def _missing_parameter(m: dict[str, Any], base: dict[str, Any], prompt: str | None) -> bool:
+    m["signature"]["parameters"] = _params(m)[:-1]
+    return True
+
+
+def _contradiction(m: dict[str, Any], base: dict[str, Any], prompt: str | None) -> bool:
+    m["constraints"].append({"kind": "param_count", "count": len(_params(m)) + 97})
+    return True
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
+
+
+#: mutation kind -> in-place edit of a copy of the expected IR; an edit returns False where
+#: it does not apply, and an edit that changes nothing is skipped as well
+_EDITS: dict[str, _Edit] = {
+    "intent_reworded": _intent_edit(lambda d, p: "This function should " + _lower_first(d)),
+    "intent_from_prompt": _intent_edit(lambda d, p: _restated(p)),
+    "no_type_hints": _no_type_hints,
+    "reordered_constraints": _reorder_constraints,
+    "effect_details_dropped": _drop_effect_details,
+    "wrong_name": _wrong_name,
+    "renamed_parameter": _rename_parameter,
+    "reordered_parameters": _reorder_parameters,
+    "duplicated_parameter": _duplicate_parameter,
+    "invalid_parameter_name": _invalid_parameter_name,
+    "extra_parameter": _extra_parameter,
+    "missing_parameter": _missing_parameter,
+    "negated_intent": _intent_edit(lambda d, p: d.rstrip() + NEGATION_SUFFIX),
+    "negated_verb": _intent_edit(lambda d, p: "Do not " + _lower_first(d)),
+    "opposite_intent": _intent_edit(lambda d, p: _swap_opposites(d)),
+    "generic_intent": _intent_edit(lambda d, p: GENERIC_INTENT),
+    "empty_intent": _intent_edit(lambda d, p: ""),
+    "contradictory_constraint": _contradiction,
+}
 
 
 def ir_mutations(
@@ -290,11 +311,10 @@ def ir_mutations(
         raise InputValueError(
             f"kinds has unknown mutation(s) {unknown}; known: {list(IR_MUTATIONS)}"
         )
-    edits = _edits(base, prompt)
     found = []
     for kind in wanted:
         mutated = copy.deepcopy(base)
-        if edits[kind](mutated) and mutated != base:
+        if _EDITS[kind](mutated, base, prompt) and mutated != base:
             found.append(IRMutation(kind, IR_MUTATIONS[kind], mutated))
     return tuple(found)
 
