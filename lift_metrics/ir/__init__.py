@@ -17,11 +17,12 @@ Importing this package loads pydantic but not torch, sentence-transformers or ds
 
 from __future__ import annotations
 
+from lift_metrics.ir._constraints import constraint_satisfied
 from lift_metrics.ir._metrics import (
     DEFAULT_IR_WEIGHTS,
+    IR_UNUSABLE_FACTOR,
     IRQualityBreakdown,
     constraint_match,
-    constraint_satisfied,
     intent_match,
     ir_quality,
     ir_quality_breakdown,
@@ -64,6 +65,7 @@ __all__ = [
     "HasParameterConstraint",
     "IMPURE_EFFECTS",
     "IR_MUTATIONS",
+    "IR_UNUSABLE_FACTOR",
     "IR",
     "IRMutation",
     "IRParseError",

@@ -1,4 +1,4 @@
-"""ir_quality and its four sub-metrics (docs/ir.md), plus constraint checking."""
+"""ir_quality and its four sub-metrics, with the usability gates (docs/ir.md)."""
 
 from __future__ import annotations
 
@@ -7,20 +7,14 @@ import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from pydantic import TypeAdapter
-
 from lift_metrics._checks import normalize_weights
 from lift_metrics.errors import InputTypeError
+from lift_metrics.ir._constraints import constraint_satisfied
+from lift_metrics.ir._intent import intent_defects
 from lift_metrics.ir._model import (
-    IMPURE_EFFECTS,
     IR,
     Constraint,
-    EffectAbsentConstraint,
-    EffectPresentConstraint,
     HasParameterConstraint,
-    MaxEffectsConstraint,
-    ParamCountConstraint,
-    PureConstraint,
     ReturnTypeConstraint,
     normalize_type_hint,
 )
@@ -38,8 +32,8 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_IR_WEIGHTS",
     "IRQualityBreakdown",
+    "IR_UNUSABLE_FACTOR",
     "constraint_match",
-    "constraint_satisfied",
     "intent_match",
     "ir_quality",
     "ir_quality_breakdown",
@@ -55,6 +49,11 @@ DEFAULT_IR_WEIGHTS: Mapping[str, float] = {
     "constraints": 0.2,
 }
 
+#: What each usability defect multiplies the score by: a wrong function name, parameter names
+#: that differ from the expected ones in order, a negated/opposite/generic intent, constraints
+#: that contradict the IR itself (docs/ir.md#usability).
+IR_UNUSABLE_FACTOR = 0.7
+
 IRLike = IR | Mapping[str, Any] | str
 
 
@@ -66,86 +65,6 @@ def _as_ir(name: str, value: Any) -> IR:
     raise InputTypeError(
         f"{name} must be an IR, a mapping or a JSON string, got {type(value).__name__}"
     )
-
-
-@functools.cache
-def _constraint_adapter() -> TypeAdapter[Constraint]:
-    return TypeAdapter(Constraint)
-
-
-def constraint_satisfied(predicted: IR, constraint: Constraint | Mapping[str, Any]) -> bool:
-    """Decide whether the IR ``predicted`` satisfies one constraint.
-
-    Parameters
-    ----------
-    predicted : IR
-        The IR to check.
-    constraint : Constraint or mapping
-        A constraint model, or a dict in the IR JSON shape (``{"kind": "pure"}``).
-
-    Returns
-    -------
-    bool
-
-    Raises
-    ------
-    TypeError
-        When ``constraint`` is not a constraint.
-    pydantic.ValidationError
-        When a dict does not describe a known constraint kind.
-
-    Notes
-    -----
-    ==============  ===========================================================================
-    kind            satisfied when
-    ==============  ===========================================================================
-    return_type     normalised ``signature.return_type`` == normalised ``type_hint``
-    has_parameter   a parameter has that name and, if ``type_hint`` is given, that type
-    param_count     ``len(signature.parameters) == count``
-    effect_present  some effect has kind ``effect``
-    effect_absent   no effect has kind ``effect``
-    max_effects     ``len(effects) <= limit``
-    pure            no effect of kind io, network, writes or mutation
-    ==============  ===========================================================================
-
-    Type hints are compared with :func:`lift_metrics.ir.normalize_type_hint`, so
-    ``List[int]`` satisfies ``list[int]`` and ``Optional[str]`` satisfies ``str | None``.
-
-    Examples
-    --------
-    >>> ir = IR.model_validate({"intent": {"description": "Print x."},
-    ...     "signature": {"name": "show", "parameters": [{"name": "x", "type_hint": "List[int]"}]},
-    ...     "effects": [{"kind": "io"}]})
-    >>> constraint_satisfied(ir, {"kind": "has_parameter", "name": "x", "type_hint": "list[int]"})
-    True
-    >>> constraint_satisfied(ir, {"kind": "pure"})
-    False
-    """
-    if isinstance(constraint, Mapping):
-        constraint = _constraint_adapter().validate_python(constraint)
-    signature = predicted.signature
-    kinds = [effect.kind for effect in predicted.effects]
-    if isinstance(constraint, ReturnTypeConstraint):
-        expected = normalize_type_hint(constraint.type_hint)
-        return normalize_type_hint(signature.return_type) == expected
-    if isinstance(constraint, HasParameterConstraint):
-        wanted = normalize_type_hint(constraint.type_hint)
-        return any(
-            p.name == constraint.name
-            and (wanted is None or normalize_type_hint(p.type_hint) == wanted)
-            for p in signature.parameters
-        )
-    if isinstance(constraint, ParamCountConstraint):
-        return len(signature.parameters) == constraint.count
-    if isinstance(constraint, EffectPresentConstraint):
-        return constraint.effect in kinds
-    if isinstance(constraint, EffectAbsentConstraint):
-        return constraint.effect not in kinds
-    if isinstance(constraint, MaxEffectsConstraint):
-        return len(kinds) <= constraint.limit
-    if isinstance(constraint, PureConstraint):
-        return not any(kind in IMPURE_EFFECTS for kind in kinds)
-    raise InputTypeError(f"constraint must be an IR constraint, got {type(constraint).__name__}")
 
 
 def intent_match(
@@ -205,13 +124,12 @@ def _signature_parts(p: IR, e: IR) -> tuple[float, float, float, list[str], list
     if not name_score:
         reasons.append(f"function name {ps.name!r}, expected {es.name!r}")
         hints.append(f"function name {ps.name!r} is not the expected name")
-    p_params = {(q.name, normalize_type_hint(q.type_hint)) for q in ps.parameters}
-    e_params = {(q.name, normalize_type_hint(q.type_hint)) for q in es.parameters}
-    union = p_params | e_params
-    param_score = len(p_params & e_params) / len(union) if union else 1.0
+    p_list = [(q.name, normalize_type_hint(q.type_hint)) for q in ps.parameters]
+    e_list = [(q.name, normalize_type_hint(q.type_hint)) for q in es.parameters]
+    param_score = _ordered_parameter_score(p_list, e_list)
     if param_score < 1.0:
-        missing = sorted(e_params - p_params, key=str)
-        extra = sorted(p_params - e_params, key=str)
+        missing = sorted(set(e_list) - set(p_list), key=str)
+        extra = sorted(set(p_list) - set(e_list), key=str)
         detail = []
         hint = []
         if missing:
@@ -220,14 +138,40 @@ def _signature_parts(p: IR, e: IR) -> tuple[float, float, float, list[str], list
         if extra:
             detail.append("unexpected " + ", ".join(_show_param(x) for x in extra))
             hint.append("unexpected " + ", ".join(_show_param(x) for x in extra))
-        reasons.append(f"parameters (Jaccard {param_score:.2f}): {'; '.join(detail)}")
-        hints.append(f"parameters (Jaccard {param_score:.2f}): {'; '.join(hint)}")
+        if not missing and not extra:
+            detail.append("in another order")
+            hint.append("in another order")
+        reasons.append(f"parameters (ordered match {param_score:.2f}): {'; '.join(detail)}")
+        hints.append(f"parameters (ordered match {param_score:.2f}): {'; '.join(hint)}")
     p_ret, e_ret = normalize_type_hint(ps.return_type), normalize_type_hint(es.return_type)
     return_score = 1.0 if p_ret == e_ret else 0.5
     if return_score < 1.0:
         reasons.append(f"return type {p_ret}, expected {e_ret} (0.5 partial credit)")
         hints.append(f"return type {p_ret} is not the expected type (0.5 partial credit)")
     return name_score, param_score, return_score, reasons, hints
+
+
+def _ordered_parameter_score(
+    predicted: list[tuple[str, str | None]], expected: list[tuple[str, str | None]]
+) -> float:
+    """Position by position: same name 0.5, plus 0.5 for the same type (0.25 when one is unknown).
+
+    Divided by the longer list's length; two empty lists match (1.0).
+    """
+    longest = max(len(predicted), len(expected))
+    if longest == 0:
+        return 1.0
+    total = 0.0
+    for (p_name, p_hint), (e_name, e_hint) in zip(predicted, expected, strict=False):
+        if p_name != e_name:
+            continue
+        if p_hint == e_hint:
+            total += 1.0
+        elif p_hint is None or e_hint is None:
+            total += 0.75
+        else:
+            total += 0.5
+    return total / longest
 
 
 def _show_param(param: tuple[str, str | None]) -> str:
@@ -316,7 +260,8 @@ def _failed_constraints(p: IR, e: IR) -> list[Constraint]:
 
 
 def constraint_match(predicted: IRLike, expected: IRLike) -> float:
-    """Fraction of the expected IR's constraints that the predicted IR satisfies.
+    r"""Fraction of the expected IR's constraints that the predicted IR satisfies, times the
+    fraction of its own constraints that it keeps.
 
     Parameters
     ----------
@@ -325,12 +270,20 @@ def constraint_match(predicted: IRLike, expected: IRLike) -> float:
     Returns
     -------
     float
-        In [0, 1]; 1.0 when the expected IR has no constraints (nothing is asked).
+        In [0, 1]; 1.0 when the expected IR has no constraints (nothing is asked) and the
+        predicted IR breaks none of its own.
 
     Notes
     -----
-    Each constraint is decided by :func:`constraint_satisfied`. The predicted IR's own
-    constraints are not compared.
+    .. math::
+
+        \frac{|\{c \in E_c : P \models c\}|}{|E_c|} \cdot
+        \frac{|\{c \in P_c : P \models c\}|}{|P_c|}
+
+    Each constraint is decided by :func:`constraint_satisfied`. A predicted constraint that
+    the predicted IR itself breaks (``param_count: 99`` next to two parameters) is a
+    contradiction: it lowers this score, and :func:`ir_quality` counts it as a usability
+    defect (docs/ir.md#usability). Either factor is 1.0 for an empty list.
 
     Examples
     --------
@@ -342,9 +295,31 @@ def constraint_match(predicted: IRLike, expected: IRLike) -> float:
     0.5
     """
     p, e = _as_ir("predicted", predicted), _as_ir("expected", expected)
-    if not e.constraints:
-        return 1.0
-    return 1.0 - len(_failed_constraints(p, e)) / len(e.constraints)
+    return _constraint_score(p, e)[0]
+
+
+def _contradicted(p: IR) -> list[Constraint]:
+    """Return the predicted IR's own constraints that its own signature or effects break.
+
+    A type constraint on an unknown (``None``) type does not contradict it: it adds the type.
+    """
+    hints = {q.name: q.type_hint for q in p.signature.parameters}
+    found = []
+    for c in p.constraints:
+        if isinstance(c, ReturnTypeConstraint) and p.signature.return_type is None:
+            continue
+        if isinstance(c, HasParameterConstraint) and c.name in hints and hints[c.name] is None:
+            continue
+        if not constraint_satisfied(p, c):
+            found.append(c)
+    return found
+
+
+def _constraint_score(p: IR, e: IR) -> tuple[float, list[Constraint], list[Constraint]]:
+    failed, contradicted = _failed_constraints(p, e), _contradicted(p)
+    met = 1.0 - len(failed) / len(e.constraints) if e.constraints else 1.0
+    consistent = 1.0 - len(contradicted) / len(p.constraints) if p.constraints else 1.0
+    return met * consistent, failed, contradicted
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -354,7 +329,7 @@ class IRQualityBreakdown:
     Attributes
     ----------
     score : float
-        ``sum(weights[k] * components[k])`` in [0, 1].
+        ``usability * sum(weights[k] * components[k])`` in [0, 1].
     components : dict
         ``{"intent", "signature", "structure", "constraints"}`` -> sub-metric value.
     weights : dict
@@ -368,6 +343,12 @@ class IRQualityBreakdown:
         the predicted IR (its description, names, types and effect kinds) and the kinds of
         the violated constraints. Feedback for an optimizer reads these, so that it cannot
         copy the expected IR out of the feedback (docs/ir.md#hints).
+    usability : float
+        ``IR_UNUSABLE_FACTOR ** len(defects)``: 1.0 when the next step can use the IR.
+    defects : tuple of str
+        What keeps the next step from using the IR (docs/ir.md#usability): a wrong function
+        name, parameter names that differ in order, a generic, negated or opposite intent,
+        constraints that contradict the IR itself.
     """
 
     score: float
@@ -376,6 +357,8 @@ class IRQualityBreakdown:
     failed_constraints: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
     hints: tuple[str, ...] = ()
+    usability: float = 1.0
+    defects: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         parts = ", ".join(f"{k}={v:.3f}" for k, v in self.components.items())
@@ -390,6 +373,8 @@ class IRQualityBreakdown:
             "failed_constraints": list(self.failed_constraints),
             "reasons": list(self.reasons),
             "hints": list(self.hints),
+            "usability": self.usability,
+            "defects": list(self.defects),
         }
 
 
@@ -474,26 +459,78 @@ def ir_quality_breakdown(
             f"structure: effect kinds {_effect_kinds(p)} differ from the expected effects "
             f"(similarity {structure:.2f})"
         )
-    failed = _failed_constraints(p, e)
-    constraints = 1.0 - len(failed) / len(e.constraints) if e.constraints else 1.0
+    constraints, failed, contradicted = _constraint_score(p, e)
     failed_text = tuple(c.describe() for c in failed)
     reasons.extend(f"constraints: violated: {text}" for text in failed_text)
     hints.extend(f"constraints: violated: a {c.kind} constraint" for c in failed)
+    for c in contradicted:
+        reasons.append(f"constraints: its own constraint '{c.describe()}' contradicts the IR")
+        hints.append(f"constraints: its own constraint '{c.describe()}' contradicts the IR")
     components = {
         "intent": intent,
         "signature": signature,
         "structure": structure,
         "constraints": constraints,
     }
-    score = sum(w[key] * components[key] for key in w if w[key] > 0)
+    defects = _usability_defects(p, e, check_intent=w["intent"] > 0, contradicted=contradicted)
+    usability = IR_UNUSABLE_FACTOR ** len(defects)
+    reasons.extend(f"usability: {line}" for line, _ in defects)
+    hints.extend(f"usability: {hint}" for _, hint in defects)
+    weighted = sum(w[key] * components[key] for key in w if w[key] > 0)
     return IRQualityBreakdown(
-        score=min(max(score, 0.0), 1.0),
+        score=min(max(weighted * usability, 0.0), 1.0),
         components=components,
         weights=w,
         failed_constraints=failed_text,
         reasons=tuple(reasons),
         hints=tuple(hints),
+        usability=usability,
+        defects=tuple(line for line, _ in defects),
     )
+
+
+def _usability_defects(
+    p: IR, e: IR, *, check_intent: bool, contradicted: list[Constraint]
+) -> list[tuple[str, str]]:
+    """Return (reason, hint) for each defect that keeps the next step from using the IR."""
+    found: list[tuple[str, str]] = []
+    if p.signature.name != e.signature.name:
+        found.append(
+            (
+                f"the function name {p.signature.name!r} is not {e.signature.name!r}: "
+                "code generated from it cannot be called by its name",
+                f"the function name {p.signature.name!r} is not the name the caller uses",
+            )
+        )
+    p_names = [q.name for q in p.signature.parameters]
+    e_names = [q.name for q in e.signature.parameters]
+    if p_names != e_names:
+        found.append(
+            (
+                f"the parameters {p_names} are not {e_names} in this order: "
+                "the caller's arguments do not fit",
+                f"the parameters {p_names} are not the caller's parameters in the caller's order",
+            )
+        )
+    if check_intent:
+        for line in intent_defects(p.intent.description, e.intent.description):
+            kind = line.partition(":")[0]
+            found.append((f"intent {line}", f"intent {kind}: {_INTENT_HINTS[kind]}"))
+    if contradicted:
+        found.append(
+            (
+                f"{len(contradicted)} of its own constraint(s) contradict its signature or effects",
+                f"{len(contradicted)} of its own constraint(s) contradict its signature or effects",
+            )
+        )
+    return found
+
+
+_INTENT_HINTS = {
+    "generic": "the description names nothing specific to the task",
+    "negated": "the description negates what the function should do",
+    "opposite": "the description asks for the opposite or the inverse of the task",
+}
 
 
 def ir_quality(

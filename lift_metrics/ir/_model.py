@@ -10,9 +10,10 @@ import ast
 import enum
 import functools
 import json
+import keyword
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from lift_metrics import _pyast as pyast
 
@@ -89,14 +90,48 @@ class Parameter(BaseModel):
     type_hint: str | None = None
 
 
+def _identifier_problem(name: str) -> str | None:
+    """Say why ``name`` cannot name a Python function or parameter (None when it can)."""
+    if keyword.iskeyword(name):
+        return f"{name!r} is a Python keyword"
+    if not name.isidentifier():
+        return f"{name!r} is not a Python identifier"
+    return None
+
+
 class Signature(BaseModel):
-    """Function name, ordered parameters and return annotation (``None`` when unknown)."""
+    """Function name, ordered parameters and return annotation (``None`` when unknown).
+
+    The function name and every parameter name must be Python identifiers that are not
+    keywords, and no two parameters may share a name: code generated from such a signature
+    could not be defined or called (docs/ir.md#the-ir-model-rejects-what-cannot-be-called).
+    """
 
     model_config = _FROZEN
 
     name: str
     parameters: list[Parameter] = Field(default_factory=list)
     return_type: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _callable_name(cls, name: str) -> str:
+        problem = _identifier_problem(name)
+        if problem is not None:
+            raise ValueError(f"function name {problem}")
+        return name
+
+    @model_validator(mode="after")
+    def _callable_parameters(self) -> Signature:
+        seen: set[str] = set()
+        for parameter in self.parameters:
+            problem = _identifier_problem(parameter.name)
+            if problem is not None:
+                raise ValueError(f"parameter name {problem}")
+            if parameter.name in seen:
+                raise ValueError(f"parameter {parameter.name!r} is listed more than once")
+            seen.add(parameter.name)
+        return self
 
 
 class Effect(BaseModel):

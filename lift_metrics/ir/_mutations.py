@@ -97,16 +97,24 @@ def _upper_first(text: str) -> str:
 
 
 def _swap_opposites(text: str) -> str | None:
-    """Swap the first word of the opposites table for its opposite.
+    """Swap the words of the first pair of the opposites table that the text uses.
 
-    One word only: swapping both words of "shortest first" would keep the meaning.
+    Only that pair: swapping every pair would turn "shortest first" into "longest last",
+    which means the same.
     """
     for match in _WORD.finditer(text):
-        word = match.group(0)
-        other = _SWAP.get(word.lower())
-        if other is not None:
-            other = _upper_first(other) if word[0].isupper() else other
-            return text[: match.start()] + other + text[match.end() :]
+        pair = {match.group(0).lower(), _SWAP.get(match.group(0).lower(), "")}
+        if "" in pair:
+            continue
+
+        def swap(found: re.Match[str], pair: set[str] = pair) -> str:
+            word = found.group(0)
+            if word.lower() not in pair:
+                return word
+            other = _SWAP[word.lower()]
+            return _upper_first(other) if word[0].isupper() else other
+
+        return _WORD.sub(swap, text)
     return None
 
 
