@@ -24,22 +24,27 @@ import re
 
 __all__ = ["intent_defects"]
 
+
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 _TOKEN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*(?:'[a-z]+)?")
 _CLAUSE_END = frozenset({"and", "or", "but", "so", "then", "while", "whereas"})
 _NEGATIONS = frozenset(
     {"not", "no", "never", "nor", "neither", "without", "cannot", "unless", "nothing", "n't"}
 )
-_STOPWORDS = frozenset(
+_STOPWORDS = _wordset(
     """a an the this that these those it its it's they them their there here of to in on at
     by for from with as is are was were be been being do does did doing done has have had
     having will would shall should can could may might must and or but if then else when
     where which who whom whose what how why so such than too very just also only each every
     all any some both either one ones into onto over under up down out about after before
     again further once same other another own i you he she we me my your our us him her
-    not no never nor neither without cannot unless nothing ca wo""".split()
+    not no never nor neither without cannot unless nothing ca wo"""
 )
 #: words that fit every function; an intent made only of these says nothing specific
-_GENERIC = frozenset(
+_GENERIC = _wordset(
     """function functions method procedure routine code program logic task job operation
     operations process processes processing processed perform performs performing handle
     handles handling handled input inputs output outputs result results return returns
@@ -49,7 +54,7 @@ _GENERIC = frozenset(
     appropriately accordingly specified required needed necessary expected correct
     correctly properly provided certain some way ways run runs execute executes use uses
     used using make makes produce produces get gets take takes based relevant
-    corresponding respective specific particular""".split()
+    corresponding respective specific particular"""
 )
 #: groups of mutually exclusive words; the first spelling of a synonym set is canonical
 _CONTRASTS: tuple[tuple[str, ...], ...] = (

@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from lift_metrics._checks import normalize_weights
 from lift_metrics.errors import InputTypeError
 from lift_metrics.ir._constraints import constraint_satisfied
-from lift_metrics.ir._intent import intent_defects
-from lift_metrics.ir._model import (
-    IR,
-    Constraint,
-    HasParameterConstraint,
-    ReturnTypeConstraint,
-    normalize_type_hint,
-)
+from lift_metrics.ir._model import IR, Constraint, normalize_type_hint
 from lift_metrics.ir._parse import parse_ir
+from lift_metrics.ir._usability import contradicted_constraints, usability_defects
 from lift_metrics.similarity import (
     check_similarity_floor,
     rescale_similarity,
@@ -180,7 +173,7 @@ def _show_param(param: tuple[str, str | None]) -> str:
 
 
 def signature_match(predicted: IRLike, expected: IRLike) -> float:
-    """Mean of name match, parameter Jaccard and return-type match.
+    """Mean of name match, ordered parameter match and return-type match.
 
     Parameters
     ----------
@@ -194,14 +187,19 @@ def signature_match(predicted: IRLike, expected: IRLike) -> float:
     Notes
     -----
     * name: 1 if the function names are equal, else 0;
-    * params: Jaccard index of the sets of ``(name, normalised type hint)`` pairs; two empty
-      parameter lists give 1.0 (two zero-argument signatures match,
-      docs/decisions.md#jaccard-of-two-empty-sets-is-1);
+    * params: the parameter lists compared position by position, since the caller passes
+      its arguments by position and by name: at each position, 0 for another name, else 0.5
+      for the name plus 0.5 for the same type, 0.25 when one of the two types is unknown
+      (``null``), 0 for another type; the sum is divided by the longer list's length. Two
+      empty lists give 1.0 (two zero-argument signatures match,
+      docs/decisions.md#jaccard-of-two-empty-sets-is-1); a reordered list matches nowhere
+      (docs/decisions.md#parameters-are-compared-in-order);
     * ret: 1 if the normalised return types are equal, else 0.5 (partial credit,
       docs/decisions.md#wrong-return-type-keeps-05).
 
-    A parameter with an unknown (``null``) type hint only matches one that is also unknown.
     Type hints are normalised with :func:`lift_metrics.ir.normalize_type_hint`.
+    :func:`ir_quality` also counts a wrong name and a parameter list with other names or
+    another order as usability defects (docs/ir.md#usability).
 
     Examples
     --------
@@ -260,8 +258,7 @@ def _failed_constraints(p: IR, e: IR) -> list[Constraint]:
 
 
 def constraint_match(predicted: IRLike, expected: IRLike) -> float:
-    r"""Fraction of the expected IR's constraints that the predicted IR satisfies, times the
-    fraction of its own constraints that it keeps.
+    r"""Share of the expected constraints the prediction meets, times the share of its own it keeps.
 
     Parameters
     ----------
@@ -298,25 +295,8 @@ def constraint_match(predicted: IRLike, expected: IRLike) -> float:
     return _constraint_score(p, e)[0]
 
 
-def _contradicted(p: IR) -> list[Constraint]:
-    """Return the predicted IR's own constraints that its own signature or effects break.
-
-    A type constraint on an unknown (``None``) type does not contradict it: it adds the type.
-    """
-    hints = {q.name: q.type_hint for q in p.signature.parameters}
-    found = []
-    for c in p.constraints:
-        if isinstance(c, ReturnTypeConstraint) and p.signature.return_type is None:
-            continue
-        if isinstance(c, HasParameterConstraint) and c.name in hints and hints[c.name] is None:
-            continue
-        if not constraint_satisfied(p, c):
-            found.append(c)
-    return found
-
-
 def _constraint_score(p: IR, e: IR) -> tuple[float, list[Constraint], list[Constraint]]:
-    failed, contradicted = _failed_constraints(p, e), _contradicted(p)
+    failed, contradicted = _failed_constraints(p, e), contradicted_constraints(p)
     met = 1.0 - len(failed) / len(e.constraints) if e.constraints else 1.0
     consistent = 1.0 - len(contradicted) / len(p.constraints) if p.constraints else 1.0
     return met * consistent, failed, contradicted
@@ -413,8 +393,18 @@ def ir_quality_breakdown(
 
     Notes
     -----
-    When the intent weight is 0 the embedder is not called (no model is loaded) and
-    ``components["intent"]`` is ``nan``; components with weight 0 do not enter the score.
+    When the intent weight is 0 the embedder is not called (no model is loaded),
+    ``components["intent"]`` is ``nan`` and the intent is not checked for defects;
+    components with weight 0 do not enter the score.
+
+    The weighted sum is multiplied by ``usability = IR_UNUSABLE_FACTOR ** k`` (0.7 per
+    defect) for the ``k`` defects that keep the step that writes code from using the IR
+    (docs/ir.md#usability): a function name other than the expected one; parameter names
+    that differ from the expected ones or their order; an intent that is generic, negated or
+    asks for the opposite task (:attr:`IRQualityBreakdown.defects` says which word decided);
+    constraints of its own that its own signature or effects break. So an IR with a defect
+    scores at most 0.7, and below a usable IR that only lacks its type hints (0.83 on the
+    project's tasks).
 
     Examples
     --------
@@ -423,8 +413,10 @@ def ir_quality_breakdown(
     >>> other = {**ir, "signature": {"name": "plus", "parameters": [{"name": "a"}, {"name": "b"}]}}
     >>> w = {"intent": 0, "signature": 1, "structure": 1, "constraints": 1}
     >>> result = ir_quality_breakdown(other, ir, weights=w)
-    >>> round(result.score, 4), result.reasons
-    (0.8889, ("signature: function name 'plus', expected 'add'",))
+    >>> round(result.score, 4), result.usability  # (2/3 + 1 + 1) / 3, times 0.7
+    (0.6222, 0.7)
+    >>> result.defects
+    ("the function name 'plus' is not 'add': code generated from it cannot be called by its name",)
     """
     w = normalize_weights("weights", weights, DEFAULT_IR_WEIGHTS)
     p, e = _as_ir("predicted", predicted), _as_ir("expected", expected)
@@ -472,7 +464,7 @@ def ir_quality_breakdown(
         "structure": structure,
         "constraints": constraints,
     }
-    defects = _usability_defects(p, e, check_intent=w["intent"] > 0, contradicted=contradicted)
+    defects = usability_defects(p, e, check_intent=w["intent"] > 0, contradicted=contradicted)
     usability = IR_UNUSABLE_FACTOR ** len(defects)
     reasons.extend(f"usability: {line}" for line, _ in defects)
     hints.extend(f"usability: {hint}" for _, hint in defects)
@@ -487,50 +479,6 @@ def ir_quality_breakdown(
         usability=usability,
         defects=tuple(line for line, _ in defects),
     )
-
-
-def _usability_defects(
-    p: IR, e: IR, *, check_intent: bool, contradicted: list[Constraint]
-) -> list[tuple[str, str]]:
-    """Return (reason, hint) for each defect that keeps the next step from using the IR."""
-    found: list[tuple[str, str]] = []
-    if p.signature.name != e.signature.name:
-        found.append(
-            (
-                f"the function name {p.signature.name!r} is not {e.signature.name!r}: "
-                "code generated from it cannot be called by its name",
-                f"the function name {p.signature.name!r} is not the name the caller uses",
-            )
-        )
-    p_names = [q.name for q in p.signature.parameters]
-    e_names = [q.name for q in e.signature.parameters]
-    if p_names != e_names:
-        found.append(
-            (
-                f"the parameters {p_names} are not {e_names} in this order: "
-                "the caller's arguments do not fit",
-                f"the parameters {p_names} are not the caller's parameters in the caller's order",
-            )
-        )
-    if check_intent:
-        for line in intent_defects(p.intent.description, e.intent.description):
-            kind = line.partition(":")[0]
-            found.append((f"intent {line}", f"intent {kind}: {_INTENT_HINTS[kind]}"))
-    if contradicted:
-        found.append(
-            (
-                f"{len(contradicted)} of its own constraint(s) contradict its signature or effects",
-                f"{len(contradicted)} of its own constraint(s) contradict its signature or effects",
-            )
-        )
-    return found
-
-
-_INTENT_HINTS = {
-    "generic": "the description names nothing specific to the task",
-    "negated": "the description negates what the function should do",
-    "opposite": "the description asks for the opposite or the inverse of the task",
-}
 
 
 def ir_quality(
@@ -563,10 +511,15 @@ def ir_quality(
     -----
     .. math::
 
-        0.3\,\text{intent} + 0.3\,\text{signature} + 0.2\,\text{structure}
-        + 0.2\,\text{constraints}
+        0.7^{k} \, (0.3\,\text{intent} + 0.3\,\text{signature} + 0.2\,\text{structure}
+        + 0.2\,\text{constraints})
 
-    See :func:`ir_quality_breakdown` for the parts and the reasons for lost points.
+    with ``k`` the number of usability defects (wrong function name, parameters with other
+    names or in another order, a generic, negated or opposite intent, self-contradicting
+    constraints; docs/ir.md#usability). See :func:`ir_quality_breakdown` for the parts, the
+    defects and the reasons for lost points. An IR the model rejects (duplicate or keyword
+    parameter names) raises :class:`IRParseError`; :class:`~lift_metrics.dspy_metrics.IRQuality`
+    scores it 0.
 
     Examples
     --------

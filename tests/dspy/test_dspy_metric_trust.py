@@ -173,7 +173,7 @@ def _reflect(text: str) -> tuple[dict[str, Any], dict[str, str]]:
         ir["intent"] = m.group(2)
     if m := re.search(r"function name '.*?', expected '(\w+)'", text):
         ir["name"] = m.group(1)
-    if m := re.search(r"parameters \(Jaccard [\d.]+\): missing ([^;\n]*)", text):
+    if m := re.search(r"parameters \(ordered match [\d.]+\): missing ([^;\n]*)", text):
         ir["parameters"] = sorted(re.findall(r"(?:^|, )(\w+)(?=:|,|$)", m.group(1).strip()))
     if m := re.search(r"return type \S+, expected (\S+)", text):
         ir["return_type"] = m.group(1)
