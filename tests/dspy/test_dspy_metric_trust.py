@@ -31,7 +31,9 @@ from lift_metrics.optimizers._tasks import load_tasks
 TASKS = load_tasks()
 WRONG_IR = {
     "intent": {"description": "Do something with the input."},
-    "signature": {"name": "solve", "parameters": [{"name": "x"}], "return_type": "None"},
+    # names no task uses: the parameter score is position by position, so a shared name (t004
+    # has ``x``) would score differently against the disguised task
+    "signature": {"name": "solve", "parameters": [{"name": "qq_arg"}], "return_type": "None"},
     "effects": [{"kind": "io"}],
 }
 METRICS: list[tuple[type, dict[str, Any]]] = [
