@@ -82,7 +82,7 @@ def main() -> int:
             if (wrapped >= metric.threshold) != m.usable:
                 cleared[m.name] += 1
         for name, table in per_task.items():
-            for bad, _good in mutation_inversions(table, expected_score=exact[name]):
+            for bad, _good in mutation_inversions(table, reference_score=exact[name]):
                 inversions[name][bad] += 1
     elapsed = time.perf_counter() - start
 

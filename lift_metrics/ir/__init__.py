@@ -7,10 +7,16 @@ is shared with the datasets and the pipeline's constrained decoding.
 Metrics (docs/ir.md; all in [0, 1], higher is better):
 
 * :func:`intent_match` - embedding cosine of the intent descriptions;
-* :func:`signature_match` - name, parameter Jaccard, return type;
+* :func:`signature_match` - name, parameters compared in order, return type;
 * :func:`structure_match` - normalised Levenshtein over effect kinds;
-* :func:`constraint_match` - fraction of expected constraints satisfied;
-* :func:`ir_quality` / :func:`ir_quality_breakdown` - the weighted sum 0.3/0.3/0.2/0.2.
+* :func:`constraint_match` - fraction of expected constraints satisfied, times the fraction
+  of its own constraints the prediction keeps;
+* :func:`ir_quality` / :func:`ir_quality_breakdown` - the weighted sum 0.3/0.3/0.2/0.2, times
+  :data:`IR_UNUSABLE_FACTOR` (0.7) per usability defect (docs/ir.md#usability).
+
+The IR gaming suite: :func:`ir_mutations` makes named mutations of an expected IR tagged
+usable or unusable (:data:`IR_MUTATIONS`); :func:`mutation_inversions` lists the pairs a
+metric ranks the wrong way round (docs/ir.md#the-ir-gaming-suite).
 
 Importing this package loads pydantic but not torch, sentence-transformers or dspy.
 """
@@ -64,12 +70,12 @@ __all__ = [
     "EffectPresentConstraint",
     "HasParameterConstraint",
     "IMPURE_EFFECTS",
-    "IR_MUTATIONS",
-    "IR_UNUSABLE_FACTOR",
     "IR",
     "IRMutation",
     "IRParseError",
     "IRQualityBreakdown",
+    "IR_MUTATIONS",
+    "IR_UNUSABLE_FACTOR",
     "Intent",
     "MaxEffectsConstraint",
     "ParamCountConstraint",

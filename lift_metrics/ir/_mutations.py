@@ -247,16 +247,16 @@ _EDITS: dict[str, _Edit] = {
 
 
 def ir_mutations(
-    expected: IR | Mapping[str, Any],
+    ir: IR | Mapping[str, Any],
     *,
     prompt: str | None = None,
     kinds: tuple[str, ...] | None = None,
 ) -> tuple[IRMutation, ...]:
-    """Return named mutations of ``expected``, each tagged usable or unusable.
+    """Return named mutations of the expected IR ``ir``, each tagged usable or unusable.
 
     Parameters
     ----------
-    expected : IR or mapping
+    ir : IR or mapping
         The expected IR of a task (a dict must be a valid IR).
     prompt : str, optional
         The task's prompt. When it starts with ``Write a function `f(...)` that``, its first
@@ -276,9 +276,9 @@ def ir_mutations(
     Raises
     ------
     InputValueError
-        For an unknown kind (the message lists the known ones) or an invalid ``expected``.
+        For an unknown kind (the message lists the known ones) or an invalid ``ir``.
     InputTypeError
-        When ``expected`` is neither an IR nor a mapping.
+        When ``ir`` is neither an IR nor a mapping.
 
     Notes
     -----
@@ -305,12 +305,12 @@ def ir_mutations(
     >>> found["no_type_hints"].usable, "reordered_parameters" in found
     (True, False)
     """
-    if isinstance(expected, IR):
-        base = expected.model_dump(mode="json")
-    elif isinstance(expected, Mapping):
-        base = IR.model_validate(expected).model_dump(mode="json")
+    if isinstance(ir, IR):
+        base = ir.model_dump(mode="json")
+    elif isinstance(ir, Mapping):
+        base = IR.model_validate(ir).model_dump(mode="json")
     else:
-        raise InputTypeError(f"expected must be an IR or a mapping, got {type(expected).__name__}")
+        raise InputTypeError(f"ir must be an IR or a mapping, got {type(ir).__name__}")
     if prompt is not None and not isinstance(prompt, str):
         raise InputTypeError(f"prompt must be a string or None, got {type(prompt).__name__}")
     wanted = tuple(IR_MUTATIONS) if kinds is None else tuple(kinds)
@@ -328,7 +328,7 @@ def ir_mutations(
 
 
 def mutation_inversions(
-    scores: Mapping[str, float], *, expected_score: float | None = None
+    scores: Mapping[str, float], *, reference_score: float | None = None
 ) -> list[tuple[str, str]]:
     """List the pairs of one task's mutations that a metric ranks the wrong way round.
 
@@ -337,7 +337,7 @@ def mutation_inversions(
     scores : mapping of str to float
         Mutation kind (a key of :data:`IR_MUTATIONS`) -> the metric's score of that mutation
         of one task. A mutation the metric rejects (raises on) should be given as 0.0.
-    expected_score : float, optional
+    reference_score : float, optional
         The metric's score of the expected IR itself, compared as the usable ``"expected"``.
 
     Returns
@@ -353,15 +353,15 @@ def mutation_inversions(
 
     Examples
     --------
-    >>> mutation_inversions({"no_type_hints": 0.8, "wrong_name": 0.9}, expected_score=1.0)
+    >>> mutation_inversions({"no_type_hints": 0.8, "wrong_name": 0.9}, reference_score=1.0)
     [('wrong_name', 'no_type_hints')]
     """
     unknown = [k for k in scores if k not in IR_MUTATIONS]
     if unknown:
         raise InputValueError(f"scores has unknown mutation(s) {unknown}")
     usable = {k: float(v) for k, v in scores.items() if IR_MUTATIONS[k]}
-    if expected_score is not None:
-        usable["expected"] = float(expected_score)
+    if reference_score is not None:
+        usable["expected"] = float(reference_score)
     return [
         (bad, good)
         for bad, bad_score in scores.items()
