@@ -13,7 +13,7 @@ import json
 import keyword
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lift_metrics import _pyast as pyast
 
@@ -91,7 +91,7 @@ class Parameter(BaseModel):
 
 
 def _identifier_problem(name: str) -> str | None:
-    """Say why ``name`` cannot name a Python function or parameter (None when it can)."""
+    """Say why ``name`` cannot name a Python parameter (None when it can)."""
     if keyword.iskeyword(name):
         return f"{name!r} is a Python keyword"
     if not name.isidentifier():
@@ -102,9 +102,11 @@ def _identifier_problem(name: str) -> str | None:
 class Signature(BaseModel):
     """Function name, ordered parameters and return annotation (``None`` when unknown).
 
-    The function name and every parameter name must be Python identifiers that are not
-    keywords, and no two parameters may share a name: code generated from such a signature
-    could not be defined or called (docs/ir.md#the-ir-model-rejects-what-cannot-be-called).
+    Every parameter name must be a Python identifier that is not a keyword, and no two
+    parameters may share a name: code generated from such a signature could not be defined
+    (docs/ir.md#the-ir-model-rejects-what-cannot-be-called). The function name is not checked
+    here: the pipeline reads ``"add(a, b)"`` as ``add``, and ``ir_quality`` scores a name
+    other than the expected one as a usability defect.
     """
 
     model_config = _FROZEN
@@ -112,14 +114,6 @@ class Signature(BaseModel):
     name: str
     parameters: list[Parameter] = Field(default_factory=list)
     return_type: str | None = None
-
-    @field_validator("name")
-    @classmethod
-    def _callable_name(cls, name: str) -> str:
-        problem = _identifier_problem(name)
-        if problem is not None:
-            raise ValueError(f"function name {problem}")
-        return name
 
     @model_validator(mode="after")
     def _callable_parameters(self) -> Signature:
