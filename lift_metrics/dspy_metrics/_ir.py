@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from lift_metrics.ir import (
     DEFAULT_IR_WEIGHTS,
     IR,
+    IR_UNUSABLE_FACTOR,
     IRQualityBreakdown,
     ir_quality_breakdown,
     parse_ir,
@@ -37,6 +38,7 @@ from lift_metrics.dspy_metrics._protocol import (
     MetricBreakdown,
     TraceReturns,
     _Metric,
+    _threshold_above,
 )
 
 logger = logging.getLogger(__name__)
@@ -149,8 +151,12 @@ class IRQuality(_IRPart, _Metric):
         profile: the default metric). A profile for another metric raises ValueError.
     embedder : Embedder, optional
         For intent similarity; default the bundled all-MiniLM-L6-v2.
-    threshold : float, default 0.5
-        ``score >= threshold`` is a success when bootstrapping demonstrations.
+    threshold : float or None, default None
+        ``score >= threshold`` is a success when bootstrapping demonstrations. None: 0.05
+        above :data:`lift_metrics.ir.IR_UNUSABLE_FACTOR` (0.75), the most an IR with a
+        usability defect can score (a wrong function name or parameters, a generic, negated
+        or opposite intent, self-contradicting constraints; docs/ir.md#usability), so that no
+        such IR becomes a demonstration.
     history_size : int, default 256
         How many recent breakdowns :attr:`history` keeps (0 keeps none).
     trace_returns : {"bool", "float"}, default "bool"
@@ -200,7 +206,7 @@ class IRQuality(_IRPart, _Metric):
         weights: Mapping[str, float] | None = None,
         profile: ProfileLike | None = None,
         embedder: Embedder | None = None,
-        threshold: float = 0.5,
+        threshold: float | None = None,
         history_size: int = 256,
         cache_size: int = 4096,
         trace_returns: TraceReturns = "bool",
@@ -223,6 +229,8 @@ class IRQuality(_IRPart, _Metric):
             names=("weights", "profile"),
         )
         self._part_fields = {"ir": str(self.ir_field)}
+        if threshold is None:
+            self.threshold = _threshold_above(IR_UNUSABLE_FACTOR)
 
     def __repr__(self) -> str:
         return (

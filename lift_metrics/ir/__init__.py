@@ -7,21 +7,28 @@ is shared with the datasets and the pipeline's constrained decoding.
 Metrics (docs/ir.md; all in [0, 1], higher is better):
 
 * :func:`intent_match` - embedding cosine of the intent descriptions;
-* :func:`signature_match` - name, parameter Jaccard, return type;
+* :func:`signature_match` - name, parameters compared in order, return type;
 * :func:`structure_match` - normalised Levenshtein over effect kinds;
-* :func:`constraint_match` - fraction of expected constraints satisfied;
-* :func:`ir_quality` / :func:`ir_quality_breakdown` - the weighted sum 0.3/0.3/0.2/0.2.
+* :func:`constraint_match` - fraction of expected constraints satisfied, times the fraction
+  of its own constraints the prediction keeps;
+* :func:`ir_quality` / :func:`ir_quality_breakdown` - the weighted sum 0.3/0.3/0.2/0.2, times
+  :data:`IR_UNUSABLE_FACTOR` (0.7) per usability defect (docs/ir.md#usability).
+
+The IR gaming suite: :func:`ir_mutations` makes named mutations of an expected IR tagged
+usable or unusable (:data:`IR_MUTATIONS`); :func:`mutation_inversions` lists the pairs a
+metric ranks the wrong way round (docs/ir.md#the-ir-gaming-suite).
 
 Importing this package loads pydantic but not torch, sentence-transformers or dspy.
 """
 
 from __future__ import annotations
 
+from lift_metrics.ir._constraints import constraint_satisfied
 from lift_metrics.ir._metrics import (
     DEFAULT_IR_WEIGHTS,
+    IR_UNUSABLE_FACTOR,
     IRQualityBreakdown,
     constraint_match,
-    constraint_satisfied,
     intent_match,
     ir_quality,
     ir_quality_breakdown,
@@ -46,6 +53,12 @@ from lift_metrics.ir._model import (
     Signature,
     normalize_type_hint,
 )
+from lift_metrics.ir._mutations import (
+    IR_MUTATIONS,
+    IRMutation,
+    ir_mutations,
+    mutation_inversions,
+)
 from lift_metrics.ir._parse import IRParseError, parse_ir
 
 __all__ = [
@@ -58,8 +71,11 @@ __all__ = [
     "HasParameterConstraint",
     "IMPURE_EFFECTS",
     "IR",
+    "IRMutation",
     "IRParseError",
     "IRQualityBreakdown",
+    "IR_MUTATIONS",
+    "IR_UNUSABLE_FACTOR",
     "Intent",
     "MaxEffectsConstraint",
     "ParamCountConstraint",
@@ -70,8 +86,10 @@ __all__ = [
     "constraint_match",
     "constraint_satisfied",
     "intent_match",
+    "ir_mutations",
     "ir_quality",
     "ir_quality_breakdown",
+    "mutation_inversions",
     "normalize_type_hint",
     "parse_ir",
     "signature_match",

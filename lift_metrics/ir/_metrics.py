@@ -1,30 +1,17 @@
-"""ir_quality and its four sub-metrics (docs/ir.md), plus constraint checking."""
+"""ir_quality and its four sub-metrics, with the usability gates (docs/ir.md)."""
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from pydantic import TypeAdapter
-
 from lift_metrics._checks import normalize_weights
 from lift_metrics.errors import InputTypeError
-from lift_metrics.ir._model import (
-    IMPURE_EFFECTS,
-    IR,
-    Constraint,
-    EffectAbsentConstraint,
-    EffectPresentConstraint,
-    HasParameterConstraint,
-    MaxEffectsConstraint,
-    ParamCountConstraint,
-    PureConstraint,
-    ReturnTypeConstraint,
-    normalize_type_hint,
-)
+from lift_metrics.ir._constraints import constraint_satisfied
+from lift_metrics.ir._model import IR, Constraint, normalize_type_hint
 from lift_metrics.ir._parse import parse_ir
+from lift_metrics.ir._usability import contradicted_constraints, usability_defects
 from lift_metrics.similarity import (
     check_similarity_floor,
     rescale_similarity,
@@ -38,8 +25,8 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_IR_WEIGHTS",
     "IRQualityBreakdown",
+    "IR_UNUSABLE_FACTOR",
     "constraint_match",
-    "constraint_satisfied",
     "intent_match",
     "ir_quality",
     "ir_quality_breakdown",
@@ -55,6 +42,11 @@ DEFAULT_IR_WEIGHTS: Mapping[str, float] = {
     "constraints": 0.2,
 }
 
+#: What each usability defect multiplies the score by: a wrong function name, parameter names
+#: that differ from the expected ones in order, a negated/opposite/generic intent, constraints
+#: that contradict the IR itself (docs/ir.md#usability).
+IR_UNUSABLE_FACTOR = 0.7
+
 IRLike = IR | Mapping[str, Any] | str
 
 
@@ -66,86 +58,6 @@ def _as_ir(name: str, value: Any) -> IR:
     raise InputTypeError(
         f"{name} must be an IR, a mapping or a JSON string, got {type(value).__name__}"
     )
-
-
-@functools.cache
-def _constraint_adapter() -> TypeAdapter[Constraint]:
-    return TypeAdapter(Constraint)
-
-
-def constraint_satisfied(predicted: IR, constraint: Constraint | Mapping[str, Any]) -> bool:
-    """Decide whether the IR ``predicted`` satisfies one constraint.
-
-    Parameters
-    ----------
-    predicted : IR
-        The IR to check.
-    constraint : Constraint or mapping
-        A constraint model, or a dict in the IR JSON shape (``{"kind": "pure"}``).
-
-    Returns
-    -------
-    bool
-
-    Raises
-    ------
-    TypeError
-        When ``constraint`` is not a constraint.
-    pydantic.ValidationError
-        When a dict does not describe a known constraint kind.
-
-    Notes
-    -----
-    ==============  ===========================================================================
-    kind            satisfied when
-    ==============  ===========================================================================
-    return_type     normalised ``signature.return_type`` == normalised ``type_hint``
-    has_parameter   a parameter has that name and, if ``type_hint`` is given, that type
-    param_count     ``len(signature.parameters) == count``
-    effect_present  some effect has kind ``effect``
-    effect_absent   no effect has kind ``effect``
-    max_effects     ``len(effects) <= limit``
-    pure            no effect of kind io, network, writes or mutation
-    ==============  ===========================================================================
-
-    Type hints are compared with :func:`lift_metrics.ir.normalize_type_hint`, so
-    ``List[int]`` satisfies ``list[int]`` and ``Optional[str]`` satisfies ``str | None``.
-
-    Examples
-    --------
-    >>> ir = IR.model_validate({"intent": {"description": "Print x."},
-    ...     "signature": {"name": "show", "parameters": [{"name": "x", "type_hint": "List[int]"}]},
-    ...     "effects": [{"kind": "io"}]})
-    >>> constraint_satisfied(ir, {"kind": "has_parameter", "name": "x", "type_hint": "list[int]"})
-    True
-    >>> constraint_satisfied(ir, {"kind": "pure"})
-    False
-    """
-    if isinstance(constraint, Mapping):
-        constraint = _constraint_adapter().validate_python(constraint)
-    signature = predicted.signature
-    kinds = [effect.kind for effect in predicted.effects]
-    if isinstance(constraint, ReturnTypeConstraint):
-        expected = normalize_type_hint(constraint.type_hint)
-        return normalize_type_hint(signature.return_type) == expected
-    if isinstance(constraint, HasParameterConstraint):
-        wanted = normalize_type_hint(constraint.type_hint)
-        return any(
-            p.name == constraint.name
-            and (wanted is None or normalize_type_hint(p.type_hint) == wanted)
-            for p in signature.parameters
-        )
-    if isinstance(constraint, ParamCountConstraint):
-        return len(signature.parameters) == constraint.count
-    if isinstance(constraint, EffectPresentConstraint):
-        return constraint.effect in kinds
-    if isinstance(constraint, EffectAbsentConstraint):
-        return constraint.effect not in kinds
-    if isinstance(constraint, MaxEffectsConstraint):
-        return len(kinds) <= constraint.limit
-    if isinstance(constraint, PureConstraint):
-        return not any(kind in IMPURE_EFFECTS for kind in kinds)
-    raise InputTypeError(f"constraint must be an IR constraint, got {type(constraint).__name__}")
 
 
 def intent_match(
@@ -205,13 +117,12 @@ def _signature_parts(p: IR, e: IR) -> tuple[float, float, float, list[str], list
     if not name_score:
         reasons.append(f"function name {ps.name!r}, expected {es.name!r}")
         hints.append(f"function name {ps.name!r} is not the expected name")
-    p_params = {(q.name, normalize_type_hint(q.type_hint)) for q in ps.parameters}
-    e_params = {(q.name, normalize_type_hint(q.type_hint)) for q in es.parameters}
-    union = p_params | e_params
-    param_score = len(p_params & e_params) / len(union) if union else 1.0
+    p_list = [(q.name, normalize_type_hint(q.type_hint)) for q in ps.parameters]
+    e_list = [(q.name, normalize_type_hint(q.type_hint)) for q in es.parameters]
+    param_score = _ordered_parameter_score(p_list, e_list)
     if param_score < 1.0:
-        missing = sorted(e_params - p_params, key=str)
-        extra = sorted(p_params - e_params, key=str)
+        missing = sorted(set(e_list) - set(p_list), key=str)
+        extra = sorted(set(p_list) - set(e_list), key=str)
         detail = []
         hint = []
         if missing:
@@ -220,8 +131,11 @@ def _signature_parts(p: IR, e: IR) -> tuple[float, float, float, list[str], list
         if extra:
             detail.append("unexpected " + ", ".join(_show_param(x) for x in extra))
             hint.append("unexpected " + ", ".join(_show_param(x) for x in extra))
-        reasons.append(f"parameters (Jaccard {param_score:.2f}): {'; '.join(detail)}")
-        hints.append(f"parameters (Jaccard {param_score:.2f}): {'; '.join(hint)}")
+        if not missing and not extra:
+            detail.append("in another order")
+            hint.append("in another order")
+        reasons.append(f"parameters (ordered match {param_score:.2f}): {'; '.join(detail)}")
+        hints.append(f"parameters (ordered match {param_score:.2f}): {'; '.join(hint)}")
     p_ret, e_ret = normalize_type_hint(ps.return_type), normalize_type_hint(es.return_type)
     return_score = 1.0 if p_ret == e_ret else 0.5
     if return_score < 1.0:
@@ -230,13 +144,36 @@ def _signature_parts(p: IR, e: IR) -> tuple[float, float, float, list[str], list
     return name_score, param_score, return_score, reasons, hints
 
 
+def _ordered_parameter_score(
+    predicted: list[tuple[str, str | None]], expected: list[tuple[str, str | None]]
+) -> float:
+    """Position by position: same name 0.5, plus 0.5 for the same type (0.25 when one is unknown).
+
+    Divided by the longer list's length; two empty lists match (1.0).
+    """
+    longest = max(len(predicted), len(expected))
+    if longest == 0:
+        return 1.0
+    total = 0.0
+    for (p_name, p_hint), (e_name, e_hint) in zip(predicted, expected, strict=False):
+        if p_name != e_name:
+            continue
+        if p_hint == e_hint:
+            total += 1.0
+        elif p_hint is None or e_hint is None:
+            total += 0.75
+        else:
+            total += 0.5
+    return total / longest
+
+
 def _show_param(param: tuple[str, str | None]) -> str:
     name, hint = param
     return name if hint is None else f"{name}: {hint}"
 
 
 def signature_match(predicted: IRLike, expected: IRLike) -> float:
-    """Mean of name match, parameter Jaccard and return-type match.
+    """Mean of name match, ordered parameter match and return-type match.
 
     Parameters
     ----------
@@ -250,14 +187,19 @@ def signature_match(predicted: IRLike, expected: IRLike) -> float:
     Notes
     -----
     * name: 1 if the function names are equal, else 0;
-    * params: Jaccard index of the sets of ``(name, normalised type hint)`` pairs; two empty
-      parameter lists give 1.0 (two zero-argument signatures match,
-      docs/decisions.md#jaccard-of-two-empty-sets-is-1);
+    * params: the parameter lists compared position by position, since the caller passes
+      its arguments by position and by name: at each position, 0 for another name, else 0.5
+      for the name plus 0.5 for the same type, 0.25 when one of the two types is unknown
+      (``null``), 0 for another type; the sum is divided by the longer list's length. Two
+      empty lists give 1.0 (two zero-argument signatures match,
+      docs/decisions.md#jaccard-of-two-empty-sets-is-1); a reordered list matches nowhere
+      (docs/decisions.md#parameters-are-compared-in-order);
     * ret: 1 if the normalised return types are equal, else 0.5 (partial credit,
       docs/decisions.md#wrong-return-type-keeps-05).
 
-    A parameter with an unknown (``null``) type hint only matches one that is also unknown.
     Type hints are normalised with :func:`lift_metrics.ir.normalize_type_hint`.
+    :func:`ir_quality` also counts a wrong name and a parameter list with other names or
+    another order as usability defects (docs/ir.md#usability).
 
     Examples
     --------
@@ -316,7 +258,7 @@ def _failed_constraints(p: IR, e: IR) -> list[Constraint]:
 
 
 def constraint_match(predicted: IRLike, expected: IRLike) -> float:
-    """Fraction of the expected IR's constraints that the predicted IR satisfies.
+    r"""Share of the expected constraints the prediction meets, times the share of its own it keeps.
 
     Parameters
     ----------
@@ -325,12 +267,20 @@ def constraint_match(predicted: IRLike, expected: IRLike) -> float:
     Returns
     -------
     float
-        In [0, 1]; 1.0 when the expected IR has no constraints (nothing is asked).
+        In [0, 1]; 1.0 when the expected IR has no constraints (nothing is asked) and the
+        predicted IR breaks none of its own.
 
     Notes
     -----
-    Each constraint is decided by :func:`constraint_satisfied`. The predicted IR's own
-    constraints are not compared.
+    .. math::
+
+        \frac{|\{c \in E_c : P \models c\}|}{|E_c|} \cdot
+        \frac{|\{c \in P_c : P \models c\}|}{|P_c|}
+
+    Each constraint is decided by :func:`constraint_satisfied`. A predicted constraint that
+    the predicted IR itself breaks (``param_count: 99`` next to two parameters) is a
+    contradiction: it lowers this score, and :func:`ir_quality` counts it as a usability
+    defect (docs/ir.md#usability). Either factor is 1.0 for an empty list.
 
     Examples
     --------
@@ -342,9 +292,14 @@ def constraint_match(predicted: IRLike, expected: IRLike) -> float:
     0.5
     """
     p, e = _as_ir("predicted", predicted), _as_ir("expected", expected)
-    if not e.constraints:
-        return 1.0
-    return 1.0 - len(_failed_constraints(p, e)) / len(e.constraints)
+    return _constraint_score(p, e)[0]
+
+
+def _constraint_score(p: IR, e: IR) -> tuple[float, list[Constraint], list[Constraint]]:
+    failed, contradicted = _failed_constraints(p, e), contradicted_constraints(p)
+    met = 1.0 - len(failed) / len(e.constraints) if e.constraints else 1.0
+    consistent = 1.0 - len(contradicted) / len(p.constraints) if p.constraints else 1.0
+    return met * consistent, failed, contradicted
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -354,7 +309,7 @@ class IRQualityBreakdown:
     Attributes
     ----------
     score : float
-        ``sum(weights[k] * components[k])`` in [0, 1].
+        ``usability * sum(weights[k] * components[k])`` in [0, 1].
     components : dict
         ``{"intent", "signature", "structure", "constraints"}`` -> sub-metric value.
     weights : dict
@@ -368,6 +323,12 @@ class IRQualityBreakdown:
         the predicted IR (its description, names, types and effect kinds) and the kinds of
         the violated constraints. Feedback for an optimizer reads these, so that it cannot
         copy the expected IR out of the feedback (docs/ir.md#hints).
+    usability : float
+        ``IR_UNUSABLE_FACTOR ** len(defects)``: 1.0 when the next step can use the IR.
+    defects : tuple of str
+        What keeps the next step from using the IR (docs/ir.md#usability): a wrong function
+        name, parameter names that differ in order, a generic, negated or opposite intent,
+        constraints that contradict the IR itself.
     """
 
     score: float
@@ -376,6 +337,8 @@ class IRQualityBreakdown:
     failed_constraints: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
     hints: tuple[str, ...] = ()
+    usability: float = 1.0
+    defects: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         parts = ", ".join(f"{k}={v:.3f}" for k, v in self.components.items())
@@ -390,6 +353,8 @@ class IRQualityBreakdown:
             "failed_constraints": list(self.failed_constraints),
             "reasons": list(self.reasons),
             "hints": list(self.hints),
+            "usability": self.usability,
+            "defects": list(self.defects),
         }
 
 
@@ -428,8 +393,18 @@ def ir_quality_breakdown(
 
     Notes
     -----
-    When the intent weight is 0 the embedder is not called (no model is loaded) and
-    ``components["intent"]`` is ``nan``; components with weight 0 do not enter the score.
+    When the intent weight is 0 the embedder is not called (no model is loaded),
+    ``components["intent"]`` is ``nan`` and the intent is not checked for defects;
+    components with weight 0 do not enter the score.
+
+    The weighted sum is multiplied by ``usability = IR_UNUSABLE_FACTOR ** k`` (0.7 per
+    defect) for the ``k`` defects that keep the step that writes code from using the IR
+    (docs/ir.md#usability): a function name other than the expected one; parameter names
+    that differ from the expected ones or their order; an intent that is generic, negated or
+    asks for the opposite task (:attr:`IRQualityBreakdown.defects` says which word decided);
+    constraints of its own that its own signature or effects break. So an IR with a defect
+    scores at most 0.7, and below a usable IR that only lacks its type hints (0.83 on the
+    project's tasks).
 
     Examples
     --------
@@ -438,8 +413,10 @@ def ir_quality_breakdown(
     >>> other = {**ir, "signature": {"name": "plus", "parameters": [{"name": "a"}, {"name": "b"}]}}
     >>> w = {"intent": 0, "signature": 1, "structure": 1, "constraints": 1}
     >>> result = ir_quality_breakdown(other, ir, weights=w)
-    >>> round(result.score, 4), result.reasons
-    (0.8889, ("signature: function name 'plus', expected 'add'",))
+    >>> round(result.score, 4), result.usability  # (2/3 + 1 + 1) / 3, times 0.7
+    (0.6222, 0.7)
+    >>> result.defects
+    ("the function name 'plus' is not 'add': code generated from it cannot be called by its name",)
     """
     w = normalize_weights("weights", weights, DEFAULT_IR_WEIGHTS)
     p, e = _as_ir("predicted", predicted), _as_ir("expected", expected)
@@ -474,25 +451,33 @@ def ir_quality_breakdown(
             f"structure: effect kinds {_effect_kinds(p)} differ from the expected effects "
             f"(similarity {structure:.2f})"
         )
-    failed = _failed_constraints(p, e)
-    constraints = 1.0 - len(failed) / len(e.constraints) if e.constraints else 1.0
+    constraints, failed, contradicted = _constraint_score(p, e)
     failed_text = tuple(c.describe() for c in failed)
     reasons.extend(f"constraints: violated: {text}" for text in failed_text)
     hints.extend(f"constraints: violated: a {c.kind} constraint" for c in failed)
+    for c in contradicted:
+        reasons.append(f"constraints: its own constraint '{c.describe()}' contradicts the IR")
+        hints.append(f"constraints: its own constraint '{c.describe()}' contradicts the IR")
     components = {
         "intent": intent,
         "signature": signature,
         "structure": structure,
         "constraints": constraints,
     }
-    score = sum(w[key] * components[key] for key in w if w[key] > 0)
+    defects = usability_defects(p, e, check_intent=w["intent"] > 0, contradicted=contradicted)
+    usability = IR_UNUSABLE_FACTOR ** len(defects)
+    reasons.extend(f"usability: {line}" for line, _ in defects)
+    hints.extend(f"usability: {hint}" for _, hint in defects)
+    weighted = sum(w[key] * components[key] for key in w if w[key] > 0)
     return IRQualityBreakdown(
-        score=min(max(score, 0.0), 1.0),
+        score=min(max(weighted * usability, 0.0), 1.0),
         components=components,
         weights=w,
         failed_constraints=failed_text,
         reasons=tuple(reasons),
         hints=tuple(hints),
+        usability=usability,
+        defects=tuple(line for line, _ in defects),
     )
 
 
@@ -526,10 +511,15 @@ def ir_quality(
     -----
     .. math::
 
-        0.3\,\text{intent} + 0.3\,\text{signature} + 0.2\,\text{structure}
-        + 0.2\,\text{constraints}
+        0.7^{k} \, (0.3\,\text{intent} + 0.3\,\text{signature} + 0.2\,\text{structure}
+        + 0.2\,\text{constraints})
 
-    See :func:`ir_quality_breakdown` for the parts and the reasons for lost points.
+    with ``k`` the number of usability defects (wrong function name, parameters with other
+    names or in another order, a generic, negated or opposite intent, self-contradicting
+    constraints; docs/ir.md#usability). See :func:`ir_quality_breakdown` for the parts, the
+    defects and the reasons for lost points. An IR the model rejects (duplicate or keyword
+    parameter names) raises :class:`IRParseError`; :class:`~lift_metrics.dspy_metrics.IRQuality`
+    scores it 0.
 
     Examples
     --------

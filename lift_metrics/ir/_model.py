@@ -10,9 +10,10 @@ import ast
 import enum
 import functools
 import json
+import keyword
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lift_metrics import _pyast as pyast
 
@@ -89,14 +90,42 @@ class Parameter(BaseModel):
     type_hint: str | None = None
 
 
+def _identifier_problem(name: str) -> str | None:
+    """Say why ``name`` cannot name a Python parameter (None when it can)."""
+    if keyword.iskeyword(name):
+        return f"{name!r} is a Python keyword"
+    if not name.isidentifier():
+        return f"{name!r} is not a Python identifier"
+    return None
+
+
 class Signature(BaseModel):
-    """Function name, ordered parameters and return annotation (``None`` when unknown)."""
+    """Function name, ordered parameters and return annotation (``None`` when unknown).
+
+    Every parameter name must be a Python identifier that is not a keyword, and no two
+    parameters may share a name: code generated from such a signature could not be defined
+    (docs/ir.md#the-ir-model-rejects-what-cannot-be-called). The function name is not checked
+    here: the pipeline reads ``"add(a, b)"`` as ``add``, and ``ir_quality`` scores a name
+    other than the expected one as a usability defect.
+    """
 
     model_config = _FROZEN
 
     name: str
     parameters: list[Parameter] = Field(default_factory=list)
     return_type: str | None = None
+
+    @model_validator(mode="after")
+    def _callable_parameters(self) -> Signature:
+        seen: set[str] = set()
+        for parameter in self.parameters:
+            problem = _identifier_problem(parameter.name)
+            if problem is not None:
+                raise ValueError(f"parameter name {problem}")
+            if parameter.name in seen:
+                raise ValueError(f"parameter {parameter.name!r} is listed more than once")
+            seen.add(parameter.name)
+        return self
 
 
 class Effect(BaseModel):

@@ -125,7 +125,8 @@ def _describe_errors(error: ValidationError) -> str:
     parts = []
     for item in error.errors()[:5]:
         location = ".".join(str(p) for p in item["loc"]) or "<root>"
-        parts.append(f"{location}: {item['msg']}")
+        message = str(item["msg"]).removeprefix("Value error, ")
+        parts.append(f"{location}: {message}")
     more = error.error_count() - len(parts)
     if more > 0:
         parts.append(f"... and {more} more")

@@ -76,13 +76,14 @@ def function_header(ir: Any, *, return_type: bool = False) -> str:
         ``def name(param: hint, ...):`` (``-> return_type`` before the colon with
         ``return_type=True``). Type hints that are not
         annotations over built-in names (``"a number"``, ``"json"``, ``"List[int]"``, which
-        would need an import) are left out; repeated or invalid parameter names are dropped.
-        A name written as a call (``"add(a, b)"``) counts as its leading identifier.
+        would need an import) are left out. A name written as a call (``"add(a, b)"``)
+        counts as its leading identifier.
 
     Raises
     ------
     ValueError
-        When ``ir`` is not a valid IR or its function name is not a Python identifier.
+        When ``ir`` is not a valid IR (repeated parameter names, or ones that are keywords
+        or not identifiers, make it invalid) or its function name is not a Python identifier.
 
     Examples
     --------

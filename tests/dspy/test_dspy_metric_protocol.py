@@ -317,7 +317,7 @@ def test_history_is_bounded_and_can_be_cleared(hash_embedder: HashEmbedder) -> N
 
 def test_repr_shows_the_configuration(hash_embedder: HashEmbedder) -> None:
     assert repr(IRQuality(embedder=hash_embedder)) == (
-        "IRQuality(expected_ir_field='expected_ir', ir_field='ir', threshold=0.5)"
+        "IRQuality(expected_ir_field='expected_ir', ir_field='ir', threshold=0.75)"
     )
 
 

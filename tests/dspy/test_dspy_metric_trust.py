@@ -31,7 +31,9 @@ from lift_metrics.dspy_metrics import (
 TASKS = load_tasks()
 WRONG_IR = {
     "intent": {"description": "Do something with the input."},
-    "signature": {"name": "solve", "parameters": [{"name": "x"}], "return_type": "None"},
+    # names no task uses: the parameter score is position by position, so a shared name (t004
+    # has ``x``) would score differently against the disguised task
+    "signature": {"name": "solve", "parameters": [{"name": "qq_arg"}], "return_type": "None"},
     "effects": [{"kind": "io"}],
 }
 METRICS: list[tuple[type, dict[str, Any]]] = [
@@ -173,7 +175,7 @@ def _reflect(text: str) -> tuple[dict[str, Any], dict[str, str]]:
         ir["intent"] = m.group(2)
     if m := re.search(r"function name '.*?', expected '(\w+)'", text):
         ir["name"] = m.group(1)
-    if m := re.search(r"parameters \(Jaccard [\d.]+\): missing ([^;\n]*)", text):
+    if m := re.search(r"parameters \(ordered match [\d.]+\): missing ([^;\n]*)", text):
         ir["parameters"] = sorted(re.findall(r"(?:^|, )(\w+)(?=:|,|$)", m.group(1).strip()))
     if m := re.search(r"return type \S+, expected (\S+)", text):
         ir["return_type"] = m.group(1)

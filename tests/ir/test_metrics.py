@@ -151,9 +151,22 @@ def test_signature_match_hand_computed() -> None:
     assert signature_match(make_ir(name="fib", params=[("n", "int")], returns="str"), e) == (
         pytest.approx(2.5 / 3)
     )
-    # param type differs: Jaccard({(n,float)}, {(n,int)}) = 0 -> (1 + 0 + 1) / 3
-    assert signature_match(make_ir(name="fib", params=[("n", "float")]), e) == pytest.approx(2 / 3)
-    # two zero-argument signatures match (DESIGN: Jaccard of empty sets is 1.0)
+    # param type differs: same name 0.5, other type 0 -> (1 + 0.5 + 1) / 3
+    e_one = make_ir(name="fib", params=[("n", "int")])
+    assert signature_match(make_ir(name="fib", params=[("n", "float")]), e_one) == pytest.approx(
+        2.5 / 3
+    )
+    # type unknown: same name 0.5, unknown type 0.25 -> (1 + 0.75 + 1) / 3
+    assert signature_match(make_ir(name="fib", params=[("n", None)]), e_one) == pytest.approx(
+        2.75 / 3
+    )
+    # order matters: [b, a] against [a, b] matches at no position -> (1 + 0 + 1) / 3
+    ab = make_ir(params=[("a", "int"), ("b", "int")])
+    assert signature_match(make_ir(params=[("b", "int"), ("a", "int")]), ab) == pytest.approx(2 / 3)
+    # an extra third parameter: 2 of the longer list's 3 positions match -> (1 + 2/3 + 1) / 3
+    abc = make_ir(params=[("a", "int"), ("b", "int"), ("c", "int")])
+    assert signature_match(abc, ab) == pytest.approx((2 + 2 / 3) / 3)
+    # two zero-argument signatures match (docs/decisions.md: two empty lists match)
     assert signature_match(make_ir(), make_ir()) == 1.0
     # spelling differences of the same type do not matter
     assert (
@@ -171,7 +184,7 @@ params_strategy = st.lists(st.tuples(names, hints), max_size=4, unique_by=lambda
 
 
 @given(params_strategy, params_strategy, st.booleans(), hints, hints)
-def test_signature_match_matches_the_seed_formula(
+def test_signature_match_matches_an_independent_reference(
     p: list[tuple[str, str | None]],
     e: list[tuple[str, str | None]],
     same_name: bool,
@@ -180,9 +193,16 @@ def test_signature_match_matches_the_seed_formula(
 ) -> None:
     predicted = make_ir(name="f" if same_name else "g", params=p, returns=p_ret)
     expected = make_ir(name="f", params=e, returns=e_ret)
-    union = set(p) | set(e)
-    jaccard = len(set(p) & set(e)) / len(union) if union else 1.0
-    reference = ((1.0 if same_name else 0.0) + jaccard + (1.0 if p_ret == e_ret else 0.5)) / 3
+    # position i: 0 for another name, else 1 (same type) / 0.75 (one unknown) / 0.5 (other)
+    credit = {True: 1.0, False: 0.5}
+    points = 0.0
+    for i in range(min(len(p), len(e))):
+        (pn, pt), (en, et) = p[i], e[i]
+        if pn == en:
+            points += 0.75 if (pt is None) != (et is None) else credit[pt == et]
+    longest = max(len(p), len(e))
+    params = points / longest if longest else 1.0
+    reference = ((1.0 if same_name else 0.0) + params + (1.0 if p_ret == e_ret else 0.5)) / 3
     assert signature_match(predicted, expected) == pytest.approx(reference)
 
 
@@ -254,13 +274,17 @@ def test_ir_quality_is_the_weighted_sum_of_its_parts(
         "constraints": constraint_match(predicted, fib_ir),
     }
     # hand-computed: signature (1 + 1 + 0.5)/3; structure [returns, io] vs [raises, returns]
-    # = 2 edits / 2 = 0; constraints: return_type and effect_absent io and pure fail: 1/4
+    # = 2 edits / 2 = 0; constraints: return_type and effect_absent io and pure fail: 1/4 of
+    # the expected ones met, and the same three of its own (copied) constraints contradict
+    # its own return type and io effect: 1/4 kept -> 1/16, and one usability defect (x 0.7)
     assert parts["signature"] == pytest.approx(2.5 / 3)
     assert parts["structure"] == 0.0
-    assert parts["constraints"] == 0.25
-    expected = 0.3 * parts["intent"] + 0.3 * parts["signature"] + 0.2 * 0.0 + 0.2 * 0.25
+    assert parts["constraints"] == 0.25 * 0.25
+    weighted = 0.3 * parts["intent"] + 0.3 * parts["signature"] + 0.2 * 0.0 + 0.2 / 16
     result = ir_quality_breakdown(predicted, fib_ir, embedder=hash_embedder)
-    assert result.score == pytest.approx(expected)
+    assert result.score == pytest.approx(0.7 * weighted)
+    assert result.usability == 0.7
+    assert result.defects == ("3 of its own constraint(s) contradict its signature or effects",)
     assert ir_quality(predicted, fib_ir, embedder=hash_embedder) == result.score
     assert result.components == pytest.approx(parts)
     assert set(result.failed_constraints) == {
@@ -276,8 +300,11 @@ def test_ir_quality_is_the_weighted_sum_of_its_parts(
 def test_custom_weights_are_normalised(fib_ir: dict[str, Any]) -> None:
     predicted = {**fib_ir, "signature": {**fib_ir["signature"], "name": "fib"}}
     weights = {"intent": 0, "signature": 2, "structure": 1, "constraints": 1}
-    # signature (0 + 1 + 1)/3 weighted 1/2, structure and constraints 1 weighted 1/4 each
-    assert ir_quality(predicted, fib_ir, weights=weights) == pytest.approx(0.5 * 2 / 3 + 0.5)
+    # signature (0 + 1 + 1)/3 weighted 1/2, structure and constraints 1 weighted 1/4 each;
+    # the wrong name is a usability defect (x 0.7)
+    assert ir_quality(predicted, fib_ir, weights=weights) == pytest.approx(
+        0.7 * (0.5 * 2 / 3 + 0.5)
+    )
 
 
 class ExplodingEmbedder:

@@ -180,17 +180,31 @@ def test_budget_exceeded_cuts_through_the_pipeline() -> None:
             {"name": "g", "parameters": [{"name": "x", "type_hint": "list[int] | None"}]},
             "def g(x: list[int] | None):",
         ),
-        (
-            {"name": "h", "return_type": "json", "parameters": [{"name": "x"}, {"name": "x"}]},
-            "def h(x):",  # unknown hint, repeated parameter
-        ),
-        ({"name": "k", "parameters": [{"name": "class"}, {"name": "1y"}]}, "def k():"),
+        ({"name": "h", "return_type": "json", "parameters": [{"name": "x"}]}, "def h(x):"),
     ],
 )
 def test_function_header_is_always_valid_python(signature: dict[str, Any], expected: str) -> None:
     header = function_header({"intent": {"description": "d"}, "signature": signature})
     assert header == expected
     compile(header + "\n    pass\n", "<header>", "exec")
+
+
+@pytest.mark.parametrize(
+    ("parameters", "message"),
+    [
+        ([{"name": "x"}, {"name": "x"}], "parameter 'x' is listed more than once"),
+        ([{"name": "class"}], "parameter name 'class' is a Python keyword"),
+        ([{"name": "1y"}], "parameter name '1y' is not a Python identifier"),
+    ],
+)
+def test_a_signature_no_code_can_have_is_not_an_ir(
+    parameters: list[dict[str, str]], message: str
+) -> None:
+    # repeated and invalid parameter names are rejected by the IR model (issue 26), so the
+    # pipeline's IR step reports a parse failure instead of writing a header without them
+    ir = {"intent": {"description": "d"}, "signature": {"name": "k", "parameters": parameters}}
+    with pytest.raises(ValueError, match=message):
+        function_header(ir)
 
 
 def test_function_header_writes_the_return_type_on_request() -> None:

@@ -1,0 +1,315 @@
+"""Word-level checks of a predicted intent that an embedding cosine cannot make.
+
+Sentence embeddings rate topical closeness: "Add two integers. It does NOT do this." and
+"Return the smallest integer in a list" sit close to "Add two integers" and "Return the
+largest integer in a list". :func:`intent_defects` finds, with word lists and no model, the
+three ways an intent can be close in topic and useless to the step that writes the code
+(docs/ir.md#intent-defects):
+
+- *generic*: no word beyond the vocabulary that fits every function ("This function processes
+  the input and returns a result");
+- *negated*: a negation (``not``, ``never``, ``no``, ``without``, ``n't``, ...) whose first
+  content word is one the expected intent asserts, or that has no content word at all ("It
+  does NOT do this"); a negation the expected intent makes too is not a defect;
+- *opposite*: a word of a contrast group (largest/smallest, first/last, even/odd,
+  vowel/consonant, mean/median/mode, ...) where the expected intent has another word of that
+  group and not this one, or two words that swap sides of "to"/"into" ("Celsius to
+  Fahrenheit" against "Fahrenheit to Celsius").
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+__all__ = ["intent_defects"]
+
+
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*(?:'[a-z]+)?")
+_CLAUSE_END = frozenset({"and", "or", "but", "so", "then", "while", "whereas"})
+_NEGATIONS = frozenset(
+    {"not", "no", "never", "nor", "neither", "without", "cannot", "unless", "nothing", "n't"}
+)
+_STOPWORDS = _wordset(
+    """a an the this that these those it its it's they them their there here of to in on at
+    by for from with as is are was were be been being do does did doing done has have had
+    having will would shall should can could may might must and or but if then else when
+    where which who whom whose what how why so such than too very just also only each every
+    all any some both either one ones into onto over under up down out about after before
+    again further once same other another own i you he she we me my your our us him her
+    not no never nor neither without cannot unless nothing ca wo"""
+)
+#: words that fit every function; an intent made only of these says nothing specific
+_GENERIC = _wordset(
+    """function functions method procedure routine code program logic task job operation
+    operations process processes processing processed perform performs performing handle
+    handles handling handled input inputs output outputs result results return returns
+    returning returned value values given data thing things something stuff argument
+    arguments parameter parameters compute computes computing calculate calculates
+    calculation work works working implement implements implementation appropriate
+    appropriately accordingly specified required needed necessary expected correct
+    correctly properly provided certain some way ways run runs execute executes use uses
+    used using make makes produce produces get gets take takes based relevant
+    corresponding respective specific particular"""
+)
+#: groups of mutually exclusive words; the first spelling of a synonym set is canonical
+_CONTRASTS: tuple[tuple[str, ...], ...] = (
+    ("largest", "smallest"),
+    ("biggest", "smallest"),
+    ("maximum", "minimum"),
+    ("max", "min"),
+    ("highest", "lowest"),
+    ("greatest", "least"),
+    ("greater", "less"),
+    ("larger", "smaller"),
+    ("most", "least"),
+    ("more", "fewer"),
+    ("longest", "shortest"),
+    ("longer", "shorter"),
+    ("first", "last"),
+    ("earliest", "latest"),
+    ("oldest", "newest"),
+    ("start", "end"),
+    ("prefix", "suffix"),
+    ("head", "tail"),
+    ("left", "right"),
+    ("top", "bottom"),
+    ("even", "odd"),
+    ("positive", "negative"),
+    ("add", "subtract"),
+    ("addition", "subtraction"),
+    ("sum", "product", "difference", "quotient"),
+    ("plus", "minus"),
+    ("multiply", "divide"),
+    ("increment", "decrement"),
+    ("increase", "decrease"),
+    ("increasing", "decreasing"),
+    ("ascending", "descending"),
+    ("encode", "decode"),
+    ("encoded", "decoded"),
+    ("encoding", "decoding"),
+    ("encrypt", "decrypt"),
+    ("compress", "decompress"),
+    ("serialize", "deserialize"),
+    ("upper", "lower"),
+    ("uppercase", "lowercase"),
+    ("capitalize", "lowercase"),
+    ("true", "false"),
+    ("valid", "invalid"),
+    ("vowel", "consonant"),
+    ("keep", "remove", "drop", "discard"),
+    ("include", "exclude"),
+    ("inclusive", "exclusive"),
+    ("open", "close"),
+    ("read", "write"),
+    ("push", "pop"),
+    ("enqueue", "dequeue"),
+    ("insert", "delete"),
+    ("merge", "split"),
+    ("join", "split"),
+    ("forward", "backward"),
+    ("before", "after"),
+    ("above", "below"),
+    ("inside", "outside"),
+    ("accept", "reject"),
+    ("allow", "deny"),
+    ("enable", "disable"),
+    ("show", "hide"),
+    ("lock", "unlock"),
+    ("connect", "disconnect"),
+    ("upload", "download"),
+    ("send", "receive"),
+    ("import", "export"),
+    ("success", "failure"),
+    ("unique", "duplicate"),
+    ("sorted", "unsorted"),
+    ("overlapping", "disjoint"),
+    ("prime", "composite"),
+    ("horizontal", "vertical"),
+    ("row", "column"),
+    ("mean", "median", "mode"),
+    ("gcd", "lcm"),
+    ("divisor", "multiple"),
+    ("binary", "decimal", "hexadecimal", "octal"),
+    ("celsius", "fahrenheit", "kelvin"),
+    ("encrypted", "decrypted"),
+    ("minute", "second", "hour"),
+)
+_SYNONYMS = {
+    "average": "mean",
+    "arithmetic": "mean",
+    "maximal": "maximum",
+    "minimal": "minimum",
+    "biggest": "largest",
+    "lowercased": "lowercase",
+    "uppercased": "uppercase",
+    "lower-case": "lowercase",
+    "upper-case": "uppercase",
+    "backwards": "backward",
+    "forwards": "forward",
+    "ending": "end",
+    "beginning": "start",
+}
+_DIRECTION = frozenset({"to", "into"})
+
+
+def _stem(word: str) -> str:
+    """Return a light stem: plural and third-person ``s`` dropped, synonyms merged."""
+    word = _SYNONYMS.get(word, word)
+    if len(word) > 4 and word.endswith("ies"):
+        word = word[:-3] + "y"
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    return _SYNONYMS.get(word, word)
+
+
+def _tokens(text: str) -> list[str]:
+    """Return lower-case words (``doesn't`` -> ``does n't``); punctuation becomes ``.``."""
+    tokens: list[str] = []
+    for piece in re.split(r"([.;:,!?()\[\]])", text.lower()):
+        if piece and piece in ".;:,!?()[]":
+            tokens.append(".")
+            continue
+        for word in _TOKEN.findall(piece.replace("\u2019", "'")):
+            if word.endswith("n't"):
+                tokens += [word[:-3] or "do", "n't"]
+            else:
+                tokens.append(word)
+    return tokens
+
+
+def _is_content(token: str) -> bool:
+    return token not in _STOPWORDS and token != "." and token != "n't" and not token.isdigit()
+
+
+@functools.lru_cache(maxsize=4096)
+def _analysis(text: str) -> tuple[tuple[str, ...], frozenset[str], frozenset[str], list[str]]:
+    """Return (tokens, content stems, stems inside a negation's clause, first negated stems)."""
+    tokens = tuple(_tokens(text))
+    content = frozenset(_stem(t) for t in tokens if _is_content(t))
+    negated: set[str] = set()
+    first_negated: list[str] = []
+    for i, token in enumerate(tokens):
+        if token not in _NEGATIONS:
+            continue
+        scope: list[str] = []
+        for later in tokens[i + 1 : i + 7]:
+            if later == "." or later in _CLAUSE_END:
+                break
+            if _is_content(later):
+                scope.append(_stem(later))
+        negated.update(scope)
+        first_negated.append(scope[0] if scope else "")
+    return tokens, content, frozenset(negated), first_negated
+
+
+def _sides(tokens: tuple[str, ...]) -> tuple[set[str], set[str]] | None:
+    """Return the content stems before and just after the first ``to``/``into``.
+
+    Before: the clause up to it; after: its next three content words. None without one.
+    """
+    for i, token in enumerate(tokens):
+        if token in _DIRECTION:
+            start = max((j + 1 for j in range(i) if tokens[j] == "."), default=0)
+            left = {_stem(t) for t in tokens[start:i] if _is_content(t)}
+            right: list[str] = []
+            for later in tokens[i + 1 :]:
+                if later == "." or len(right) == 3:
+                    break
+                if _is_content(later):
+                    right.append(_stem(later))
+            return left, set(right)
+    return None
+
+
+@functools.cache
+def _generic_stems() -> frozenset[str]:
+    return frozenset(_stem(w) for w in _GENERIC)
+
+
+@functools.cache
+def _groups() -> dict[str, list[frozenset[str]]]:
+    index: dict[str, list[frozenset[str]]] = {}
+    for group in _CONTRASTS:
+        stems = frozenset(_stem(w) for w in group)
+        for stem in stems:
+            index.setdefault(stem, []).append(stems)
+    return index
+
+
+def _negation_defect(predicted: str, expected: str) -> str | None:
+    _, e_content, e_negated, _ = _analysis(expected)
+    for first in _analysis(predicted)[3]:
+        if not first:
+            return "negated: a negation with nothing specific after it negates the whole intent"
+        if first in e_content and first not in e_negated:
+            return f"negated: it negates {first!r}, which the expected intent asserts"
+    return None
+
+
+def _opposite_defect(predicted: str, expected: str) -> str | None:
+    p_tokens, p_content, _, _ = _analysis(predicted)
+    e_tokens, e_content, _, _ = _analysis(expected)
+    groups = _groups()
+    for word in sorted(p_content - e_content):
+        for group in groups.get(word, ()):
+            others = sorted((group - {word}) & (e_content - p_content))
+            if others:
+                return f"opposite: {word!r} where the expected intent has {others[0]!r}"
+    p_sides, e_sides = _sides(p_tokens), _sides(e_tokens)
+    if p_sides is None or e_sides is None:
+        return None
+    (p_left, p_right), (e_left, e_right) = p_sides, e_sides
+    moved_right = (e_left - e_right) & (p_right - p_left)
+    moved_left = (e_right - e_left) & (p_left - p_right)
+    if moved_right and moved_left:
+        a, b = sorted(moved_right)[0], sorted(moved_left)[0]
+        return f"opposite: {b!r} to {a!r} where the expected intent goes from {a!r} to {b!r}"
+    return None
+
+
+def intent_defects(predicted: str, expected: str) -> tuple[str, ...]:
+    """Return why the predicted intent is unusable against the expected one (empty: usable).
+
+    Parameters
+    ----------
+    predicted, expected : str
+        The two intent descriptions.
+
+    Returns
+    -------
+    tuple of str
+        Each line starts with the defect: ``generic:``, ``negated:`` or ``opposite:``.
+
+    Notes
+    -----
+    The checks are word lists (module docstring), cheap and deterministic. They are
+    conservative where an honest paraphrase could trip them: a negation the expected intent
+    makes too ("no leading zeros" / "without leading zeros") and a contrast word the expected
+    intent also contains are not defects. An expected intent that is itself generic makes no
+    predicted intent generic.
+
+    Examples
+    --------
+    >>> intent_defects("Return the smallest integer in a list.", "Return the largest integer.")
+    ("opposite: 'smallest' where the expected intent has 'largest'",)
+    >>> intent_defects("Add two numbers. It does NOT do this.", "Add two integers.")
+    ('negated: a negation with nothing specific after it negates the whole intent',)
+    >>> intent_defects("Sum a pair of integers.", "Add two integers and return their sum.")
+    ()
+    """
+    defects: list[str] = []
+    generic = _generic_stems()
+    p_content = _analysis(predicted)[1]
+    e_specific = _analysis(expected)[1] - generic
+    if not (p_content - generic) and e_specific:
+        defects.append("generic: it names nothing specific to the task")
+    for check in (_negation_defect, _opposite_defect):
+        found = check(predicted, expected)
+        if found is not None:
+            defects.append(found)
+    return tuple(defects)

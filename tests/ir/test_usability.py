@@ -1,0 +1,206 @@
+"""ir_quality's usability defects, the intent checks and the model's name checks (issue 26)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from testkit import HashEmbedder
+
+from lift_metrics.dspy_metrics import IRQuality
+from lift_metrics.ir import (
+    IR,
+    IR_UNUSABLE_FACTOR,
+    IRParseError,
+    constraint_match,
+    ir_quality,
+    ir_quality_breakdown,
+    parse_ir,
+)
+from lift_metrics.ir._intent import intent_defects
+
+ADD = {
+    "intent": {"description": "Add two integers and return their sum."},
+    "signature": {
+        "name": "add",
+        "parameters": [{"name": "a", "type_hint": "int"}, {"name": "b", "type_hint": "int"}],
+        "return_type": "int",
+    },
+    "effects": [{"kind": "returns"}],
+    "constraints": [{"kind": "return_type", "type_hint": "int"}, {"kind": "pure"}],
+}
+
+
+def _with(**changes: Any) -> dict[str, Any]:
+    ir = copy.deepcopy(ADD)
+    for path, value in changes.items():
+        node = ir
+        *parents, last = path.split("__")
+        for key in parents:
+            node = node[key]
+        node[last] = value
+    return ir
+
+
+# -- the model --------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("parameters", "message"),
+    [
+        (["a", "a"], "parameter 'a' is listed more than once"),
+        (["class"], "parameter name 'class' is a Python keyword"),
+        (["two words"], "parameter name 'two words' is not a Python identifier"),
+        (["1st"], "parameter name '1st' is not a Python identifier"),
+        ([""], "parameter name '' is not a Python identifier"),
+    ],
+)
+def test_the_model_rejects_parameters_no_code_can_have(parameters: list[str], message: str) -> None:
+    signature = {"name": "f", "parameters": [{"name": p} for p in parameters]}
+    with pytest.raises(ValueError, match=message):
+        IR.model_validate({"intent": {"description": "x"}, "signature": signature})
+    with pytest.raises(IRParseError, match=f"^not a valid IR: signature: {message}$"):
+        parse_ir({"intent": "x", "signature": signature})
+
+
+def test_the_function_name_is_left_to_the_usability_check() -> None:
+    ir = parse_ir({"intent": "x", "signature": {"name": "add(a, b)", "parameters": ["a", "b"]}})
+    assert ir.signature.name == "add(a, b)"  # the pipeline reads it as add
+    assert ir_quality_breakdown(ir, ADD, embedder=HashEmbedder()).usability < 1.0
+
+
+def test_soft_keywords_and_unicode_identifiers_are_names() -> None:
+    ir = parse_ir({"intent": "x", "signature": {"name": "match", "parameters": ["type", "ñ"]}})
+    assert [p.name for p in ir.signature.parameters] == ["type", "ñ"]
+
+
+def test_irquality_scores_a_rejected_ir_0_with_the_reason_and_never_raises() -> None:
+    metric = IRQuality(embedder=HashEmbedder())
+    bad = _with(signature__parameters=[{"name": "a"}] * 8)
+    assert metric({"expected_ir": ADD}, {"ir": bad}) == 0.0
+    (reason,) = metric.history[-1].reasons
+    assert reason == (
+        "ir: scored 0 because prediction.ir is not a valid IR: not a valid IR: "
+        "signature: parameter 'a' is listed more than once"
+    )
+    assert metric({"expected_ir": ADD}, {"ir": bad}, trace=[]) is False
+
+
+# -- the gates ----------------------------------------------------------------------------------
+def test_each_defect_multiplies_the_score_by_the_factor() -> None:
+    embedder = HashEmbedder()
+    no_hints = _with(signature__return_type=None)
+    for p in no_hints["signature"]["parameters"]:
+        p["type_hint"] = None
+    usable = ir_quality_breakdown(no_hints, ADD, embedder=embedder)
+    assert usable.usability == 1.0
+    assert usable.defects == ()
+    cases = {
+        "name": _with(signature__name="plus"),
+        "order": _with(signature__parameters=ADD["signature"]["parameters"][::-1]),
+        "intent": _with(intent__description="Add two integers and return their sum. Not."),
+        "constraints": _with(
+            constraints=[*ADD["constraints"], {"kind": "param_count", "count": 9}]
+        ),
+    }
+    for case, ir in cases.items():
+        result = ir_quality_breakdown(ir, ADD, embedder=embedder)
+        assert result.usability == IR_UNUSABLE_FACTOR, case
+        assert len(result.defects) == 1, (case, result.defects)
+        assert result.score < usable.score, case
+        assert any(h.startswith("usability: ") for h in result.hints), case
+    both = _with(signature__name="plus", intent__description="Do not add two integers.")
+    assert ir_quality_breakdown(both, ADD, embedder=embedder).usability == pytest.approx(0.49)
+
+
+def test_the_hints_quote_no_word_of_the_expected_ir() -> None:
+    predicted = _with(
+        signature__name="plus", intent__description="Subtract two integers and return their sum."
+    )
+    expected = _with(intent__description="Add two integers and return their sum.")
+    result = ir_quality_breakdown(predicted, expected, embedder=HashEmbedder())
+    assert any("'add'" in line for line in result.defects)
+    assert not any("'add'" in hint for hint in result.hints), result.hints
+
+
+def test_a_self_contradicting_constraint_lowers_the_constraint_score() -> None:
+    contradiction = _with(constraints=[*ADD["constraints"], {"kind": "param_count", "count": 99}])
+    assert constraint_match(ADD, ADD) == 1.0
+    assert constraint_match(contradiction, ADD) == pytest.approx(2 / 3)
+    # a type constraint on an unknown type adds the type: no contradiction
+    unknown = _with(signature__return_type=None)
+    assert ir_quality_breakdown(unknown, ADD, embedder=HashEmbedder()).defects == ()
+
+
+def test_a_zero_intent_weight_skips_the_intent_checks() -> None:
+    generic = _with(intent__description="This function processes the input.")
+    weights = {"intent": 0, "signature": 1, "structure": 1, "constraints": 1}
+    assert ir_quality(generic, ADD, weights=weights) == 1.0
+    assert ir_quality(generic, ADD, weights=weights | {"intent": 1}, embedder=HashEmbedder()) < 0.7
+
+
+def test_irquality_cut_off_sits_above_every_defect() -> None:
+    assert IRQuality().threshold == 0.75
+    assert IRQuality(threshold=0.5).threshold == 0.5
+
+
+# -- the intent checks ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("predicted", "expected", "kind"),
+    [
+        ("This function processes the input and returns a result.", "Add two integers.", "generic"),
+        ("", "Add two integers.", "generic"),
+        ("Add two integers. It does NOT do this.", "Add two integers.", "negated"),
+        ("Never add two integers.", "Add two integers and return their sum.", "negated"),
+        (
+            "Add two integers; it doesn't return their sum.",
+            "Return the sum of two ints.",
+            "negated",
+        ),
+        ("Return the second smallest value.", "Return the second largest value.", "opposite"),
+        ("Count the consonants in a string.", "Count the vowels in a string.", "opposite"),
+        ("Return the median of a list.", "Return the arithmetic mean of a list.", "opposite"),
+        ("Return the average of a list.", "Return the median of a list.", "opposite"),
+        (
+            "Convert Fahrenheit to Celsius.",
+            "Convert a Celsius temperature to Fahrenheit.",
+            "opposite",
+        ),
+        ("Decode a run-length string.", "Run-length encode a string.", "opposite"),
+    ],
+)
+def test_defective_intents_are_found(predicted: str, expected: str, kind: str) -> None:
+    found = intent_defects(predicted, expected)
+    assert [line.partition(":")[0] for line in found] == [kind], found
+
+
+@pytest.mark.parametrize(
+    ("predicted", "expected"),
+    [
+        # a negation the expected intent makes too, in other words
+        (
+            "Valid parts are 0 to 255 without leading zeros.",
+            "Parts from 0 to 255, no leading zeros.",
+        ),
+        ("Append value only if it is not already there.", "Add a value unless already present."),
+        # a negation about something the expected intent does not mention
+        ("Compute the gcd of two integers. Do not use math.gcd.", "Compute the gcd of a and b."),
+        # both words of a contrast pair, as the expected intent has them
+        ("Return True if n is even and False otherwise.", "Tell whether an integer is even."),
+        (
+            "Returns the words sorted by length, shortest first.",
+            "Sort words by length, shortest first.",
+        ),
+        # a direction word in a range, not a conversion
+        (
+            "Returns a list of strings for the numbers 1 to n.",
+            "Produce FizzBuzz from 1 to n as a list.",
+        ),
+        ("Sum a pair of integers.", "Add two integers and return their sum."),
+    ],
+)
+def test_honest_paraphrases_are_not_defects(predicted: str, expected: str) -> None:
+    assert intent_defects(predicted, expected) == ()
+
+
+def test_a_generic_expected_intent_makes_no_prediction_generic() -> None:
+    assert intent_defects("Process the input.", "Process the input and return a result.") == ()
