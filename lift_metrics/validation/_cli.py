@@ -529,6 +529,8 @@ def _run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     if args.gaming:
         return run_gaming(args, list(args.metrics or ("code_quality",)))
+    if args.trick or args.gaming_kind:
+        raise InputValueError("--trick and --gaming-kind apply with --gaming only")
     dataset = _use_shipped_dataset(args)
     metrics = list(args.metrics or (dataset.metrics if dataset else _DEFAULT_METRICS))
     _check_metrics(args, metrics)

@@ -17,11 +17,16 @@ from typing import Any, Literal
 
 from lift_metrics._checks import check_int
 from lift_metrics.errors import InputValueError
+from lift_metrics.ir import IR_MUTATIONS
 from lift_metrics.validation._gaming_tricks import CODE_TRICKS, Trick
 from lift_metrics.validation._validate_metric import _caller, metric_name, score_value
 
-Setting = Literal["tests", "no_tests"]
+IR_KINDS: tuple[str, ...] = tuple(IR_MUTATIONS)
+
+Setting = Literal["tests", "no_tests", "ir"]
 _SETTINGS: tuple[Setting, ...] = ("tests", "no_tests")
+Kind = Literal["code", "ir"]
+Output = tuple[int, Trick, Any]  # (task index, what it is, the code or the IR)
 
 
 @dataclass(frozen=True)
@@ -121,12 +126,12 @@ def format_gaming(report: GamingReport) -> str:
     """Return a plain-text table of ``report``, one line per output and setting."""
     lines = [
         f"gaming check: {report.metric}",
-        f"{'output':<17}{'role':<8}{'setting':<9}{'n':>4}{'score':>8}{'correct':>9}"
+        f"{'output':<26}{'role':<8}{'setting':<9}{'n':>4}{'score':>8}{'correct':>9}"
         f"{'wrong':>8}{'wins':>6}{'>wrong':>8}",
     ]
     for row in report.rows:
         lines.append(
-            f"{row.trick:<17}{row.role:<8}{row.setting:<9}{row.n:>4}{row.mean_score:>8.3f}"
+            f"{row.trick:<26}{row.role:<8}{row.setting:<9}{row.n:>4}{row.mean_score:>8.3f}"
             f"{row.mean_correct:>9.3f}{row.mean_wrong:>8.3f}{row.wins:>6}{row.above_wrong:>8}"
             + ("  WINS" if row.won else "")
         )
@@ -154,11 +159,44 @@ def _fits(sandbox: Any, task: Mapping[str, Any], code: str, role: str) -> str | 
     return None
 
 
+#: how a reason starts when the metric refused an output that is not a valid IR
+REJECTED = "rejected (not a valid IR): "
+
+
+def _valid_ir(value: Any) -> bool:
+    from lift_metrics.ir import IR
+
+    try:
+        IR.model_validate(value)
+    except Exception:
+        return False
+    return True
+
+
+def _ir_outputs(tasks: Sequence[Mapping[str, Any]], names: Sequence[str] | None) -> list[Output]:
+    """Return the IR outputs: each task's expected IR and its mutations (``ir_mutations``)."""
+    from lift_metrics.ir import ir_mutations
+
+    expected = Trick("expected", "correct", "the expected IR")
+    outputs: list[Output] = []
+    for index, task in enumerate(tasks):
+        if names is None or "expected" in names:
+            outputs.append((index, expected, dict(task["expected_ir"])))
+        kinds = None if names is None else tuple(n for n in names if n != "expected")
+        for mutation in ir_mutations(task["expected_ir"], prompt=task.get("prompt"), kinds=kinds):
+            if mutation.usable:
+                made = Trick(mutation.name, "correct", "usable by the next step")
+            else:
+                made = Trick(mutation.name, "trick", "unusable by the next step")
+            outputs.append((index, made, mutation.ir))
+    return outputs
+
+
 def _outputs(
     tasks: Sequence[Mapping[str, Any]], names: Sequence[str], sandbox: Any
-) -> tuple[list[tuple[int, Trick, str]], list[str]]:
+) -> tuple[list[Output], list[str]]:
     """Return the outputs to score, ``(task index, trick, code)``, and why others were not."""
-    outputs: list[tuple[int, Trick, str]] = []
+    outputs: list[Output] = []
     skipped: list[str] = []
     for index, task in enumerate(tasks):
         for name in names:
@@ -174,8 +212,13 @@ def _outputs(
     return outputs, skipped
 
 
-def _item(task: Mapping[str, Any], code: str, setting: Setting) -> dict[str, Any]:
-    """Return the item the metric scores (the fields of ``code_pairs.jsonl`` and of DSPy)."""
+def _item(task: Mapping[str, Any], code: Any, setting: Setting) -> dict[str, Any]:
+    """Return the item the metric scores (the fields of the label files and of DSPy examples)."""
+    if setting == "ir":
+        return {"predicted": code, "ir": code, "expected": task["expected_ir"]} | {
+            "expected_ir": task["expected_ir"],
+            "prompt": task["prompt"],
+        }
     tests = list(task["tests"]) if setting == "tests" else []
     return {
         "predicted_code": code,
@@ -194,11 +237,12 @@ def _mean(values: Sequence[float]) -> float:
 def gaming_check(
     metric: Callable[..., Any],
     *,
+    kind: Kind = "code",
     tasks: Sequence[Mapping[str, Any]] | None = None,
     tricks: Sequence[str] | None = None,
     settings: Sequence[Setting] = _SETTINGS,
     call: Literal["item", "kwargs", "dspy"] = "item",
-    prediction_fields: Sequence[str] = ("code",),
+    prediction_fields: Sequence[str] | None = None,
     name: str | None = None,
     num_threads: int = 1,
     sandbox: Any = None,
@@ -214,25 +258,38 @@ def gaming_check(
     tests in the sandbox first, so a correct one is known to pass and a wrong one to fail.
     Each output is scored twice: with the task's tests, and with the reference only.
 
+    With ``kind="ir"`` the outputs are the task's expected IR and its mutations
+    (:func:`lift_metrics.ir.ir_mutations`): the usable ones count as correct, the unusable
+    ones (a wrong function name, parameters renamed, reordered or repeated, a negated,
+    opposite or generic intent, a constraint the signature breaks, ...) as tricks; the
+    setting is ``"ir"``.
+
     Parameters
     ----------
     metric : callable
-        The metric to check, called as in :func:`validate_metric` (``call``). Its items
+        The metric to check, called as in :func:`validate_metric` (``call``). Code items
         carry ``predicted_code`` and ``code`` (the output), ``expected_code``,
         ``entry_point``, ``prompt`` and ``tests`` (``[{"inputs": ..., "expected": ...}]``,
         empty in the ``"no_tests"`` setting): the fields of ``datasets/labels/code_pairs.jsonl``
         and of the project's DSPy examples (so ``call="dspy"`` hands a DSPy metric such as
         :class:`~lift_metrics.dspy_metrics.CodeQuality` an example and a prediction with
-        ``code``).
+        ``code``). IR items carry ``predicted`` and ``ir`` (the output, a dict in the IR's
+        JSON shape), ``expected`` and ``expected_ir``, and ``prompt`` (the fields of
+        ``ir_pairs.jsonl``, and of :class:`~lift_metrics.dspy_metrics.IRQuality`'s example and
+        prediction).
+    kind : {"code", "ir"}, default "code"
     tasks : sequence of mapping, optional
         Task records (:func:`lift_metrics.optimizers.task_records`); default all 64 shipped
         tasks.
     tricks : sequence of str, optional
-        Names from ``CODE_TRICKS``; default all of them.
+        Names from ``CODE_TRICKS`` (for IR: ``"expected"`` and the keys of
+        :data:`lift_metrics.ir.IR_MUTATIONS`); default all of them.
     settings : sequence of {"tests", "no_tests"}
+        Code only.
     call : {"item", "kwargs", "dspy"}, default "item"
-    prediction_fields : sequence of str, default ("code",)
-        With ``call="dspy"``: the item fields that form the prediction.
+    prediction_fields : sequence of str, optional
+        With ``call="dspy"``: the item fields that form the prediction; default ``("code",)``
+        for code and ``("ir",)`` for IR.
     name : str, optional
         Name in the report; default the metric's.
     num_threads : int, default 1
@@ -250,12 +307,15 @@ def gaming_check(
     Raises
     ------
     ValueError
-        An unknown trick or setting, or no task to check.
+        An unknown kind, trick or setting, or no task to check.
     """
-    names = list(CODE_TRICKS) if tricks is None else list(tricks)
-    unknown = [n for n in names if n not in CODE_TRICKS]
+    if kind not in ("code", "ir"):
+        raise InputValueError(f"kind must be 'code' or 'ir', got {kind!r}")
+    known = ["expected", *IR_KINDS] if kind == "ir" else list(CODE_TRICKS)
+    names = known if tricks is None else list(tricks)
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise InputValueError(f"tricks must be names from {sorted(CODE_TRICKS)}, got {unknown}")
+        raise InputValueError(f"tricks must be names from {sorted(known)}, got {unknown}")
     bad = [s for s in settings if s not in _SETTINGS]
     if bad or not settings:
         raise InputValueError(f"settings must be a non-empty subset of {_SETTINGS}, got {bad}")
@@ -266,8 +326,13 @@ def gaming_check(
         tasks = task_records()
     if not tasks:
         raise InputValueError("tasks must hold at least one task, got none")
-    caller = _caller(metric, call, prediction_fields)
-    if sandbox is None:
+    fields = prediction_fields or (("ir",) if kind == "ir" else ("code",))
+    caller = _caller(metric, call, fields)
+    skipped: list[str] = []
+    if kind == "ir":
+        outputs = _ir_outputs(tasks, None if tricks is None else names)
+        settings = ("ir",)
+    elif sandbox is None:
         from lift_metrics.sandbox import Sandbox
 
         with Sandbox() as box:
@@ -276,36 +341,46 @@ def gaming_check(
         outputs, skipped = _outputs(tasks, names, sandbox)
     jobs = [(out, setting) for setting in settings for out in outputs]
 
-    def score(job: tuple[tuple[int, Trick, str], Setting]) -> tuple[float | None, str | None]:
-        (index, _, code), setting = job
+    def score(job: tuple[Output, Setting]) -> tuple[float | None, str | None]:
+        (index, _, output), setting = job
         try:
-            return score_value(caller(_item(tasks[index], code, setting)))
+            return score_value(caller(_item(tasks[index], output, setting)))
         except Exception as exc:  # the metric failed on this output: a missing score
-            return None, f"{type(exc).__name__}: {exc}"[:300]
+            why = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+            if setting == "ir" and not _valid_ir(output):
+                return None, REJECTED + why
+            return None, why
 
     with ThreadPoolExecutor(max_workers=num_threads) as pool:
         scores = list(pool.map(score, jobs))
-    return _report(name or metric_name(metric), tasks, jobs, scores, skipped)
+    return _report(name or metric_name(metric), tasks, jobs, scores, skipped, order=known)
 
 
 def _report(
     name: str,
     tasks: Sequence[Mapping[str, Any]],
-    jobs: Sequence[tuple[tuple[int, Trick, str], Setting]],
+    jobs: Sequence[tuple[Output, Setting]],
     scores: Sequence[tuple[float | None, str | None]],
     skipped: Sequence[str],
+    *,
+    order: Sequence[str],
 ) -> GamingReport:
     table: dict[tuple[str, int], dict[str, tuple[Trick, float]]] = {}
     missing: list[str] = []
+    skipped = list(skipped)
     for ((index, made, _), setting), (value, why) in zip(jobs, scores, strict=True):
+        where = f"{tasks[index].get('id', index)}: {made.name}"
+        if value is None and why is not None and why.startswith(REJECTED):
+            skipped.append(f"{where}: {why}")  # refusing an invalid IR is no missing score
+        elif value is None:
+            missing.append(f"{where} ({setting}): {why}")
         if value is None:
-            missing.append(f"{tasks[index].get('id', index)}: {made.name} ({setting}): {why}")
             continue
         table.setdefault((setting, index), {})[made.name] = (made, value)
     rows: list[TrickResult] = []
     settings = list(dict.fromkeys(setting for (_, setting) in jobs))
     present = {made.name for ((_, made, _), _) in jobs}
-    tricks = [name for name in CODE_TRICKS if name in present]
+    tricks = [name for name in order if name in present]
     for setting in settings:
         for trick_name in tricks:
             mine, correct, wrong = [], [], []

@@ -172,6 +172,48 @@ def test_cli_refuses_an_unknown_trick_before_scoring(
     assert not (user_module / "validation-report").exists()
 
 
+def test_ir_outputs_are_the_expected_ir_and_its_mutations(tasks: list[dict[str, Any]]) -> None:
+    """``ir_quality``'s item scorer refuses invalid IRs: they are listed, not missing."""
+    from testkit import HashEmbedder
+
+    from lift_metrics.validation import IRPairScorer, builtin_scorer
+
+    report = gaming_check(IRPairScorer(embedder=HashEmbedder()), kind="ir", tasks=tasks)
+    rows = {row.trick: row for row in report.rows}
+    assert rows["expected"].mean_score == 1.0
+    assert rows["expected"].role == rows["no_type_hints"].role == "correct"
+    assert rows["wrong_name"].role == "trick"
+    assert "duplicated_parameter" not in rows
+    assert any("duplicated_parameter: rejected (not a valid IR)" in s for s in report.skipped)
+    assert not report.missing
+    assert builtin_scorer("ir_quality")  # the name the command resolves
+    flat = gaming_check(lambda item: 0.5, kind="ir", tasks=tasks, name="flat")
+    assert {row.trick for row in flat.winning} >= {"wrong_name", "generic_intent"}
+
+
+def test_cli_refuses_gaming_options_without_gaming(
+    cli_main: Any, user_module: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli_main(["validate", "ir_quality", "--trick", "wrong_name"]) == 2
+    assert "apply with --gaming only" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("metric", ["ir_quality", "IRQuality"])
+def test_the_shipped_ir_metric_is_not_won_by_a_trick(metric: str) -> None:
+    """All 64 tasks' expected IRs and their mutations, with the real embedder."""
+    from lift_metrics.validation import builtin_scorer
+
+    if metric == "ir_quality":
+        report = gaming_check(builtin_scorer("ir_quality"), kind="ir", num_threads=2)
+    else:
+        from lift_metrics.dspy_metrics import IRQuality
+
+        report = gaming_check(IRQuality(), kind="ir", call="dspy", num_threads=2)
+    assert report.passed, (report.winning, report.missing[:3])
+    assert {row.trick for row in report.rows} >= {"wrong_name", "negated_intent"}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("metric", ["code_quality", "CodeQuality"])
 def test_the_shipped_code_metric_is_not_won_by_a_trick(metric: str, sandbox: Any) -> None:
