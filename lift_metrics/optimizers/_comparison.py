@@ -132,3 +132,34 @@ def _comparison(
         confidence_level=config.evaluation.confidence_level,
         seed=config.seed,
     )
+
+
+def validation_choice(
+    baseline: Evaluation, chosen: Evaluation, *, n_resamples: int, level: float, seed: int
+) -> dict[str, Any] | None:
+    """Say whether the validation set could tell the chosen program from the unoptimized one.
+
+    The optimizer chose its program by its score on the validation split. The paired delta
+    of the optimizer's metric there (chosen - unoptimized, per validation task), with its
+    interval: when the interval contains 0, the choice rests on noise, and ``warning`` says
+    so. None when neither evaluation has an example in common.
+    """
+    deltas = _deltas(baseline, chosen, n_resamples=n_resamples, level=level, seed=seed)
+    if not deltas:
+        return None
+    delta = deltas[0]
+    separable = delta.ci_low > 0 or delta.ci_high < 0
+    record: dict[str, Any] = {**delta.to_dict(), "n": len(chosen.examples)}
+    record["separable"] = separable
+    record["warning"] = (
+        None
+        if separable
+        else (
+            f"the validation set ({record['n']} tasks) cannot tell the chosen program from the "
+            f"unoptimized one: {delta.metric!r} {delta.optimized_mean:.3f} against "
+            f"{delta.baseline_mean:.3f}, paired {level:.0%} interval "
+            f"[{delta.ci_low:+.3f}, {delta.ci_high:+.3f}] contains 0; the optimizer's choice "
+            "may be noise (add validation tasks)"
+        )
+    )
+    return record

@@ -195,6 +195,7 @@ def render_report(result: OptimizationResult) -> str:
         ]
     else:
         lines.append("No comparison: the optimized program was not evaluated.")
+    lines += _choice_lines(result, level)
     lines += code_report_lines(result)
     if result.comparison is None and result.deltas and math.isnan(result.usage.cost_usd):
         lines.append(
@@ -215,3 +216,23 @@ def render_report(result: OptimizationResult) -> str:
         if ev is not None:
             lines += ["", ev.to_markdown(title=f"{title} on the test split")]
     return "\n".join(lines) + "\n"
+
+
+def _choice_lines(result: OptimizationResult, level: float) -> list[str]:
+    """Return the report lines on the optimizer's choice, paired on the validation split."""
+    check = result.trials.get("validation") if isinstance(result.trials, dict) else None
+    if not isinstance(check, dict):
+        return []
+    lines = [
+        "",
+        "## The optimizer's choice on the validation split",
+        "",
+        f"The optimizer chose its program by `{check['metric']}` on the validation split "
+        f"({check['n']} tasks): chosen {_fmt(check['optimized_mean'])} against unoptimized "
+        f"{_fmt(check['baseline_mean'])}, paired delta {check['mean_delta']:+.4f}, "
+        f"{level:.0%} CI [{check['ci_low']:+.4f}, {check['ci_high']:+.4f}] "
+        f"({check['verdict']}). On the test split: see the table above.",
+    ]
+    if check.get("warning"):
+        lines += ["", f"**Warning:** {check['warning']}."]
+    return lines

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import logging
 import os
 import platform
 import sys
@@ -41,7 +42,7 @@ from lift_metrics.optimizers._code_report import (
     predictor_summary,
     save_generated_code,
 )
-from lift_metrics.optimizers._comparison import _comparison, _deltas, _trials
+from lift_metrics.optimizers._comparison import _comparison, _deltas, _trials, validation_choice
 from lift_metrics.optimizers._config import (
     RunConfig,
     build_metric,
@@ -68,6 +69,8 @@ from lift_metrics.optimizers._setup import (
 )
 
 __all__ = ["MetricDelta", "OptimizationResult", "run_optimizer"]
+
+logger = logging.getLogger(__name__)
 
 
 _RUN_OUTPUTS = (
@@ -251,6 +254,19 @@ def run_optimizer(
             trials = _trials(config.optimizer.name, optimizer, program)
             trials["stopped"] = stop_reason
             atomic_write_json(out / "trials.json", trials)
+        if program is not None and stop_reason is None and val:
+            trials["validation"], stop_reason = _check_choice(
+                config,
+                program,
+                val,
+                {**eval_kwargs, "metrics": dict([next(iter(metrics.items()))])},
+            )
+            atomic_write_json(out / "trials.json", trials)
+            warning = (trials["validation"] or {}).get("warning")
+            if warning:
+                logger.warning("%s", warning)
+                if console is not None:
+                    console.print(f"warning: {warning}", soft_wrap=True)
         if program is not None:
             save_program(program, out / "program.json")
             optimized, stopped = _evaluate_arm(
@@ -389,6 +405,35 @@ _ARM_TITLES = {
     "baseline": "Baseline (unoptimized) on the test split",
     "optimized": "Optimized on the test split",
 }
+
+
+def _check_choice(
+    config: RunConfig, program: Any, val: list[Any], eval_kwargs: dict[str, Any]
+) -> tuple[dict[str, Any] | None, str | None]:
+    """Score the chosen and the unoptimized program on the validation split, paired.
+
+    The optimizer chose by this split's score; :func:`validation_choice` says whether the
+    split could tell the two apart. Returns the record (None when the budget ran out) and
+    the reason the run stopped.
+    """
+    from lift_metrics.optimizers._pipeline import LiftPipeline
+
+    kwargs = {**eval_kwargs, "runs": 1}
+    try:
+        unoptimized = evaluate_program(
+            LiftPipeline(**config.pipeline), val, description="unoptimized (val split)", **kwargs
+        )
+        chosen = evaluate_program(program, val, description="chosen (val split)", **kwargs)
+    except BudgetExceeded as exc:
+        return None, f"while checking the choice on the validation split: {exc}"
+    record = validation_choice(
+        unoptimized,
+        chosen,
+        n_resamples=config.evaluation.n_resamples,
+        level=config.evaluation.confidence_level,
+        seed=config.seed,
+    )
+    return record, None
 
 
 def _evaluate_arm(

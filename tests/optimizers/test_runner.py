@@ -459,3 +459,44 @@ def test_cli_evaluate_removes_a_previous_result_before_it_runs(
     assert cli([*args, "--metric", "ir_quality"]) == 130
     left = sorted(p.name for p in out.iterdir() if p.name != "cache")
     assert left == ["notes.txt"]  # nothing of the earlier run looks current; others' files stay
+
+
+def test_the_choice_is_checked_on_the_validation_split(
+    tmp_path: Path, task: dict[str, Any]
+) -> None:
+    """The DummyLM answers every task alike, so no candidate can differ on validation."""
+    result = run_optimizer(make_config(tmp_path, "mipro"), lm=dummy_lm(task), progress=False)
+    check = json.loads((tmp_path / "out" / "trials.json").read_text())["validation"]
+    assert check["n"] == 3
+    assert check["metric"] == "end_to_end"
+    assert check["separable"] is False
+    assert check["ci_low"] <= 0 <= check["ci_high"]
+    assert "cannot tell the chosen program from the unoptimized one" in check["warning"]
+    assert result.trials["validation"] == check
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "## The optimizer's choice on the validation split" in report
+    assert "**Warning:** the validation set (3 tasks) cannot tell" in report
+
+
+def test_validation_choice_separates_a_clear_gain() -> None:
+    from types import SimpleNamespace
+
+    from lift_metrics.optimizers._comparison import validation_choice
+
+    def evaluation(scores: list[float]) -> Any:  # what the paired deltas read of an Evaluation
+        examples = [
+            SimpleNamespace(index=i, mean_scores={"end_to_end": s}) for i, s in enumerate(scores)
+        ]
+        return SimpleNamespace(metric_names=("end_to_end",), examples=examples)
+
+    clear = validation_choice(
+        evaluation([0.1, 0.2, 0.1, 0.2, 0.1, 0.2]),
+        evaluation([0.9, 0.8, 0.9, 0.8, 0.9, 0.9]),
+        n_resamples=500,
+        level=0.95,
+        seed=0,
+    )
+    assert clear is not None
+    assert clear["separable"] is True
+    assert clear["warning"] is None
+    assert clear["verdict"] == "improved"
