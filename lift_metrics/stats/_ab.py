@@ -29,7 +29,12 @@ from lift_metrics.stats._intervals import (
     check_confidence_level,
     check_seed,
 )
-from lift_metrics.stats._resample import MAX_RESAMPLES, bootstrap_means, sign_flip_p_values
+from lift_metrics.stats._resample import (
+    MAX_RESAMPLES,
+    bootstrap_means,
+    percentile_interval,
+    sign_flip_p_values,
+)
 from lift_metrics.stats._runs import RunRecord, validate_run_records
 
 Verdict = Literal["prefer_treatment", "prefer_control", "inconclusive", "mixed"]
@@ -325,8 +330,7 @@ def paired_comparison(
     rng = np.random.default_rng(seed_value)
     means = bootstrap_means(data, resamples, rng)
     p_values = sign_flip_p_values(data, resamples, rng)
-    alpha = 1.0 - level
-    lows, highs = np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
+    lows, highs = percentile_interval(means, level)
     results: dict[str, DeltaStatistics] = {}
     for j, name in enumerate(DELTA_NAMES):
         column = data[:, j]

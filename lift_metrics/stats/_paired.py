@@ -15,7 +15,12 @@ from lift_metrics.stats._intervals import (
     check_confidence_level,
     check_seed,
 )
-from lift_metrics.stats._resample import MAX_RESAMPLES, bootstrap_means, sign_flip_p_values
+from lift_metrics.stats._resample import (
+    MAX_RESAMPLES,
+    bootstrap_means,
+    percentile_interval,
+    sign_flip_p_values,
+)
 
 __all__ = ["PairedBootstrap", "paired_bootstrap"]
 
@@ -173,8 +178,8 @@ def paired_bootstrap(
     else:
         means = bootstrap_means(data, resamples, rng)[:, 0]
         p_value = float(sign_flip_p_values(data, resamples, rng)[0])
-        alpha = 1.0 - level
-        low, high = (float(q) for q in np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0]))
+        lows, highs = percentile_interval(means, level)
+        low, high = float(lows), float(highs)
     return PairedBootstrap(
         mean_a=float(x.mean()),
         mean_b=float(y.mean()),

@@ -1,5 +1,6 @@
-"""Resampling kernels shared by the paired statistics: bootstrap means and sign-flip p-values.
+"""Resampling kernels of the paired statistics.
 
+Bootstrap means, their percentile interval and sign-flip p-values.
 Both work on an ``(n, m)`` array of paired differences and resample its rows in chunks whose
 size bounds memory; :func:`~lift_metrics.stats.paired_comparison` and
 :func:`~lift_metrics.stats.paired_bootstrap` use them (docs/statistics.md#paired-ab).
@@ -10,7 +11,12 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["MAX_RESAMPLES", "bootstrap_means", "sign_flip_p_values"]
+__all__ = [
+    "MAX_RESAMPLES",
+    "bootstrap_means",
+    "percentile_interval",
+    "sign_flip_p_values",
+]
 
 #: the most bootstrap resamples a statistic accepts: far past where percentile intervals stop
 #: changing, and a bound on the memory that the resampled statistics themselves take
@@ -107,3 +113,16 @@ def sign_flip_p_values(
         flipped = np.abs(2.0 * (bits @ data) - total) / n
         hits += (flipped >= observed - tolerance).sum(axis=0)
     return np.asarray((hits + 1) / (n_resamples + 1), dtype=np.float64)
+
+
+def percentile_interval(
+    means: npt.NDArray[np.float64], confidence_level: float
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Return the percentile interval of resampled statistics, per column: ``(lows, highs)``.
+
+    ``means`` is ``(n_resamples, m)`` (or ``(n_resamples,)``); the bounds are the
+    ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of each column.
+    """
+    alpha = 1.0 - confidence_level
+    lows, highs = np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
+    return lows, highs
