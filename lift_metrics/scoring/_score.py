@@ -169,6 +169,9 @@ def score_samples(
         A bad task file, a k larger than the fewest samples of a task, results in
         ``output`` that belong to another samples file, ``importable`` naming a module this
         interpreter cannot import, or given with a ``backend``.
+    SandboxUnavailableError
+        Before anything is written: the local backend's sandbox cannot run a known-good
+        program on this machine (:meth:`LocalBackend.start`).
     KeyboardInterrupt
         Passed on after the results received so far are written: rerun to resume.
 
@@ -205,6 +208,13 @@ def score_samples(
             f"backend must have run(jobs) and close() methods, got {type(backend).__name__}"
         )
     runner, names = _runner(backend, concurrency, importable)
+    if isinstance(runner, LocalBackend):  # a sandbox that cannot run refuses before any write
+        try:
+            runner.start()
+        except BaseException:
+            if backend is None:
+                runner.close()
+            raise
     by_line = {sample.line: sample for sample in sample_list}
     done: dict[int, SampleResult] = {}
     results_path: Path | None = None
