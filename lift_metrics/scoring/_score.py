@@ -208,13 +208,7 @@ def score_samples(
             f"backend must have run(jobs) and close() methods, got {type(backend).__name__}"
         )
     runner, names = _runner(backend, concurrency, importable)
-    if isinstance(runner, LocalBackend):  # a sandbox that cannot run refuses before any write
-        try:
-            runner.start()
-        except BaseException:
-            if backend is None:
-                runner.close()
-            raise
+    _start(runner, owned=backend is None)  # a sandbox that cannot run refuses before any write
     by_line = {sample.line: sample for sample in sample_list}
     done: dict[int, SampleResult] = {}
     results_path: Path | None = None
@@ -285,6 +279,18 @@ def _runner(
             f"instead (LocalBackend(importable=...), RayBackend(importable=...)), got {names!r}"
         )
     return backend, tuple(getattr(backend, "importable", ()))
+
+
+def _start(runner: ScoringBackend, *, owned: bool) -> None:
+    """Start a local backend's sandbox now: its start-up check comes before the output."""
+    if not isinstance(runner, LocalBackend):
+        return
+    try:
+        runner.start()
+    except BaseException:
+        if owned:
+            runner.close()
+        raise
 
 
 def _open_output(
