@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -108,6 +110,29 @@ def check_iterable(name: str, value: Any, *, of: str = "values") -> Iterable[Any
     if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
         raise InputTypeError(f"{name} must be an iterable of {of}, got {type(value).__name__}")
     return value
+
+
+def check_path(name: str, value: Any) -> Path:
+    """Return ``value`` as a :class:`~pathlib.Path` if it is a ``str`` or ``os.PathLike``.
+
+    ``None`` or another type raise an :class:`~lift_metrics.errors.InputTypeError` naming the
+    parameter (``open(None)`` would raise a bare ``TypeError``); an empty string is refused
+    too (it would mean the current directory).
+
+    Examples
+    --------
+    >>> check_path("path", None)
+    Traceback (most recent call last):
+    ...
+    lift_metrics.errors.InputTypeError: path must be a file path (str or os.PathLike), got NoneType
+    """
+    if not isinstance(value, str | os.PathLike) or isinstance(os.fspath(value), bytes):
+        raise InputTypeError(
+            f"{name} must be a file path (str or os.PathLike), got {type(value).__name__}"
+        )
+    if not os.fspath(value):
+        raise InputValueError(f"{name} must be a file path, got ''")
+    return Path(value)
 
 
 def as_float_array(

@@ -24,6 +24,10 @@ cancel_scope
     Run a block so that setting an event stops its LM generations.
 cancel_requested
     Whether the current call's cancel flag or the process-wide shutdown flag is set.
+refused_prompts
+    Collect the local-LM calls refused in a block because their prompt is too long.
+prompt_too_long
+    Why a prompt of N tokens does not fit a context (with room for the answer), or None.
 
 Classes
 -------
@@ -33,6 +37,8 @@ AsyncLocalEngine
     Its async counterpart.
 GenerationCancelledError
     An LM call stopped before its answer was complete.
+PromptTooLongError
+    A program's prompt does not fit the local model's context (raised by evaluations).
 
 Constants
 ---------
@@ -60,6 +66,7 @@ from lift_metrics.lm._factory import (
     resolve_lm,
 )
 from lift_metrics.lm._model import check_gguf, default_model_path
+from lift_metrics.lm._prompt import PromptTooLongError, prompt_too_long, refused_prompts
 from lift_metrics.lm._server import default_n_threads, stop_local_servers
 
 __all__ = [  # plain sorted() order (tests/test_package.py checks names == sorted(names))
@@ -68,6 +75,7 @@ __all__ = [  # plain sorted() order (tests/test_package.py checks names == sorte
     "GenerationCancelledError",
     "LOCAL_OPTIONS",
     "LocalEngine",
+    "PromptTooLongError",
     "REMOTE_OPTIONS",
     "cancel_requested",
     "cancel_scope",
@@ -76,6 +84,8 @@ __all__ = [  # plain sorted() order (tests/test_package.py checks names == sorte
     "default_model_path",
     "default_n_threads",
     "local_lm",
+    "prompt_too_long",
+    "refused_prompts",
     "resolve_lm",
     "stop_local_servers",
 ]

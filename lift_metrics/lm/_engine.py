@@ -17,7 +17,8 @@ from lift_metrics.errors import InputTypeError
 from lift_metrics.lm import _generation  # called as _generation._generate: wrappable there
 from lift_metrics.lm._generation import _request_body, _response
 from lift_metrics.lm._model import _fingerprint, check_gguf
-from lift_metrics.lm._server import _get_server, _lease, default_n_threads
+from lift_metrics.lm._prompt import count_prompt_tokens, note_refusal, prompt_too_long
+from lift_metrics.lm._server import _access, _get_server, _lease, default_n_threads
 
 __all__ = ["DEFAULT_N_CTX", "SUPPORTED_PARAMS", "AsyncLocalEngine", "LocalEngine"]
 
@@ -193,12 +194,34 @@ class LocalEngine:
         try:
             with self._lease() as server:
                 try:
+                    self._check_prompt(body)
                     reply = _generation._generate(server, body)
                 finally:
                     del server  # a traceback holding this frame must not keep the server
         except ValueError as exc:  # xllamacpp refuses malformed bodies with ValueError
             raise InvalidRequestError(str(exc), provider="local", status=400) from exc
-        return _response(reply, self.model_name)
+        return _response(reply, self.model_name, n_ctx=self.n_ctx)
+
+    def _check_prompt(self, body: Mapping[str, Any]) -> None:
+        """Refuse a prompt that leaves no room for the answer, before it is sent.
+
+        Raises ``dspy.lm15.ContextLengthError`` (DSPy's ``ContextWindowExceededError``) and
+        records the refusal for :func:`~lift_metrics.lm.refused_prompts`.
+        """
+        access = _access(self.model_path, self.n_ctx, self.n_threads, self.n_parallel)
+        if access is None:
+            return
+        tokens = count_prompt_tokens(*access, body["messages"])
+        if tokens is None:  # not counted: llama.cpp refuses a prompt over its context itself
+            return
+        max_tokens = body.get("max_tokens")
+        answer = max_tokens if isinstance(max_tokens, int) else None
+        why = prompt_too_long(tokens, answer, self.n_ctx)
+        if why is not None:
+            from dspy.lm15 import ContextLengthError
+
+            note_refusal(why)
+            raise ContextLengthError(why, provider="local", status=400)
 
     def stream(self, request: Any) -> Iterator[Any]:
         """Stream events for one completion (the whole answer arrives as one chunk)."""

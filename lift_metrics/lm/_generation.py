@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from lift_metrics.lm._cancel import GenerationCancelledError, cancel_checker
+from lift_metrics.lm._prompt import note_refusal, prompt_too_long
 
 # Request settings llama.cpp cannot honour here; the engine refuses them rather than drop them.
 _REFUSED_CONFIG = (
@@ -196,8 +197,12 @@ def _reassemble(chunks: list[Mapping[str, Any]]) -> dict[str, Any]:
     return reply
 
 
-def _response(reply: Mapping[str, Any], model_name: str) -> Any:
-    """Translate llama.cpp's OpenAI-shaped reply (or error) into a ``dspy.lm15.Response``."""
+def _response(reply: Mapping[str, Any], model_name: str, *, n_ctx: int | None = None) -> Any:
+    """Translate llama.cpp's OpenAI-shaped reply (or error) into a ``dspy.lm15.Response``.
+
+    llama.cpp's own refusal of a prompt longer than its context (when the engine could not
+    count the prompt first) is recorded for :func:`~lift_metrics.lm.refused_prompts` too.
+    """
     from dspy.lm15 import (
         ContextLengthError,
         InvalidRequestError,
@@ -215,6 +220,12 @@ def _response(reply: Mapping[str, Any], model_name: str) -> Any:
         kind = error.get("type") if isinstance(error, Mapping) else None
         status = code if isinstance(code, int) else None
         if kind == "exceed_context_size_error":
+            tokens = error.get("n_prompt_tokens") if isinstance(error, Mapping) else None
+            limit = error.get("n_ctx") if isinstance(error, Mapping) else None
+            limit = limit if isinstance(limit, int) else n_ctx
+            if isinstance(tokens, int) and limit is not None:
+                message = prompt_too_long(tokens, None, limit) or message
+            note_refusal(message)
             raise ContextLengthError(message, provider="local", status=status)
         if status is not None and 400 <= status < 500:
             raise InvalidRequestError(message, provider="local", status=status)

@@ -28,6 +28,9 @@ _INSTALL_XLLAMACPP_HINT = "the local LM needs xllamacpp: pip install 'lift-metri
 # --------------------------------------------------------------------------- servers
 
 _SERVERS: dict[tuple[str, int, int, int], Any] = {}
+# Each server's loopback address and API key, for the requests it answers over HTTP only
+# (counting a prompt's tokens: lift_metrics.lm._prompt).
+_ACCESS: dict[tuple[str, int, int, int], tuple[str, str]] = {}
 _SERVERS_LOCK = threading.Condition()  # guards _SERVERS and _IN_FLIGHT; notified when idle
 _IN_FLIGHT = 0  # requests running on any server
 _EXIT_HOOK_INSTALLED = False
@@ -90,8 +93,10 @@ def _get_server(path: Path, n_ctx: int, n_threads: int, n_parallel: int) -> Any:
             raise GenerationCancelledError("the local LM is shut down: the process is exiting")
         server = _SERVERS.get(key)
         if server is None:
-            server = _start_server(path, n_ctx, n_threads, n_parallel)
+            api_key = secrets.token_hex(16)
+            server = _start_server(path, n_ctx, n_threads, n_parallel, api_key)
             _SERVERS[key] = server
+            _ACCESS[key] = (str(server.listening_address), api_key)
             if not _EXIT_HOOK_INSTALLED:
                 atexit.register(_stop_at_exit, os.getpid())
                 _EXIT_HOOK_INSTALLED = True
@@ -144,6 +149,7 @@ def stop_local_servers(*, wait_s: float = _EXIT_WAIT_S) -> bool:
             _SERVERS_LOCK.wait(min(left, 0.1))
         servers = list(_SERVERS.values())
         _SERVERS.clear()
+        _ACCESS.clear()
     del servers  # the last references: xllamacpp's destructor stops and joins the server
     gc.collect()
     return True
@@ -185,7 +191,13 @@ def _say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-def _start_server(path: Path, n_ctx: int, n_threads: int, n_parallel: int) -> Any:
+def _access(path: Path, n_ctx: int, n_threads: int, n_parallel: int) -> tuple[str, str] | None:
+    """Return the loopback address and API key of the server for these settings, once started."""
+    with _SERVERS_LOCK:
+        return _ACCESS.get((str(path), n_ctx, n_threads, n_parallel))
+
+
+def _start_server(path: Path, n_ctx: int, n_threads: int, n_parallel: int, api_key: str) -> Any:
     try:
         import xllamacpp
     except ImportError as exc:
@@ -199,7 +211,7 @@ def _start_server(path: Path, n_ctx: int, n_threads: int, n_parallel: int) -> An
     params.verbosity = 0  # llama.cpp logs each request to the terminal otherwise
     # The server also listens on a loopback port; a random key keeps other local processes
     # out. In-process calls (handle_chat_completions) do not go through that check.
-    params.api_keys = [secrets.token_hex(16)]
+    params.api_keys = [api_key]
     try:
         return xllamacpp.Server(params)
     except RuntimeError as exc:

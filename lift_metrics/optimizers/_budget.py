@@ -8,10 +8,16 @@ run, whatever thread makes it. :class:`UsageRecorder` counts one example's calls
 them to the meter above it.
 
 A budget is checked *before* each LM call (a DSPy callback's ``on_lm_start``); when a cap is
-reached the call raises :class:`BudgetExceeded`. The check of ``max_lm_calls`` also reserves the
-call, atomically: calls that are running count against the cap until they end (a cache hit or a
-failed call gives its place back), so no number of threads racing for the last calls can make
-one call more than the budget allows. It derives from ``BaseException`` on purpose:
+reached the call raises :class:`BudgetExceeded`. The check also reserves the call, atomically:
+calls that are running count against every cap until they end (a cache hit or a failed call
+gives its place back), so no number of threads racing for the last calls can make one call more
+than the budget allows. A running call counts as one call and, against the token and dollar
+caps, as the largest call billed so far; while no call is billed yet, a run with a token or
+dollar cap makes one call at a time. So the calls let through are those a run making one call
+at a time would make, however the calls overlap, as long as no call is larger than every call
+before it (such a call can take an overlapping run past the cap by the difference; a run making
+one call at a time is never stopped later than the first call that reaches a cap).
+:class:`BudgetExceeded` derives from ``BaseException`` on purpose:
 DSPy catches ``Exception`` in its thread pools, adapters and optimizers (counting it as a
 failed example), and a budget stop must cut through all of them to the runner, which then
 saves what it has.
@@ -325,7 +331,7 @@ class UsageMeter:
     def __init__(self, budget: Budget | None = None) -> None:
         self.budget = budget if budget is not None else Budget()
         self.usage_data: defaultdict[str, list[dict[str, Any]]] = defaultdict(list)
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()  # notified when a reserved call ends
         self._calls = 0
         self._prompt = 0
         self._completion = 0
@@ -333,6 +339,9 @@ class UsageMeter:
         self._cost = 0.0
         self._unpriced = 0
         self._running: set[str] = set()  # reserved calls not yet billed or ended
+        # the largest billed call so far: what a running call holds of the token/dollar caps
+        self._largest_tokens = 0
+        self._largest_cost = 0.0
         self.stop_reason: str | None = None
 
     def __deepcopy__(self, memo: dict[int, Any]) -> UsageMeter:
@@ -352,9 +361,13 @@ class UsageMeter:
             self._prompt += prompt
             self._completion += completion
             self._total += total
+            self._largest_tokens = max(self._largest_tokens, total)
             if math.isnan(cost):
                 self._unpriced += 1
+            else:
+                self._largest_cost = max(self._largest_cost, cost)
             self._cost += cost
+            self._lock.notify_all()
             if entry:
                 self.usage_data[lm].append(entry)
 
@@ -410,13 +423,21 @@ class UsageMeter:
         """Check the budget for one more LM call and hold its place, atomically.
 
         Raises :class:`BudgetExceeded` when a cap is reached, counting the calls reserved and
-        still running as made: however many threads ask at once, at most ``max_lm_calls``
-        calls are let through. The place is given back by :meth:`release` (the call ended
-        without being billed: a cache hit, an error) or taken by :meth:`add_usage` (billed)
-        on the thread (context) that reserved it.
+        still running as made: each as one call and, against ``max_tokens`` and
+        ``max_cost_usd``, as the largest call billed so far. However many threads ask at once,
+        at most ``max_lm_calls`` calls are let through, and as many calls as a run making
+        one call at a time would make under the token and dollar caps (when no call is
+        larger than those before it). With a token or dollar cap and no call billed yet, a
+        call waits here until the running one has ended: the first bill gives a call's size.
+        The place is given back by :meth:`release` (the call ended without being billed: a
+        cache hit, an error) or taken by :meth:`add_usage` (billed) on the thread (context)
+        that reserved it.
         """
         with self._lock:
-            self._refuse_if_spent(self._calls + len(self._running))
+            sized = self.budget.max_tokens is None and self.budget.max_cost_usd is None
+            while not sized and self._running and self._calls == 0 and self.stop_reason is None:
+                self._lock.wait()
+            self._refuse_if_spent(self._calls + len(self._running), len(self._running))
             self._running.add(call_id)
         _RESERVED_CALL.set(call_id)
 
@@ -424,18 +445,23 @@ class UsageMeter:
         """Give back the place of a reserved call that ended (see :meth:`reserve`)."""
         with self._lock:
             self._running.discard(call_id)
+            self._lock.notify_all()
         if _RESERVED_CALL.get() == call_id:
             _RESERVED_CALL.set(None)
 
-    def _refuse_if_spent(self, calls: int) -> None:
-        """Raise :class:`BudgetExceeded` if the budget is spent with ``calls`` calls (lock held)."""
+    def _refuse_if_spent(self, calls: int, running: int = 0) -> None:
+        """Raise :class:`BudgetExceeded` if the budget is spent (lock held).
+
+        ``calls`` counts the calls made and running; the ``running`` ones hold the size of the
+        largest billed call against the token and dollar caps.
+        """
         if self.stop_reason is None:
             totals = UsageTotals(
                 lm_calls=calls,
                 prompt_tokens=self._prompt,
                 completion_tokens=self._completion,
-                total_tokens=self._total,
-                cost_usd=self._cost,
+                total_tokens=self._total + running * self._largest_tokens,
+                cost_usd=self._cost + running * self._largest_cost,
                 unpriced_calls=self._unpriced,
             )
             reason = self.budget.exceeded_by(totals)

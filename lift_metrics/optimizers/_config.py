@@ -34,6 +34,7 @@ from pydantic import (
     model_validator,
 )
 
+from lift_metrics._checks import check_path
 from lift_metrics.errors import InputValueError
 from lift_metrics.optimizers._budget import Budget
 from lift_metrics.optimizers._config_checks import (
@@ -547,7 +548,7 @@ def load_config(path: str | os.PathLike[str]) -> RunConfig:
     """
     from lift_metrics._io import TOMLTextError, parse_toml, read_text_file
 
-    file = Path(path)
+    file = check_path("path", path)
     text = read_text_file(file, "config file")
     try:
         data = parse_toml(text)

@@ -21,7 +21,7 @@ from lift_metrics._checks import check_int, check_positive
 from lift_metrics._io import atomic_write_json, atomic_write_text
 from lift_metrics.dspy_metrics import record_measurement
 from lift_metrics.errors import InputValueError
-from lift_metrics.lm import cancel_scope
+from lift_metrics.lm import PromptTooLongError, cancel_scope, refused_prompts
 from lift_metrics.optimizers._budget import BudgetExceeded, UsageRecorder
 from lift_metrics.optimizers._eval_results import Evaluation, ExampleResult, ExampleSummary
 
@@ -74,12 +74,14 @@ class _Job:
         self.started = time.perf_counter()
         self.result: Any = None
         self.failure: BaseException | None = None
+        self.refusals: list[str] = []  # local-LM calls refused for a too-long prompt
         self.done = threading.Event()
         self.cancel = threading.Event()
         context = contextvars.copy_context()  # carries dspy.context(...) into the thread
 
         def cancellable() -> Any:
-            with cancel_scope(self.cancel):
+            with cancel_scope(self.cancel), refused_prompts() as refusals:
+                self.refusals = refusals
                 return target()
 
         def run() -> None:
@@ -145,6 +147,11 @@ def evaluate_program(
     BudgetExceeded
         When the run's budget stops an LM call; ``exc.partial`` holds the
         :class:`Evaluation` of the examples that finished (``complete=False``).
+    lift_metrics.lm.PromptTooLongError
+        When the local LM refused a call of an example because its prompt does not fit the
+        model's context with room for the answer (prompt tokens + ``max_tokens`` > ``n_ctx``):
+        the program cannot be evaluated with this LM. The message names the example, the
+        prompt's length and the limit; the examples still running are stopped.
 
     Notes
     -----
@@ -264,6 +271,9 @@ def _one_run(
                             raise job.failure
                         if job.failure is not None and not isinstance(job.failure, Exception):
                             raise job.failure  # KeyboardInterrupt, SystemExit
+                        if job.refusals:  # every such example would score 0: no result
+                            task_id = _task_id(examples[job.index], job.index)
+                            raise PromptTooLongError(f"example {task_id}: {job.refusals[0]}")
                         results[job.index] = _finish(job, examples, metrics, run)
                         advance()
                     elif time.perf_counter() - job.started > timeout_s:

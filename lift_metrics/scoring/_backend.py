@@ -187,6 +187,20 @@ class LocalBackend(ClosesOnExit):
         if owned is not None:
             owned.close()
 
+    def start(self) -> None:
+        """Start the sandbox the jobs will run in now, rather than on the first job.
+
+        A new sandbox runs a known-good program before it serves (docs/errors.md), so a
+        sandbox that cannot run here raises ``SandboxUnavailableError`` from this call:
+        :func:`~lift_metrics.scoring.score_samples` calls it before it touches its output.
+
+        Raises
+        ------
+        lift_metrics.sandbox.SandboxUnavailableError
+            The sandbox cannot start or cannot run a known-good program on this machine.
+        """
+        self._box()
+
     def _box(self) -> Any:
         if self._sandbox is not None:
             return self._sandbox

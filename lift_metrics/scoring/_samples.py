@@ -7,9 +7,9 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
+from lift_metrics._checks import check_path
 from lift_metrics._io import read_jsonl
 from lift_metrics._text import lone_surrogate
 from lift_metrics.errors import InputValueError
@@ -156,7 +156,7 @@ def load_samples(path: str | os.PathLike[str]) -> list[Sample]:
     >>> load_samples(path)
     [Sample(line=1, task_id='HumanEval/0', kind='completion')]
     """
-    source = Path(path)
+    source = check_path("path", path)
     label = f"{source}: "
     samples: list[Sample] = []
     for number, record in read_jsonl(

@@ -169,6 +169,9 @@ def score_samples(
         A bad task file, a k larger than the fewest samples of a task, results in
         ``output`` that belong to another samples file, ``importable`` naming a module this
         interpreter cannot import, or given with a ``backend``.
+    SandboxUnavailableError
+        Before anything is written: the local backend's sandbox cannot run a known-good
+        program on this machine (:meth:`LocalBackend.start`).
     KeyboardInterrupt
         Passed on after the results received so far are written: rerun to resume.
 
@@ -205,6 +208,7 @@ def score_samples(
             f"backend must have run(jobs) and close() methods, got {type(backend).__name__}"
         )
     runner, names = _runner(backend, concurrency, importable)
+    _start(runner, owned=backend is None)  # a sandbox that cannot run refuses before any write
     by_line = {sample.line: sample for sample in sample_list}
     done: dict[int, SampleResult] = {}
     results_path: Path | None = None
@@ -275,6 +279,18 @@ def _runner(
             f"instead (LocalBackend(importable=...), RayBackend(importable=...)), got {names!r}"
         )
     return backend, tuple(getattr(backend, "importable", ()))
+
+
+def _start(runner: ScoringBackend, *, owned: bool) -> None:
+    """Start a local backend's sandbox now: its start-up check comes before the output."""
+    if not isinstance(runner, LocalBackend):
+        return
+    try:
+        runner.start()
+    except BaseException:
+        if owned:
+            runner.close()
+        raise
 
 
 def _open_output(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from lift_metrics.errors import InputTypeError
 from lift_metrics.stats._arm_statistics import ArmStatistics
 
 Decision = Literal["prefer_treatment", "prefer_control", "no_difference", "mixed"]
@@ -73,6 +74,11 @@ def ab_decision(
     >>> ab_decision(a, b)[0], ab_decision(b, a)[0], ab_decision(b, b)[0]
     ('prefer_treatment', 'prefer_control', 'no_difference')
     """
+    for label, arm in (("treatment", treatment), ("control", control)):
+        if not isinstance(arm, ArmStatistics):
+            raise InputTypeError(
+                f"{label} must be ArmStatistics (from arm_statistics), got {type(arm).__name__}"
+            )
     gates = []
     for name, statistic, delta, direction in _GATES:
         t_value = float(getattr(treatment, statistic))

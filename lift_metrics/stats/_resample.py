@@ -11,6 +11,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from lift_metrics._checks import check_int
+from lift_metrics.errors import InputTypeError
+
 __all__ = [
     "MAX_RESAMPLES",
     "bootstrap_means",
@@ -63,6 +66,18 @@ def bootstrap_means(
     """
     from scipy import sparse
 
+    if not isinstance(data, np.ndarray) or data.ndim != 2:
+        shape = f"an array of shape {data.shape}" if isinstance(data, np.ndarray) else None
+        raise InputTypeError(
+            f"data must be a 2-D numpy array (pairs x statistics), got "
+            f"{shape or type(data).__name__}"
+        )
+    n_resamples = check_int("n_resamples", n_resamples, minimum=1)
+    if not isinstance(rng, np.random.Generator):
+        raise InputTypeError(
+            f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got "
+            f"{type(rng).__name__}"
+        )
     n = data.shape[0]
     out = np.empty((n_resamples, data.shape[1]), dtype=np.float64)
     step = _chunk_rows(n)

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from lift_metrics._checks import check_iterable
+from lift_metrics._checks import check_iterable, check_path
 from lift_metrics.errors import InputValueError
 from lift_metrics.stats._records import (
     get_bool,
@@ -152,7 +152,7 @@ def load_run_records(path: str | os.PathLike[str]) -> tuple[RunRecord, ...]:
     >>> len(runs), sorted({r.arm for r in runs})
     (60, ['with_skelly', 'without_skelly'])
     """
-    return load_jsonl_records(path, RunRecord.from_dict, "run records")
+    return load_jsonl_records(check_path("path", path), RunRecord.from_dict, "run records")
 
 
 def split_arms(

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from lift_metrics._checks import check_iterable
+from lift_metrics._checks import check_iterable, check_path
 from lift_metrics._io import format_number
 from lift_metrics.errors import InputValueError
 from lift_metrics.stats._intervals import (
@@ -99,7 +99,7 @@ def load_tier_runs(path: str | os.PathLike[str]) -> tuple[TierRun, ...]:
     >>> len(runs), runs[0].tier
     (40, 'T0')
     """
-    return load_jsonl_records(path, TierRun.from_dict, "tier runs")
+    return load_jsonl_records(check_path("path", path), TierRun.from_dict, "tier runs")
 
 
 @dataclass(frozen=True, repr=False)

@@ -484,6 +484,8 @@ def builtin_scorer(
     >>> builtin_scorer("code_quality", stub_cap=0.1).stub_cap
     0.1
     """
+    if not isinstance(name, str):
+        raise InputTypeError(f"name must be a metric name (str), got {type(name).__name__}")
     if name not in BUILTIN_METRICS:
         raise InputValueError(f"metric must be one of {BUILTIN_METRICS}, got {name!r}")
     if name != "code_quality" and (wrong_answer_gate is not False or stub_cap is not None):
@@ -521,6 +523,10 @@ def import_metric(spec: str) -> Callable[..., Any]:
     >>> import_metric("lift_metrics.ir:ir_quality").__name__
     'ir_quality'
     """
+    if not isinstance(spec, str):
+        raise InputTypeError(
+            f"spec must be a str 'package.module:attribute', got {type(spec).__name__}"
+        )
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
         raise InputValueError(

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from lift_metrics._checks import check_choice
+from lift_metrics._checks import check_choice, check_iterable
 from lift_metrics.errors import InputTypeError, InputValueError
 
 _LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -95,6 +95,9 @@ def krippendorff_alpha(
 
 
 def _as_matrix(ratings: Any) -> np.ndarray:
+    check_iterable("ratings", ratings, of="rows of ratings (one per rater)")
+    for row in ratings:
+        check_iterable("ratings", row, of="rows of ratings (one per rater)")
     rows = [list(row) for row in ratings]
     if len(rows) < 2:
         raise InputValueError(f"ratings must have at least 2 raters (rows), got {len(rows)}")

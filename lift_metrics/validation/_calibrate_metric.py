@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from lift_metrics._checks import check_iterable
 from lift_metrics.errors import InputValueError
 from lift_metrics.validation._adapters import (
     BUILTIN_METRICS,
@@ -232,6 +233,7 @@ def calibrate_code_quality(
     >>> fitted.profile.metric_options()  # doctest: +SKIP
     {'weights': {...}, 'similarity_floor': 0.44, 'wrong_answer_gate': True, 'stub_cap': 0.1}
     """
+    check_iterable("items", items, of="labelled items")
     return calibrate_metric(
         "code_quality",
         items,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from lift_metrics._checks import check_path
 from lift_metrics._io import (
     JSONTextError,
     existing_file,
@@ -80,6 +81,8 @@ def shipped_dataset_path(name: str) -> Path:
     """
     from lift_metrics._paths import datasets_dir
 
+    if not isinstance(name, str):
+        raise InputTypeError(f"name must be a dataset name (str), got {type(name).__name__}")
     if name not in SHIPPED_DATASETS:
         raise InputValueError(f"labels must be one of {sorted(SHIPPED_DATASETS)}, got {name!r}")
     return datasets_dir() / SHIPPED_DATASETS[name].path
@@ -312,7 +315,7 @@ def load_labels(
     >>> len(items), items[0].split, sorted(items[0].item), len(items[0].ratings)
     (48, 'heldout', ['expected', 'predicted'], 2)
     """
-    file = existing_file(path, "labelled data file")
+    file = existing_file(check_path("path", path), "labelled data file")
     if split is not None and split not in _SPLITS:
         raise InputValueError(f"split must be one of {_SPLITS} or None, got {split!r}")
     fmt = _file_format(file, file_format)

@@ -7,6 +7,7 @@ import math
 import os
 from pathlib import Path
 
+from lift_metrics._checks import check_path
 from lift_metrics._io import atomic_write_bytes
 from lift_metrics.validation._validate import ValidationResult
 
@@ -42,7 +43,7 @@ def plot_validation(result: ValidationResult, path: str | os.PathLike[str]) -> P
         ) from exc
     import numpy as np
 
-    target = Path(path)
+    target = check_path("path", path)
     target.parent.mkdir(parents=True, exist_ok=True)
     figure = Figure(figsize=(5.5, 5.0), dpi=110)
     FigureCanvasAgg(figure)

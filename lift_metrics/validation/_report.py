@@ -6,6 +6,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lift_metrics._checks import check_iterable
+from lift_metrics.errors import InputTypeError
 from lift_metrics.validation._calibrate import CalibrationResult
 from lift_metrics.validation._validate import TooFewScoresError, ValidationResult
 
@@ -59,6 +61,17 @@ _HEADER = [
 ]
 
 
+def _check_results(results: Any) -> list[ValidationResult]:
+    """``results`` as a list of ValidationResult, or an error naming the parameter."""
+    listed = list(check_iterable("results", results, of="ValidationResult"))
+    for index, result in enumerate(listed):
+        if not isinstance(result, ValidationResult):
+            raise InputTypeError(
+                f"results[{index}] must be a ValidationResult, got {type(result).__name__}"
+            )
+    return listed
+
+
 def format_table(results: Sequence[ValidationResult]) -> str:
     """Return a plain-text table of validation results, one row per metric.
 
@@ -69,6 +82,7 @@ def format_table(results: Sequence[ValidationResult]) -> str:
     >>> print(format_table([r]).splitlines()[2])
     m       4  0.992 [0.669, 1.000]  1.000     1.000    1.44·s - 0.14 (±0.06)  0.8     pass ...
     """
+    results = _check_results(results)
     rows = [_HEADER, *(_row(r) for r in results)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(_HEADER))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
@@ -121,6 +135,7 @@ def markdown_report(
     >>> print(text[text.index("| category"):].splitlines()[2])
     | wrong | 2 | +0.350 |
     """
+    results = _check_results(results)
     lines = ["# Metric validation", ""]
     if split:
         lines += [f"Split reported: **{split}**.", ""]

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from lift_metrics._checks import as_float_array, check_real
+from lift_metrics._checks import as_float_array, check_iterable, check_real
 from lift_metrics.errors import InputValueError
 from lift_metrics.validation._agreement import ConstantInputWarning, krippendorff_alpha
 
@@ -267,6 +267,8 @@ def validate_scores(
     >>> round(result.pearson, 4), result.passed, result.passed_ci
     (0.9922, True, False)
     """
+    check_iterable("scores", scores, of="numbers")
+    check_iterable("labels", labels, of="numbers")
     if len(scores) < _MIN_ITEMS and len(scores) == len(labels):
         raise TooFewScoresError(metric, len(scores), missing)
     x = as_float_array("scores", scores)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from lift_metrics._checks import check_non_negative
+from lift_metrics._checks import check_iterable, check_non_negative, check_path
 from lift_metrics._io import JSONTextError, TOMLTextError, parse_json, parse_toml, read_text_file
 from lift_metrics.errors import InputTypeError, InputValueError
 
@@ -61,7 +61,7 @@ def save_weights(
     """
     from lift_metrics._io import atomic_write_json, atomic_write_text, to_jsonable
 
-    target = Path(path)
+    target = check_path("path", path)
     document: dict[str, Any] = {
         "metric": str(metric),
         "weights": {str(k): check_non_negative(f"weights[{k!r}]", v) for k, v in weights.items()},
@@ -130,7 +130,7 @@ def load_weights(path: str | os.PathLike[str], *, metric: str | None = None) -> 
     FileNotFoundError, ValueError
         Missing file, unknown suffix, malformed content, weights for another metric.
     """
-    source = Path(path)
+    source = check_path("path", path)
     text = read_text_file(source, "weights file")
     suffix = source.suffix.lower()
     if suffix not in (".json", ".toml"):
@@ -160,7 +160,7 @@ def _document(source: Path, text: str) -> Any:
 
 def weights_file_metric(path: str | os.PathLike[str]) -> str | None:
     """Return the ``metric`` named in a weights file (None when it names none)."""
-    source = Path(path)
+    source = check_path("path", path)
     text = read_text_file(source, "weights file")
     document = _document(source, text)
     named = document.get("metric") if isinstance(document, dict) else None
@@ -275,8 +275,8 @@ def load_profile(path: str | os.PathLike[str], *, metric: str | None = None) -> 
     """
     from lift_metrics.similarity import check_similarity_floor
 
-    weights = load_weights(path, metric=metric)
-    source = Path(path)
+    source = check_path("path", path)
+    weights = load_weights(source, metric=metric)
     document = _document(source, read_text_file(source, "weights file"))
     table = document if isinstance(document, dict) else {}
     named = table.get("metric")
@@ -334,6 +334,9 @@ def resolve_profile(
     >>> resolve_profile("code_quality", "profile", "shipped").stub_cap
     0.1
     """
+    for label, value in (("metric", metric), ("name", name)):
+        if not isinstance(value, str):
+            raise InputTypeError(f"{label} must be a str, got {type(value).__name__}")
     if isinstance(profile, CalibrationProfile):
         if profile.metric not in (None, metric):
             raise InputValueError(
@@ -409,7 +412,7 @@ def unrelated_similarity_floor(
     from lift_metrics.similarity import resolve_embedder
 
     q = check_unit_interval("quantile", quantile)
-    distinct = list(dict.fromkeys(str(t) for t in texts))
+    distinct = list(dict.fromkeys(str(t) for t in check_iterable("texts", texts, of="texts")))
     if len(distinct) < 3:
         raise InputValueError(f"texts must hold at least 3 distinct texts, got {len(distinct)}")
     rows = np.asarray(resolve_embedder(embedder).embed(distinct), dtype=float)

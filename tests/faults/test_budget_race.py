@@ -10,6 +10,7 @@ every time, and a reservation lets exactly the budget through.
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import dspy
@@ -145,3 +146,67 @@ def test_totals_read_after_settle_count_a_call_still_running_when_the_budget_sto
     meter.settle(timeout_s=10.0)
     assert meter.totals().lm_calls == 1
     thread.join()
+
+
+# The token and dollar caps: each call here is billed 150 tokens and $0.01, so a run making one
+# call at a time stops after 8 calls (1,200 tokens, $0.08): the 8th call starts at 1,050 tokens
+# ($0.07), below the cap, and the 9th is refused. The caps were checked against billed usage
+# only, so calls running together all passed a check made before any of them was billed (on a
+# busy machine "$0.0900 used" where one call at a time gives "$0.0800").
+SIZED_CAPS = {
+    "tokens": (Budget(max_tokens=1200), "the budget of 1200 tokens is spent (1200 tokens used)"),
+    "dollars": (Budget(max_cost_usd=0.075), "the budget of $0.075 is spent ($0.0800 used)"),
+}
+BILL = {"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150, "cost": 0.01}
+
+
+def _bill(meter: UsageMeter, callback: Any, call_id: str) -> None:
+    meter.add_usage("dummy", BILL)
+    callback.on_lm_end(call_id=call_id, outputs=None, exception=None)
+
+
+@pytest.mark.parametrize("cap", sorted(SIZED_CAPS))
+def test_calls_running_together_hold_their_size_against_the_token_and_dollar_caps(
+    cap: str,
+) -> None:
+    budget, spent = SIZED_CAPS[cap]
+    meter = UsageMeter(budget)
+    callback = budget_callback(meter)
+    callback.on_lm_start(call_id="first", instance=None, inputs={})
+    _bill(meter, callback, "first")  # one call billed: the meter knows a call's size
+    # nothing more is billed until every thread has asked; the count admitted is what matters
+    admitted, refused = _race(meter, callback)
+    assert (len(admitted), len(refused)) == (MAX_CALLS - 1, THREADS - MAX_CALLS + 1)
+    assert meter.stop_reason == spent
+
+
+@pytest.mark.parametrize("cap", sorted(SIZED_CAPS))
+def test_calls_racing_from_the_start_stop_where_one_call_at_a_time_stops(cap: str) -> None:
+    budget, spent = SIZED_CAPS[cap]
+    meter = UsageMeter(budget)
+    callback = budget_callback(meter)
+    start = threading.Barrier(THREADS)
+    admitted: list[int] = []
+    lock = threading.Lock()
+
+    def one(index: int) -> None:
+        start.wait()  # every thread asks at once, before any call is billed
+        try:
+            callback.on_lm_start(call_id=f"call-{index}", instance=None, inputs={})
+        except BudgetExceeded:
+            return
+        with lock:
+            admitted.append(index)
+        time.sleep(0.01)  # the call runs
+        _bill(meter, callback, f"call-{index}")
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads)
+    assert len(admitted) == MAX_CALLS
+    assert meter.totals().total_tokens == 1200
+    assert meter.totals().cost_usd == pytest.approx(0.08)
+    assert meter.stop_reason == spent

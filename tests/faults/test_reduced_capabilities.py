@@ -4,7 +4,8 @@ A container started with a reduced capability set (here ``setpriv --bounding-set
 inside a private PID and mount namespace) cannot set up the sandbox's children. Every execution
 was then "crashed" and scored as failing code: ``score`` printed pass@1 0.0000 and exited 0.
 A new sandbox now runs a known-good program before it serves and raises
-``SandboxUnavailableError`` naming the missing capability.
+``SandboxUnavailableError`` naming the missing capability; ``score`` starts its sandbox
+before it touches the output folder (it once left an empty ``results.jsonl`` and ``run.json``).
 """
 
 from __future__ import annotations
@@ -63,4 +64,4 @@ def test_score_without_dac_override_fails_instead_of_printing_zeros(tmp_path: Pa
     assert done.returncode != 0, done.stdout
     assert "CAP_DAC_OVERRIDE" in done.stderr, done.stderr[-2000:]
     assert "pass@1" not in done.stdout
-    assert not (out / "summary.json").exists()
+    assert not out.exists()  # refused before the output folder was touched

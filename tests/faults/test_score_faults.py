@@ -126,3 +126,38 @@ def test_a_candidate_whose_error_is_not_unicode_text_is_scored(
     # a rerun resumes the finished file instead of failing on it
     assert main(["score", str(samples), "--tasks", "project", "--output", str(out)]) == 0
     assert (out / "results.jsonl").read_bytes() == raw
+
+
+@pytest.mark.parametrize("resume", [True, False], ids=["resume", "no-resume"])
+def test_a_sandbox_that_cannot_run_refuses_before_any_file_is_written(
+    resume: bool,
+    scored: tuple[Path, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The sandbox's start-up check comes before the output: no empty results.jsonl/run.json.
+
+    A sandbox that cannot run here (root without CAP_DAC_OVERRIDE, run for real in
+    test_reduced_capabilities.py) is simulated by a default sandbox that refuses to start.
+    """
+    import lift_metrics.sandbox as sandbox_package
+    from lift_metrics.sandbox import SandboxUnavailableError
+
+    def refuse(**kwargs: object) -> None:
+        raise SandboxUnavailableError("the sandbox cannot run a known-good program: crashed")
+
+    monkeypatch.setattr(sandbox_package, "get_default_sandbox", refuse)
+    samples, out = scored
+    before = _snapshot(out)
+    fresh = out.parent / "fresh"
+    with pytest.raises(SandboxUnavailableError):
+        score_samples(samples, "project", output=fresh, resume=resume)
+    assert not fresh.exists()
+    capsys.readouterr()
+    args = ["score", str(samples), "--tasks", "project", "--output", str(out)]
+    assert main([*args, *([] if resume else ["--no-resume"])]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [
+        "lift-metrics score: error: the sandbox cannot run a known-good program: crashed"
+    ]
+    assert _snapshot(out) == before

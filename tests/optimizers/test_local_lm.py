@@ -245,7 +245,7 @@ def test_unsupported_request_features_are_refused_not_dropped() -> None:
 
 def test_a_prompt_longer_than_the_context_is_a_context_window_error() -> None:
     small = local_lm(n_ctx=128, n_threads=1, max_tokens=8, cache=False)
-    with pytest.raises(dspy.utils.exceptions.ContextWindowExceededError, match="context size"):
+    with pytest.raises(dspy.utils.exceptions.ContextWindowExceededError, match="context of 128"):
         small("word " * 400)
 
 
