@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from lift_metrics._checks import check_int
-from lift_metrics.errors import InputValueError
+from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.ir import IR_MUTATIONS
 from lift_metrics.validation._gaming_tricks import CODE_TRICKS, Trick
 from lift_metrics.validation._validate_metric import _caller, metric_name, score_value
@@ -124,6 +124,8 @@ class GamingReport:
 
 def format_gaming(report: GamingReport) -> str:
     """Return a plain-text table of ``report``, one line per output and setting."""
+    if not isinstance(report, GamingReport):
+        raise InputTypeError(f"report must be a GamingReport, got {type(report).__name__}")
     lines = [
         f"gaming check: {report.metric}",
         f"{'output':<26}{'role':<8}{'setting':<9}{'n':>4}{'score':>8}{'correct':>9}"
@@ -309,6 +311,8 @@ def gaming_check(
     ValueError
         An unknown kind, trick or setting, or no task to check.
     """
+    if not callable(metric):
+        raise InputTypeError(f"metric must be callable, got {type(metric).__name__}")
     if kind not in ("code", "ir"):
         raise InputValueError(f"kind must be 'code' or 'ir', got {kind!r}")
     known = ["expected", *IR_KINDS] if kind == "ir" else list(CODE_TRICKS)
