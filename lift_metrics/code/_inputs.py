@@ -15,8 +15,8 @@ import ast
 import hashlib
 import random
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, cast
 
 from lift_metrics import _pyast as pyast
 
@@ -194,14 +194,26 @@ def conforms(value: Any, spec: Spec) -> bool:
         return True
     if kind == "union":
         return any(conforms(value, s) for s in spec[1])
-    simple = {"int": int, "str": str, "bool": bool, "bytes": bytes, "float": (int, float)}
+    simple: dict[str, tuple[type, ...]] = {
+        "int": (int,),
+        "str": (str,),
+        "bool": (bool,),
+        "bytes": (bytes,),
+        "float": (int, float),
+    }
     if kind in simple:
         return isinstance(value, simple[kind]) and (kind == "bool" or type(value) is not bool)
     if kind == "none":
         return value is None
     if kind in ("list", "tuple_of", "set"):
-        shape = {"list": list, "tuple_of": tuple, "set": set | frozenset}[kind]
-        return isinstance(value, shape) and all(conforms(v, spec[1]) for v in value)
+        shapes: dict[str, tuple[type, ...]] = {
+            "list": (list,),
+            "tuple_of": (tuple,),
+            "set": (set, frozenset),
+        }
+        if not isinstance(value, shapes[kind]):
+            return False
+        return all(conforms(v, spec[1]) for v in cast(Iterable[Any], value))
     if kind == "tuple":
         return (
             isinstance(value, tuple)
