@@ -12,10 +12,11 @@ in one execution and each output compared with the reference's (:func:`same_valu
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from lift_metrics._lru import LRUCache
 from lift_metrics.code._inputs import _key, generate_inputs
@@ -30,6 +31,9 @@ CANDIDATE_TIMEOUT_S = 1.0
 """The least time the candidate gets for its run (more when the reference itself is slow)."""
 FLOAT_REL_TOL = 1e-9
 """Relative tolerance between two floats (``math.isclose``; absolute 1e-12)."""
+
+Calls = Callable[..., Sequence[Any]]
+"""``execute_calls(code, inputs, *, entry_point, timeout_s)`` bound to a sandbox."""
 
 _REFERENCE_RUNS: LRUCache[tuple[Any, ...], ReferenceRun] = LRUCache(512)
 
@@ -88,6 +92,21 @@ def same_value(actual: Any, expected: Any) -> bool:
     return bool(actual == expected)
 
 
+def _calls(sandbox: Any) -> Calls | None:
+    """Return how to make calls in ``sandbox``, or None when it cannot return values.
+
+    A :class:`~lift_metrics.sandbox.Sandbox` through
+    :func:`~lift_metrics.sandbox.execute_calls`; another object through its own
+    ``execute_calls(code, inputs, *, entry_point, timeout_s)`` method, if it has one.
+    """
+    from lift_metrics.sandbox import Sandbox, execute_calls
+
+    if isinstance(sandbox, Sandbox):
+        return functools.partial(execute_calls, sandbox=sandbox)
+    method = getattr(sandbox, "execute_calls", None)
+    return cast(Calls, method) if callable(method) else None
+
+
 def _sandbox_key(sandbox: Any) -> tuple[Any, ...]:
     return (
         getattr(sandbox, "isolation", None),
@@ -97,22 +116,18 @@ def _sandbox_key(sandbox: Any) -> tuple[Any, ...]:
 
 
 def _run_all(
-    code: str, inputs: Sequence[dict[str, Any]], entry: str | None, sandbox: Any, timeout_s: float
+    code: str, inputs: Sequence[dict[str, Any]], entry: str | None, calls: Calls, timeout_s: float
 ) -> tuple[list[Any], float]:
     """Run every input (a batch stopped by a timeout or crash goes on after the culprit).
 
     Returns one ExecutionOutput or None (not run) per input, and the longest batch's ms.
     """
-    from lift_metrics.sandbox import execute_calls
-
     outputs: list[Any] = [None] * len(inputs)
     start, longest = 0, 0.0
     for _ in range(3):  # at most three batches: a reference that keeps stopping is dropped
         if start >= len(inputs):
             break
-        batch = execute_calls(
-            code, list(inputs[start:]), entry_point=entry, timeout_s=timeout_s, sandbox=sandbox
-        )
+        batch = calls(code, list(inputs[start:]), entry_point=entry, timeout_s=timeout_s)
         longest = max(longest, batch[0].elapsed_ms if batch else 0.0)
         stopped = None
         for offset, out in enumerate(batch):
@@ -132,6 +147,7 @@ def reference_run(
     seeds: Sequence[dict[str, Any]],
     prompt: str | None,
     sandbox: Any,
+    calls: Calls,
 ) -> ReferenceRun:
     """Return the reference's valid generated inputs and outputs, cached (module docstring)."""
     key = (reference, entry, tuple(_key(s) for s in seeds), prompt, _sandbox_key(sandbox))
@@ -145,13 +161,13 @@ def reference_run(
     if not proposed:
         run = ReferenceRun((), (), 0.0, "no inputs could be generated for the reference")
     else:
-        run = _valid(reference, entry, proposed, sandbox)
+        run = _valid(reference, entry, proposed, calls)
         if run.inputs and len(run.inputs) < BEHAVIOUR_INPUTS:
             # few proposals were valid (a parser's inputs): mutate the valid ones too
             more = generate_inputs(
                 reference, entry, [*seeds, *run.inputs], prompt=prompt, count=PROPOSED_INPUTS
             )
-            extra = _valid(reference, entry, more, sandbox)
+            extra = _valid(reference, entry, more, calls)
             room = BEHAVIOUR_INPUTS - len(run.inputs)
             run = ReferenceRun(
                 run.inputs + extra.inputs[:room],
@@ -163,13 +179,13 @@ def reference_run(
 
 
 def _valid(
-    reference: str, entry: str | None, proposed: Sequence[dict[str, Any]], sandbox: Any
+    reference: str, entry: str | None, proposed: Sequence[dict[str, Any]], calls: Calls
 ) -> ReferenceRun:
     """Return the proposed inputs on which the reference returns the same plain value twice."""
-    first, elapsed = _run_all(reference, proposed, entry, sandbox, REFERENCE_TIMEOUT_S)
+    first, elapsed = _run_all(reference, proposed, entry, calls, REFERENCE_TIMEOUT_S)
     returned = [i for i, out in enumerate(first) if out is not None and out.ok]
     again, elapsed_again = _run_all(
-        reference, [proposed[i] for i in returned], entry, sandbox, REFERENCE_TIMEOUT_S
+        reference, [proposed[i] for i in returned], entry, calls, REFERENCE_TIMEOUT_S
     )
     kept = [
         i
@@ -193,17 +209,13 @@ def _no_valid_reason(outputs: Sequence[Any]) -> str:
 
 
 def compare(
-    candidate: str, run: ReferenceRun, entry: str | None, sandbox: Any, timeout_s: float | None
+    candidate: str, run: ReferenceRun, entry: str | None, calls: Calls, timeout_s: float | None
 ) -> Behaviour:
     """Run the candidate on the reference's inputs and count the outputs that agree."""
-    from lift_metrics.sandbox import execute_calls
-
     limit = max(CANDIDATE_TIMEOUT_S, 20.0 * run.elapsed_ms / 1000.0)
     if timeout_s is not None:
         limit = min(limit, timeout_s)
-    outputs = execute_calls(
-        candidate, list(run.inputs), entry_point=entry, timeout_s=limit, sandbox=sandbox
-    )
+    outputs = calls(candidate, list(run.inputs), entry_point=entry, timeout_s=limit)
     agreed = 0
     first: str | None = None
     for inputs, out, want in zip(run.inputs, outputs, run.outputs, strict=True):
@@ -233,13 +245,15 @@ def check_behaviour(
 
     ``total`` is 0 when nothing could be compared (the reason says why); then the score
     falls back on resemblance. Only a :class:`~lift_metrics.sandbox.Sandbox` can return the
-    values (another sandbox-like object runs tests only): with one, nothing is compared.
+    values, or an object with an ``execute_calls(code, inputs, *, entry_point, timeout_s)``
+    method that does what :func:`~lift_metrics.sandbox.execute_calls` does; with another
+    sandbox-like object (one that runs tests only) nothing is compared and the reason is
+    empty.
     """
-    from lift_metrics.sandbox import Sandbox
-
-    if not isinstance(sandbox, Sandbox):
-        return Behaviour(0, 0, "behaviour: not checked (the sandbox is not a lift_metrics Sandbox)")
-    run = reference_run(reference, entry, seeds, prompt, sandbox)
+    calls = _calls(sandbox)
+    if calls is None:
+        return Behaviour(0, 0, "")  # a test double or a tests-only runner: nothing to say
+    run = reference_run(reference, entry, seeds, prompt, sandbox, calls)
     if not run.inputs:
         return Behaviour(0, 0, f"behaviour: not checked ({run.reason})")
-    return compare(candidate, run, entry, sandbox, timeout_s)
+    return compare(candidate, run, entry, calls, timeout_s)

@@ -146,6 +146,57 @@ def _known(spec: Spec) -> bool:
     return spec[0] != "any" and not (spec[0] == "union" and not any(_known(s) for s in spec[1]))
 
 
+class _Source(random.Random):
+    """A seeded generator that also knows the reference's constants (boundary values).
+
+    ``ints``: each integer constant of the reference and its neighbours; ``chars``: the
+    characters of its string constants; ``seps``: its one-character punctuation constants
+    (``"."``, ``","``, ``"="``), which join random tokens into strings shaped like what a
+    parser of that reference reads (``"12.0.255.7"``).
+    """
+
+    def __init__(self, seed: int, function: ast.AST | None) -> None:
+        super().__init__(seed)
+        ints: set[int] = set()
+        texts: set[str] = set()
+        for node in ast.walk(function) if function is not None else ():
+            if isinstance(node, ast.Constant) and type(node.value) is int:
+                ints.update(_clamp(node.value + d) for d in (-1, 0, 1))
+            elif (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and len(node.value) <= 64
+                and "\n" not in node.value
+            ):
+                texts.add(node.value)
+        self.ints = tuple(sorted(ints))
+        self.chars = "".join(sorted({c for t in texts for c in t if c.isprintable()}))
+        self.seps = tuple(sorted(t for t in texts if len(t) == 1 and not t.isalnum()))
+
+    def integer(self) -> int:
+        """Draw a small integer, now and then a boundary value of the reference's constants."""
+        if self.ints and self.random() < 0.3:
+            return self.choice(self.ints)
+        return self.choice(_SMALL_INTS) if self.random() < 0.5 else self.randint(-20, 60)
+
+    def text(self) -> str:
+        """Draw a short string: a usual one, the reference's characters, or joined tokens."""
+        roll = self.random()
+        if roll < 0.3:
+            return self.choice(_SMALL_STRINGS)
+        if roll < 0.6 or not self.seps:
+            pool = self.chars + _ALPHABET if self.chars else _ALPHABET
+            return "".join(self.choice(pool) for _ in range(self.randint(0, 8)))
+        numbers = self.ints or (0, 1, 10)
+        tokens = [
+            str(self.choice((self.randint(0, 300), self.choice(numbers))))
+            if self.random() < 0.6
+            else self.choice(("a", "ab", "x"))
+            for _ in range(self.randint(1, 5))
+        ]
+        return self.choice(self.seps).join(tokens)
+
+
 def _draw(spec: Spec, rng: random.Random, depth: int = 0) -> Any:
     """Draw a small random value of the type ``spec`` (unknown element types are ints)."""
     kind = spec[0]
@@ -153,7 +204,7 @@ def _draw(spec: Spec, rng: random.Random, depth: int = 0) -> Any:
         options = [s for s in spec[1] if _known(s)] or [("int",)]
         return _draw(rng.choice(options), rng, depth)
     if kind in ("int", "any"):
-        return rng.choice(_SMALL_INTS) if rng.random() < 0.5 else rng.randint(-20, 60)
+        return rng.integer() if isinstance(rng, _Source) else rng.choice(_SMALL_INTS)
     if kind == "float":
         if rng.random() < 0.5:
             return rng.choice(_SMALL_FLOATS)
@@ -163,10 +214,7 @@ def _draw(spec: Spec, rng: random.Random, depth: int = 0) -> Any:
     if kind == "none":
         return None
     if kind in ("str", "bytes"):
-        if rng.random() < 0.4:
-            text = rng.choice(_SMALL_STRINGS)
-        else:
-            text = "".join(rng.choice(_ALPHABET) for _ in range(rng.randint(0, 8)))
+        text = rng.text() if isinstance(rng, _Source) else rng.choice(_SMALL_STRINGS)
         return text.encode() if kind == "bytes" else text
     length = rng.randint(0, 5 if depth else 7)
     if depth >= 2:
@@ -314,7 +362,8 @@ def _mutate_pairs(pairs: dict[Any, Any], rng: random.Random, depth: int) -> dict
 def _mutate_text(value: str | bytes, rng: random.Random) -> str | bytes:
     text = value.decode("latin-1") if isinstance(value, bytes) else value
     # mostly the text's own characters (a binary string stays binary), sometimes others
-    pool = (text or _ALPHABET) if rng.random() < 0.8 else _ALPHABET
+    others = _ALPHABET + (rng.chars if isinstance(rng, _Source) else "")
+    pool = (text or others) if rng.random() < 0.8 else others
     if not text:
         text = "".join(rng.choice(pool) for _ in range(rng.randint(1, 4)))
     else:
@@ -485,7 +534,7 @@ def generate_inputs(
     digest = hashlib.sha256(
         repr((reference, entry_point, [_key(s) for s in seeds], prompt)).encode()
     ).digest()
-    rng = random.Random(int.from_bytes(digest[:8], "big"))
+    rng = _Source(int.from_bytes(digest[:8], "big"), function)
     seen = {_key(s) for s in seeds}
     out: list[dict[str, Any]] = []
 

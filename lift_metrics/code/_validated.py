@@ -328,6 +328,6 @@ def _behaviour(
     checked = pending.result()
     if checked.total:
         components["behaviour"] = checked.share
-    if checked.total == 0 or checked.agreed < checked.total:
+    if checked.reason and checked.agreed < max(checked.total, 1):
         reasons.append(checked.reason)
     return checked
