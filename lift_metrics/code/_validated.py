@@ -39,9 +39,9 @@ from lift_metrics.code._options import (
 )
 from lift_metrics.code._weighted import _background, _run_concurrently
 
-BEHAVIOUR_SPAN = 0.5
-"""With tests, how much of the score disagreeing with the reference on every generated
-input takes away (the score is multiplied by ``1 - 0.5 (1 - b)``)."""
+BEHAVIOUR_SPAN = 0.7
+"""With tests, how much of the score above the pass floor (0.25) disagreeing with the
+reference on every generated input takes away (see :func:`behaviour_score`)."""
 
 
 def read_answer(text: str, entry_point: str | None, prompt: str | None) -> str:
@@ -141,13 +141,15 @@ def validated_score(passed: int, total: int, resemblance: float) -> float:
     return min(1.0, PASS_FLOOR + (1.0 - PASS_FLOOR) * (passed - 1 + position) / total)
 
 
-def behaviour_score(tests_score: float, agreed: int, compared: int) -> float:
+def behaviour_score(tests_score: float, passed: int, agreed: int, compared: int) -> float:
     """Return a with-tests score weighed by the behaviour on generated inputs.
 
     Parameters
     ----------
     tests_score : float
         :func:`validated_score` of the given tests.
+    passed : int
+        Given tests passed (k).
     agreed, compared : int
         Generated inputs on which the code agreed with the reference, and how many were
         compared (0: nothing compared, the score is unchanged).
@@ -155,16 +157,23 @@ def behaviour_score(tests_score: float, agreed: int, compared: int) -> float:
     Returns
     -------
     float
-        ``tests_score * (1 - 0.5 (1 - agreed / compared))``.
+        With ``f = 1 - 0.7 (1 - agreed / compared)``: ``0.25 + (tests_score - 0.25) f``
+        when ``k >= 1`` (code that passes a test stays at or above 0.25, above any code that
+        fails every test), ``tests_score * f`` when ``k = 0`` (at most 0.2 either way).
 
     Examples
     --------
-    >>> behaviour_score(0.968, 0, 20), behaviour_score(1.0, 20, 20), behaviour_score(0.9, 0, 0)
-    (0.484, 1.0, 0.9)
+    >>> round(behaviour_score(0.976, 5, 0, 20), 4), behaviour_score(1.0, 5, 20, 20)
+    (0.4678, 1.0)
+    >>> behaviour_score(0.9, 5, 0, 0), round(behaviour_score(0.2, 0, 10, 20), 3)
+    (0.9, 0.13)
     """
     if compared <= 0:
         return tests_score
-    return tests_score * (1.0 - BEHAVIOUR_SPAN * (1.0 - agreed / compared))
+    factor = 1.0 - BEHAVIOUR_SPAN * (1.0 - agreed / compared)
+    if passed <= 0:
+        return tests_score * factor
+    return PASS_FLOOR + (tests_score - PASS_FLOOR) * factor
 
 
 def _untested_function_kind(code: str, reference_code: str, asked: str | None) -> str | None:
@@ -263,7 +272,7 @@ def _validated(
         score = validated_score(executed.passed, normalized.count, r)
         checked = _behaviour(behaving, components, reasons)
         if checked is not None and checked.total:
-            score = behaviour_score(score, checked.agreed, checked.total)
+            score = behaviour_score(score, executed.passed, checked.agreed, checked.total)
         if executed.passed == 0:
             reasons.append(
                 f"tests: {executed.reason}; no test passed, so at most {FAIL_CEILING:g} "
