@@ -532,7 +532,7 @@ def generate_inputs(
     specs = _specs(params, [*seeds, *examples])
     typed = all(_known(spec) for spec in specs.values())
     digest = hashlib.sha256(
-        repr((reference, entry_point, [_key(s) for s in seeds], prompt)).encode()
+        repr((reference, entry_point, [_key(s) for s in (*seeds, *examples)])).encode()
     ).digest()
     rng = _Source(int.from_bytes(digest[:8], "big"), function)
     seen = {_key(s) for s in seeds}
