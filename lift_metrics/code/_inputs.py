@@ -149,10 +149,11 @@ def _known(spec: Spec) -> bool:
 class _Source(random.Random):
     """A seeded generator that also knows the reference's constants (boundary values).
 
-    ``ints``: each integer constant of the reference and its neighbours; ``chars``: the
-    characters of its string constants; ``seps``: its one-character punctuation constants
-    (``"."``, ``","``, ``"="``), which join random tokens into strings shaped like what a
-    parser of that reference reads (``"12.0.255.7"``).
+    ``ints``: each integer constant of the reference and its neighbours; ``texts``: its
+    short string constants that read as data rather than messages (``"01"``, ``"+"``,
+    ``"aeiou"``); ``seps``: those of one punctuation character (``"."``, ``","``, ``"="``),
+    which join random tokens into strings shaped like what a parser of that reference reads
+    (``"12.0.255.7"``).
     """
 
     def __init__(self, seed: int, function: ast.AST | None) -> None:
@@ -162,16 +163,13 @@ class _Source(random.Random):
         for node in ast.walk(function) if function is not None else ():
             if isinstance(node, ast.Constant) and type(node.value) is int:
                 ints.update(_clamp(node.value + d) for d in (-1, 0, 1))
-            elif (
-                isinstance(node, ast.Constant)
-                and isinstance(node.value, str)
-                and len(node.value) <= 64
-                and "\n" not in node.value
-            ):
-                texts.add(node.value)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value
+                if text and len(text) <= 26 and text.isprintable() and text.count(" ") <= 1:
+                    texts.add(text)
         self.ints = tuple(sorted(ints))
-        self.chars = "".join(sorted({c for t in texts for c in t if c.isprintable()}))
-        self.seps = tuple(sorted(t for t in texts if len(t) == 1 and not t.isalnum()))
+        self.texts = tuple(sorted(texts))
+        self.seps = tuple(t for t in self.texts if len(t) == 1 and not t.isalnum())
 
     def integer(self) -> int:
         """Draw a small integer, now and then a boundary value of the reference's constants."""
@@ -180,13 +178,17 @@ class _Source(random.Random):
         return self.choice(_SMALL_INTS) if self.random() < 0.5 else self.randint(-20, 60)
 
     def text(self) -> str:
-        """Draw a short string: a usual one, the reference's characters, or joined tokens."""
+        """Draw a short string: a usual one, or one built from the reference's constants."""
         roll = self.random()
-        if roll < 0.3:
+        if roll < 0.25 or (not self.texts and roll < 0.6):
             return self.choice(_SMALL_STRINGS)
-        if roll < 0.6 or not self.seps:
-            pool = self.chars + _ALPHABET if self.chars else _ALPHABET
-            return "".join(self.choice(pool) for _ in range(self.randint(0, 8)))
+        if not self.texts:
+            return "".join(self.choice(_ALPHABET) for _ in range(self.randint(0, 8)))
+        if roll < 0.4:
+            return self.choice(self.texts)
+        if roll < 0.75 or not self.seps:  # the characters of one constant ("01": binary)
+            pool = self.choice(self.texts)
+            return "".join(self.choice(pool) for _ in range(self.randint(1, 8)))
         numbers = self.ints or (0, 1, 10)
         tokens = [
             str(self.choice((self.randint(0, 300), self.choice(numbers))))
@@ -362,7 +364,7 @@ def _mutate_pairs(pairs: dict[Any, Any], rng: random.Random, depth: int) -> dict
 def _mutate_text(value: str | bytes, rng: random.Random) -> str | bytes:
     text = value.decode("latin-1") if isinstance(value, bytes) else value
     # mostly the text's own characters (a binary string stays binary), sometimes others
-    others = _ALPHABET + (rng.chars if isinstance(rng, _Source) else "")
+    others = _ALPHABET + ("".join(rng.texts) if isinstance(rng, _Source) else "")
     pool = (text or others) if rng.random() < 0.8 else others
     if not text:
         text = "".join(rng.choice(pool) for _ in range(rng.randint(1, 4)))
