@@ -181,8 +181,10 @@ def test_behaviour_can_be_turned_off_and_is_named_in_errors(real_sandbox: Any) -
     kwargs = {"entry_point": "factorial", "embedder": HashEmbedder(), "sandbox": real_sandbox}
     on = code_quality_breakdown(dead, FACTORIAL, [], **kwargs)
     off = code_quality_breakdown(dead, FACTORIAL, [], behaviour=False, **kwargs)
-    assert on.behaviour_total > 0 and on.behaviour_agreed == 0
-    assert on.components["behaviour"] == 0.0 and "behaviour" not in off.components
+    assert on.behaviour_total > 0
+    assert on.behaviour_agreed == 0
+    assert on.components["behaviour"] == 0.0
+    assert "behaviour" not in off.components
     assert on.score <= 0.2 < off.score
     assert any(reason.startswith("behaviour: agrees") for reason in on.reasons)
     with pytest.raises(TypeError, match="behaviour"):
@@ -196,12 +198,14 @@ def test_nothing_runs_without_a_reference_function_or_a_value_returning_sandbox(
 ) -> None:
     kwargs = {"embedder": HashEmbedder()}
     snippet = code_quality_breakdown("x = sorted(a)", "x = sorted(a)", [], **kwargs)
-    assert snippet.behaviour_total == 0 and "behaviour" not in snippet.components
+    assert snippet.behaviour_total == 0
+    assert "behaviour" not in snippet.components
     # a sandbox that runs tests only (a test double, a remote runner): tests, no behaviour
     fake = code_quality_breakdown(
         FACTORIAL, FACTORIAL, [({"n": 3}, 6)], sandbox=FakeSandbox(), **kwargs
     )
-    assert fake.behaviour_total == 0 and fake.reasons == ()
+    assert fake.behaviour_total == 0
+    assert fake.reasons == ()
 
 
 def test_the_reasons_never_show_the_references_answers(real_sandbox: Any) -> None:
@@ -210,6 +214,7 @@ def test_the_reasons_never_show_the_references_answers(real_sandbox: Any) -> Non
     result = code_quality_breakdown(
         wrong, reference, [], embedder=HashEmbedder(), sandbox=real_sandbox
     )
-    assert result.behaviour_agreed == 0 and result.behaviour_total > 0
+    assert result.behaviour_agreed == 0
+    assert result.behaviour_total > 0
     assert not any("SECRET" in reason for reason in result.reasons)
     assert any("returned 'tag-" in reason for reason in result.reasons)
