@@ -218,17 +218,15 @@ def compare(
     outputs = calls(candidate, list(run.inputs), entry_point=entry, timeout_s=limit)
     agreed = 0
     first: str | None = None
-    for inputs, out, want in zip(run.inputs, outputs, run.outputs, strict=True):
+    for out, want in zip(outputs, run.outputs, strict=True):
         if out.ok and same_value(out.value, want):
             agreed += 1
-        elif first is None:
-            call = ", ".join(f"{name}={value!r}" for name, value in inputs.items())
-            got = f"returned {out.value!r}" if out.ok else (out.error or out.status)
-            first = f"{call[:120]} {got[:120]}"
+        elif first is None:  # what the code did, never the reference's output nor the input
+            first = f"returned {out.value!r}" if out.ok else (out.error or out.status)
     total = len(run.inputs)
     reason = f"behaviour: agrees with the reference on {agreed} of {total} generated inputs"
     if first is not None:
-        reason += f"; first difference: {first}"
+        reason += f"; where it first differs the code {first[:160]}"
     return Behaviour(agreed, total, reason)
 
 
