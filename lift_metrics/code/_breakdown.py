@@ -48,13 +48,18 @@ class CodeQualityBreakdown:
     code : str or None
         The code that was scored and run, after :func:`~lift_metrics.code.extract_code` and
         the prompt for a body-only completion (the validated profile; ``None`` otherwise).
+    behaviour_agreed, behaviour_total : int
+        On how many generated inputs the code returned what the reference returns, of how
+        many were compared (docs/code.md#behaviour-on-generated-inputs); ``0, 0`` when
+        nothing was compared. ``tests_passed``/``tests_total`` count the given tests only.
 
     Notes
     -----
     In the validated profile ``components`` holds ``syntax`` (1 when the scored code
     parses), ``tests`` (the share of tests passed, when there are tests), ``reference`` (the
-    no-test reference score) and ``tests.wrong_answers``; ``weights`` is empty (the score is
-    not a weighted sum).
+    no-test reference score), ``tests.wrong_answers`` and ``behaviour`` (the share of
+    generated inputs on which the code agrees with the reference, when any were compared);
+    ``weights`` is empty (the score is not a weighted sum).
     """
 
     score: float
@@ -68,6 +73,8 @@ class CodeQualityBreakdown:
     profile: str = "validated"
     degenerate: str | None = None
     code: str | None = None
+    behaviour_agreed: int = 0
+    behaviour_total: int = 0
 
     def __float__(self) -> float:
         return self.score
@@ -93,4 +100,6 @@ class CodeQualityBreakdown:
             "profile": self.profile,
             "degenerate": self.degenerate,
             "code": self.code,
+            "behaviour_agreed": self.behaviour_agreed,
+            "behaviour_total": self.behaviour_total,
         }

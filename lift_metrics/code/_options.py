@@ -68,6 +68,10 @@ class CodeQualityOptions:
         Options of the weighted-sum family (see :func:`code_quality`).
     timeout_s : float or None
         Per-execution time limit for the tests; ``None`` means the sandbox's own.
+    behaviour : bool
+        Validated profile only: compare the code with a runnable reference on generated
+        inputs (docs/code.md#behaviour-on-generated-inputs). True by default there; always
+        False for the weighted-sum family.
 
     Notes
     -----
@@ -81,6 +85,7 @@ class CodeQualityOptions:
     wrong_answer_gate: bool = False
     stub_cap: float | None = None
     timeout_s: float | None = None
+    behaviour: bool = True
 
     @property
     def validated(self) -> bool:
@@ -118,6 +123,7 @@ def code_quality_options(
     wrong_answer_gate: bool | None = None,
     stub_cap: float | None = None,
     timeout_s: float | None = None,
+    behaviour: bool | None = None,
     name: str = "profile",
     weights_name: str = "weights",
 ) -> CodeQualityOptions:
@@ -137,6 +143,11 @@ def code_quality_options(
         they override the profile's. A floor of 0 and a gate of False are neutral: not given.
     timeout_s : float or None, default None
         Per-execution time limit; ``None`` keeps the profile's (the sandbox's own).
+    behaviour : bool or None, default None
+        Validated profile only: whether to compare the code with a runnable reference on
+        generated inputs (docs/code.md#behaviour-on-generated-inputs). None keeps the
+        profile's (True for ``"validated"``); False turns it off. True with a weighted-sum
+        profile is an error (the weighted sum has no behaviour component).
     name, weights_name : str, default "profile", "weights"
         The parameter names used in error messages.
 
@@ -161,8 +172,12 @@ def code_quality_options(
     'custom'
     >>> code_quality_options("shipped").stub_cap
     0.1
+    >>> code_quality_options().behaviour, code_quality_options(behaviour=False).behaviour
+    (True, False)
     """
     timeout = check_timeout(timeout_s)
+    if behaviour is not None and not isinstance(behaviour, bool):
+        raise InputTypeError(f"behaviour must be True, False or None, got {behaviour!r}")
     # 0.0 and False are the neutral values of the floor and the gate: not given
     weighted = {
         key: value
@@ -181,9 +196,13 @@ def code_quality_options(
             raise InputValueError(
                 f"give {name} as CodeQualityOptions or the options {sorted(weighted)}, not both"
             )
-        if timeout is None:
-            return profile
-        return CodeQualityOptions(**{**profile.__dict__, "timeout_s": timeout})
+        changes: dict[str, Any] = {}
+        if timeout is not None:
+            changes["timeout_s"] = timeout
+        if behaviour is not None:
+            _check_behaviour(profile.validated, behaviour, name)
+            changes["behaviour"] = behaviour
+        return CodeQualityOptions(**{**profile.__dict__, **changes}) if changes else profile
     if profile is None:
         profile = "custom" if weighted else "validated"
     if profile == "validated":
@@ -192,7 +211,7 @@ def code_quality_options(
                 f"{name}='validated' is not a weighted sum; it takes none of {sorted(weighted)} "
                 "(use profile='seed' with them, or leave them out)"
             )
-        return CodeQualityOptions(timeout_s=timeout)
+        return CodeQualityOptions(timeout_s=timeout, behaviour=behaviour is not False)
     if profile in ("seed", "custom"):
         return CodeQualityOptions(
             profile=str(profile),
@@ -203,6 +222,7 @@ def code_quality_options(
             ),
             stub_cap=check_stub_cap(stub_cap),
             timeout_s=timeout,
+            behaviour=_check_behaviour(False, behaviour, name),
         )
     from lift_metrics.validation import CalibrationProfile
 
@@ -229,4 +249,15 @@ def code_quality_options(
         wrong_answer_gate=check_wrong_answer_gate(options.get("wrong_answer_gate", False)),
         stub_cap=check_stub_cap(options.get("stub_cap")),
         timeout_s=timeout,
+        behaviour=_check_behaviour(False, behaviour, name),
     )
+
+
+def _check_behaviour(validated: bool, behaviour: bool | None, name: str) -> bool:
+    """Return the behaviour option for a profile; True is refused by a weighted sum."""
+    if behaviour and not validated:
+        raise InputValueError(
+            "behaviour=True needs the 'validated' profile: a weighted sum has no behaviour "
+            f"component (give {name}='validated', or leave behaviour out)"
+        )
+    return bool(behaviour) if validated else False

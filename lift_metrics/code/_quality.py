@@ -51,6 +51,7 @@ def code_quality_breakdown(
     similarity_floor: float | None = None,
     wrong_answer_gate: bool | None = None,
     stub_cap: float | None = None,
+    behaviour: bool | None = None,
 ) -> CodeQualityBreakdown:
     r"""Score generated code like :func:`code_quality` and say why.
 
@@ -93,6 +94,7 @@ def code_quality_breakdown(
         wrong_answer_gate=wrong_answer_gate,
         stub_cap=stub_cap,
         timeout_s=timeout_s,
+        behaviour=behaviour,
     )
     if embedder is not None and not callable(getattr(embedder, "embed", None)):
         raise InputTypeError(
@@ -175,6 +177,7 @@ def code_quality(
     similarity_floor: float | None = None,
     wrong_answer_gate: bool | None = None,
     stub_cap: float | None = None,
+    behaviour: bool | None = None,
 ) -> float:
     r"""Quality of generated code against a reference and tests, in [0, 1].
 
@@ -226,6 +229,10 @@ def code_quality(
     stub_cap : float or None, default None
         Weighted-sum family only: the most a placeholder entry function
         (:func:`~lift_metrics.code.is_stub`) can score.
+    behaviour : bool or None, default None
+        Validated profile only: compare the code with the reference on generated inputs
+        when the reference runs (see Notes, step 4). None means on; False scores on the
+        given tests and the resemblance alone, as before.
 
     Returns
     -------
@@ -269,11 +276,29 @@ def code_quality(
 
        An output that fails every test (wrong value, exception, timeout, crash, memory
        limit, ``sys.exit``, missing entry point, code that does not parse) scores at most
-       0.2; one that passes a test at least 0.25 + 0.525 / n; one more passed test always
-       scores higher whatever the resemblance; a correct solution identical to the
-       reference scores 1.0. An assertion script counts as one test.
+       0.2; one that passes a test at least 0.25 + 0.525 / n (0.25 after step 4); one more
+       passed test always scores higher whatever the resemblance (at the same behaviour);
+       a correct solution identical to the reference scores 1.0. An assertion script
+       counts as one test.
     3. **Without tests**: ``s = r``. Code that does not parse where a function is asked for
        cannot run: ``0.2 r``.
+    4. **Behaviour** (``behaviour``, on by default; docs/code.md#behaviour-on-generated-inputs):
+       where the reference is a function that runs, up to 20 inputs are generated (the
+       tests' inputs mutated, the type hints, the reference's constants and the prompt's
+       example calls; seeded, so always the same), those on which the reference raises
+       are dropped, and the code is run on the rest in the sandbox; ``b`` is the share on
+       which it returns what the reference returns (exact types, floats within 1e-9).
+       Without tests the generated inputs are the tests: ``s`` is step 2's formula with
+       ``k`` = the inputs agreed on and ``n`` = those compared, so code that computes
+       nothing (the reference left as dead code or as comments) scores at most 0.2. With
+       tests, ``f = 1 - 0.7 (1 - b)`` scales what is above the pass floor:
+       ``0.25 + (s - 0.25) f`` when a test passed, ``s f`` when none did; a lookup table
+       of the tests' answers falls from about 0.98 to about 0.47, and code that passes a
+       test still scores above code that fails them all. ``tests`` (and
+       :func:`test_pass_rate`) count the given tests only; the score and the ``behaviour``
+       component of :func:`code_quality_breakdown` include the generated inputs. Where
+       nothing runs (no reference function, a reference that raises on every input, a
+       sandbox that cannot return values), steps 2-3 apply unchanged.
 
     The ``"seed"`` profile's weighted sum gives a ``pass`` stub 0.58 on average over the 164
     HumanEval problems with their check scripts (0.51 to 0.60; 0.564 on problem 0): no test
@@ -320,4 +345,5 @@ def code_quality(
         similarity_floor=similarity_floor,
         wrong_answer_gate=wrong_answer_gate,
         stub_cap=stub_cap,
+        behaviour=behaviour,
     ).score

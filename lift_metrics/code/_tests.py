@@ -20,7 +20,13 @@ TestCases = Sequence[tuple[Mapping[str, Any], Any]] | str
 
 
 class SandboxLike(Protocol):
-    """What the metrics need from a sandbox (:class:`lift_metrics.sandbox.Sandbox` has it)."""
+    """What the metrics need from a sandbox (:class:`lift_metrics.sandbox.Sandbox` has it).
+
+    Comparing behaviour on generated inputs (docs/code.md#behaviour-on-generated-inputs)
+    also needs the values returned: a :class:`~lift_metrics.sandbox.Sandbox`, or an object
+    with an ``execute_calls(code, inputs, *, entry_point, timeout_s)`` method like
+    :func:`lift_metrics.sandbox.execute_calls`. Without one only the tests run.
+    """
 
     def run_tests(
         self,

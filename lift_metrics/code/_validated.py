@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, cast
 
+from lift_metrics.code._behaviour import Behaviour, check_behaviour
 from lift_metrics.code._degenerate import degenerate_kind
 from lift_metrics.code._extract import (
     complete_with_prompt,
@@ -35,7 +37,11 @@ from lift_metrics.code._options import (
     RESEMBLANCE_SPAN,
     CodeQualityOptions,
 )
-from lift_metrics.code._weighted import _run_concurrently
+from lift_metrics.code._weighted import _background, _run_concurrently
+
+BEHAVIOUR_SPAN = 0.7
+"""With tests, how much of the score above the pass floor (0.25) disagreeing with the
+reference on every generated input takes away (see :func:`behaviour_score`)."""
 
 
 def read_answer(text: str, entry_point: str | None, prompt: str | None) -> str:
@@ -135,6 +141,41 @@ def validated_score(passed: int, total: int, resemblance: float) -> float:
     return min(1.0, PASS_FLOOR + (1.0 - PASS_FLOOR) * (passed - 1 + position) / total)
 
 
+def behaviour_score(tests_score: float, passed: int, agreed: int, compared: int) -> float:
+    """Return a with-tests score weighed by the behaviour on generated inputs.
+
+    Parameters
+    ----------
+    tests_score : float
+        :func:`validated_score` of the given tests.
+    passed : int
+        Given tests passed (k).
+    agreed, compared : int
+        Generated inputs on which the code agreed with the reference, and how many were
+        compared (0: nothing compared, the score is unchanged).
+
+    Returns
+    -------
+    float
+        With ``f = 1 - 0.7 (1 - agreed / compared)``: ``0.25 + (tests_score - 0.25) f``
+        when ``k >= 1`` (code that passes a test stays at or above 0.25, above any code that
+        fails every test), ``tests_score * f`` when ``k = 0`` (at most 0.2 either way).
+
+    Examples
+    --------
+    >>> round(behaviour_score(0.976, 5, 0, 20), 4), behaviour_score(1.0, 5, 20, 20)
+    (0.4678, 1.0)
+    >>> behaviour_score(0.9, 5, 0, 0), round(behaviour_score(0.2, 0, 10, 20), 3)
+    (0.9, 0.13)
+    """
+    if compared <= 0:
+        return tests_score
+    factor = 1.0 - BEHAVIOUR_SPAN * (1.0 - agreed / compared)
+    if passed <= 0:
+        return tests_score * factor
+    return PASS_FLOOR + (tests_score - PASS_FLOOR) * factor
+
+
 def _untested_function_kind(code: str, reference_code: str, asked: str | None) -> str | None:
     """Return why parsed code without tests is no attempt at the function asked for, or None."""
     if asked is not None and not defines(code, asked):
@@ -176,6 +217,7 @@ def _validated(
 
     def result(score: float, **extra: Any) -> CodeQualityBreakdown:
         executed: ExecutedTests | None = extra.get("executed")
+        checked: Behaviour | None = extra.get("behaviour")
         return CodeQualityBreakdown(
             score=min(1.0, max(0.0, score)),
             components=components,
@@ -188,6 +230,8 @@ def _validated(
             profile=options.profile,
             degenerate=extra.get("degenerate"),
             code=code,
+            behaviour_agreed=0 if checked is None else checked.agreed,
+            behaviour_total=0 if checked is None else checked.total,
         )
 
     kind = degenerate_kind(predicted, entry_point=asked, prompt=prompt, function=wants_function)
@@ -201,6 +245,11 @@ def _validated(
         reasons.append(f"degenerate: {kind}; scored {DEGENERATE_SCORE:g}")
         return result(DEGENERATE_SCORE, degenerate=kind, stub=stub)
 
+    behaving = None
+    if options.behaviour and candidate.parses and reference.parses and asked is not None:
+        behaving = _start_behaviour(
+            code, reference_code, asked, normalized, prompt, sandbox, options.timeout_s
+        )
     if has_tests:
         box = resolve_sandbox(sandbox) if candidate.parses else None
 
@@ -221,6 +270,9 @@ def _validated(
         components["tests.wrong_answers"] = executed.wrong / normalized.count
         components["reference"] = r
         score = validated_score(executed.passed, normalized.count, r)
+        checked = _behaviour(behaving, components, reasons)
+        if checked is not None and checked.total:
+            score = behaviour_score(score, executed.passed, checked.agreed, checked.total)
         if executed.passed == 0:
             reasons.append(
                 f"tests: {executed.reason}; no test passed, so at most {FAIL_CEILING:g} "
@@ -230,16 +282,61 @@ def _validated(
             reasons.append(f"tests: {executed.reason}")
         if executed.passed and r < 1.0:
             reasons.append(f"reference: resemblance {r:.3f} to the reference")
-        return result(score, executed=executed, stub=stub)
+        return result(score, executed=executed, stub=stub, behaviour=checked)
 
     r = reference_score(code, reference_code, embedder=embedder)
     components["reference"] = r
-    score = r
-    if not candidate.parses and wants_function:
-        score = FAIL_CEILING * r
+    checked = _behaviour(behaving, components, reasons)
+    runs = candidate.parses or not wants_function
+    score = _untested_score(r, checked, None if runs else candidate.error, reasons)
+    return result(score, stub=stub, behaviour=checked)
+
+
+def _untested_score(
+    r: float, checked: Behaviour | None, syntax_error: str | None, reasons: list[str]
+) -> float:
+    """Return the no-test score: behaviour where it was compared, else the resemblance."""
+    if checked is not None and checked.total:
+        # the generated inputs are the tests: each one the code gets right counts as one
+        if r < 1.0:
+            reasons.append(f"reference: resemblance {r:.3f} to the reference")
+        return validated_score(checked.agreed, checked.total, r)
+    if syntax_error is not None:
         reasons.append(
-            f"syntax: {candidate.error}; code that cannot run scores at most {FAIL_CEILING:g}"
+            f"syntax: {syntax_error}; code that cannot run scores at most {FAIL_CEILING:g}"
         )
-    elif r < 1.0:
+        return FAIL_CEILING * r
+    if r < 1.0:
         reasons.append(f"reference: no tests; reference score {r:.3f}")
-    return result(score, stub=stub)
+    return r
+
+
+def _start_behaviour(
+    code: str,
+    reference_code: str,
+    asked: str,
+    tests: NormalizedTests,
+    prompt: str | None,
+    sandbox: SandboxLike | None,
+    timeout_s: float | None,
+) -> Future[Behaviour]:
+    """Start the behaviour check in the background (the tests' inputs seed the generation)."""
+    box = resolve_sandbox(sandbox)
+    seeds = [inputs for inputs, _ in tests.cases]
+    return _background().submit(
+        check_behaviour, code, reference_code, asked, seeds, prompt, box, timeout_s
+    )
+
+
+def _behaviour(
+    pending: Future[Behaviour] | None, components: dict[str, float], reasons: list[str]
+) -> Behaviour | None:
+    """Wait for the behaviour check; record its component and reason."""
+    if pending is None:
+        return None
+    checked = pending.result()
+    if checked.total:
+        components["behaviour"] = checked.share
+    if checked.reason and checked.agreed < max(checked.total, 1):
+        reasons.append(checked.reason)
+    return checked

@@ -63,6 +63,7 @@ class _CodePart:
         sandbox: Sandbox | None,
         timeout_s: float | None,
         names: tuple[str, str] = ("code_weights", "code_profile"),
+        behaviour: bool | None = None,
     ) -> None:
         from lift_metrics.code import CodeQualityOptions, code_quality_options
 
@@ -82,6 +83,7 @@ class _CodePart:
                 code_profile,
                 weights=code_weights,
                 timeout_s=self.timeout_s,
+                behaviour=behaviour,
                 name=names[1],
                 weights_name="code_weights",  # the attribute's name, as the IR part does
             )
@@ -95,7 +97,9 @@ class _CodePart:
                 defaults=DEFAULT_CODE_QUALITY_WEIGHTS,
             )
             self.code_profile = resolved
-            options = code_quality_options(resolved, timeout_s=self.timeout_s, name=names[1])
+            options = code_quality_options(
+                resolved, timeout_s=self.timeout_s, behaviour=behaviour, name=names[1]
+            )
             label = "shipped" if code_profile == "shipped" else options.profile
             options = dataclasses.replace(options, profile=label)
         self.code_quality_options: CodeQualityOptions = options
@@ -272,6 +276,11 @@ class CodeQuality(_CodePart, _Metric):
     embedder, sandbox, timeout_s
         Passed to the scoring core (defaults: the bundled embedder and the process-wide
         sandbox).
+    behaviour : bool or None, default None
+        Validated profile only: compare the code with a runnable reference on generated
+        inputs (on by default; False turns it off; see :func:`lift_metrics.code.code_quality`
+        and docs/code.md#behaviour-on-generated-inputs). The score includes them; the tests
+        verdict used by ``require_all_tests`` counts the given tests only.
     threshold : float, default 0.5
         ``score >= threshold`` accepts a demonstration when bootstrapping. With tests the
         validated score of code that fails every test is at most 0.2.
@@ -337,6 +346,7 @@ class CodeQuality(_CodePart, _Metric):
         trace_returns: TraceReturns = "bool",
         reveal_expected: bool = False,
         require_all_tests: bool = True,
+        behaviour: bool | None = None,
     ) -> None:
         _Metric.__init__(
             self,
@@ -359,6 +369,7 @@ class CodeQuality(_CodePart, _Metric):
             sandbox=sandbox,
             timeout_s=timeout_s,
             names=("weights", "profile"),
+            behaviour=behaviour,
         )
         self._part_fields = {"code": str(self.code_field)}
 

@@ -14,7 +14,7 @@ the returned value, with exact types.
 
 from __future__ import annotations
 
-from lift_metrics.sandbox._default import execute_code, get_default_sandbox
+from lift_metrics.sandbox._default import execute_calls, execute_code, get_default_sandbox
 from lift_metrics.sandbox._isolation import SandboxIsolationWarning, SandboxUnavailableError
 from lift_metrics.sandbox._pool import Sandbox
 from lift_metrics.sandbox._results import ExecutionOutput, ExecutionResult, TestOutcome
@@ -26,6 +26,7 @@ __all__ = [
     "SandboxIsolationWarning",
     "SandboxUnavailableError",
     "TestOutcome",
+    "execute_calls",
     "execute_code",
     "get_default_sandbox",
 ]

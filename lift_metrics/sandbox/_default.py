@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from lift_metrics._checks import check_int
 from lift_metrics.errors import InputTypeError
 from lift_metrics.sandbox._pool import Sandbox
 from lift_metrics.sandbox._prepare import _check_cases
-from lift_metrics.sandbox._results import ExecutionOutput
+from lift_metrics.sandbox._results import ExecutionOutput, ExecutionResult, Status, TestOutcome
 from lift_metrics.sandbox._worker import DecodeError, Unsupported, decode_value
 
 _default: Sandbox | None = None
@@ -133,18 +135,108 @@ def execute_code(
         raise InputTypeError(
             f"inputs must be a dict of keyword arguments, got {type(inputs).__name__}"
         )
+    return _calls(code, [inputs], "inputs", entry_point, timeout_s, sandbox)[0]
+
+
+def execute_calls(
+    code: str,
+    inputs: Sequence[dict[str, Any]],
+    *,
+    entry_point: str | None = None,
+    timeout_s: float | None = None,
+    sandbox: Sandbox | None = None,
+) -> tuple[ExecutionOutput, ...]:
+    r"""Call the entry point of ``code`` once per keyword-argument dict, all in one process.
+
+    :func:`execute_code` for several inputs: one fresh isolated process runs the calls in
+    order, so a batch costs about one execution (a few ms) however many calls it holds.
+
+    Parameters
+    ----------
+    code : str
+        Python source defining the function. Untrusted.
+    inputs : sequence of dict
+        Keyword arguments of each call (plain data, identifier keys).
+    entry_point : str, optional
+        Function to call; None: the only top-level function of ``code``.
+    timeout_s : float, optional
+        Wall-clock limit of the whole batch; defaults to the sandbox's.
+    sandbox : Sandbox, optional
+        Where to run; defaults to :func:`get_default_sandbox`.
+
+    Returns
+    -------
+    tuple of ExecutionOutput
+        One per input, in order. A call that raised has ``ok=False``, ``status="failed"``
+        and the exception as ``error``; the calls after it still run. When the batch stops
+        early (a timeout, the memory limit, a crash), the call that stopped it and those
+        after it have that status (``"timeout"``, ``"memory"``, ``"crashed"``) and an error
+        starting with ``"did not run"``; code that cannot load gives every call ``"error"``.
+        ``elapsed_ms`` is the whole batch's.
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``code`` not a str, ``inputs`` not a sequence of dicts of plain data with identifier
+        keys (the message names ``inputs[i]``), ``entry_point`` not an identifier,
+        ``timeout_s`` not > 0.
+
+    Notes
+    -----
+    The calls share the process, as the I/O cases of :meth:`Sandbox.run_tests` do: a call
+    sees what earlier calls left in module globals. Each call gets its own copy of its
+    inputs.
+
+    Examples
+    --------
+    >>> outs = execute_calls("def inv(x):\n    return 1 / x\n", [{"x": 2}, {"x": 0}, {"x": 4}])
+    >>> [(out.ok, out.value) for out in outs]
+    [(True, 0.5), (False, None), (True, 0.25)]
+    >>> outs[1].error
+    'ZeroDivisionError: division by zero'
+    """
+    if isinstance(inputs, str | bytes | dict) or not isinstance(inputs, Sequence):
+        raise InputTypeError(
+            f"inputs must be a sequence of keyword-argument dicts, got {type(inputs).__name__}"
+        )
+    for index, kwargs in enumerate(inputs):
+        if not isinstance(kwargs, dict):
+            raise InputTypeError(
+                f"inputs[{index}] must be a dict of keyword arguments, got {type(kwargs).__name__}"
+            )
+    return _calls(code, list(inputs), None, entry_point, timeout_s, sandbox)
+
+
+def _calls(
+    code: str,
+    inputs: list[dict[str, Any]],
+    label: str | None,
+    entry_point: str | None,
+    timeout_s: float | None,
+    sandbox: Sandbox | None,
+) -> tuple[ExecutionOutput, ...]:
+    """Run the calls and rebuild each returned value; ``label`` names a single input."""
     try:
-        _check_cases([(inputs, None)])
+        _check_cases([(kwargs, None) for kwargs in inputs])
     except (TypeError, ValueError) as exc:
         detail = str(exc)
-        for old in ("tests[0][0] (the inputs)", "tests[0][0]", "tests[0]"):
-            detail = detail.replace(old, "inputs")
+        if label is not None:
+            for old in ("tests[0][0] (the inputs)", "tests[0][0]", "tests[0]"):
+                detail = detail.replace(old, label)
+        else:
+            detail = re.sub(r"tests\[(\d+)\](?:\[0\])?(?: \(the inputs\))?", r"inputs[\1]", detail)
         raise type(exc)(detail) from None
     box = get_default_sandbox() if sandbox is None else sandbox
-    result, trees = box._run(code, [(inputs, None)], entry_point=entry_point, timeout_s=timeout_s)
-    outcome = result.outcomes[0]
-    tree = trees[0]
-    if tree is not None and result.status in ("passed", "failed"):
+    cases = [(kwargs, None) for kwargs in inputs]
+    result, trees = box._run(code, cases, entry_point=entry_point, timeout_s=timeout_s)
+    return tuple(
+        _output(result, outcome, tree) for outcome, tree in zip(result.outcomes, trees, strict=True)
+    )
+
+
+def _output(result: ExecutionResult, outcome: TestOutcome, tree: Any) -> ExecutionOutput:
+    """One call's output: its value rebuilt from the tree, or why there is none."""
+    if tree is not None:  # the call returned (checked frames), whatever came after it
         try:
             value = decode_value(tree)
         except DecodeError:
@@ -154,4 +246,8 @@ def execute_code(
             return ExecutionOutput(False, None, error, "failed", result.elapsed_ms)
         return ExecutionOutput(True, value, None, "passed", result.elapsed_ms)
     error = outcome.error or result.reason
-    return ExecutionOutput(False, None, error, result.status, result.elapsed_ms)
+    status: Status = result.status
+    stopped = error.startswith(("did not run", "MemoryError (memory limit"))
+    if status in ("passed", "failed") or (status != "error" and not stopped):
+        status = "failed"  # this call raised; the calls after it ran on
+    return ExecutionOutput(False, None, error, status, result.elapsed_ms)

@@ -1,6 +1,7 @@
 """Fixtures for the code_quality family; the test doubles live in ``code_testkit.py``.
 
-Registers ``code_testkit`` and ``gaming_variants`` (the gaming suite's matrix) in
+Registers ``code_testkit``, ``gaming_variants`` (the gaming suite's matrix),
+``behaviour_rewrites`` and ``behaviour_variants`` (issue 26's variants of the project tasks) in
 ``sys.modules`` for the test modules to import (see ``tests/conftest.py``); the
 ``hash_embedder`` fixture is the suite-wide one.
 """
@@ -18,6 +19,8 @@ from testkit import load_module
 
 code_testkit = load_module(Path(__file__).with_name("code_testkit.py"))
 load_module(Path(__file__).with_name("gaming_variants.py"))
+load_module(Path(__file__).with_name("behaviour_rewrites.py"))
+load_module(Path(__file__).with_name("behaviour_variants.py"))
 FakeSandbox = code_testkit.FakeSandbox
 
 

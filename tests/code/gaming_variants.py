@@ -574,6 +574,13 @@ class SharedRuns:
                 self._pending.pop(key, None)
             event.set()
 
+    def execute_calls(self, code: str, inputs: Any, **options: Any) -> Any:
+        """:func:`lift_metrics.sandbox.execute_calls` in the real sandbox (code_quality's
+        behaviour check), not shared: each candidate is run once per scorer."""
+        from lift_metrics.sandbox import execute_calls
+
+        return execute_calls(code, inputs, sandbox=self.sandbox, **options)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.sandbox, name)
 

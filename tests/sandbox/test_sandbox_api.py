@@ -21,6 +21,7 @@ from lift_metrics.sandbox import (
     SandboxUnavailableError,
     _isolation,
     _pool,
+    execute_calls,
     execute_code,
     get_default_sandbox,
 )
@@ -259,6 +260,39 @@ def test_execute_code_returns_the_value_or_the_error(box: Sandbox) -> None:
     assert (broken.ok, broken.status) == (False, "error")
 
 
+def test_execute_calls_runs_a_batch_in_one_process_and_keeps_each_value(box: Sandbox) -> None:
+    inverse = "def inv(x):\n    return 1 / x\n"
+    outs = execute_calls(inverse, [{"x": 2}, {"x": 0}, {"x": 4}], sandbox=box)
+    assert [(o.ok, o.value, o.status) for o in outs] == [
+        (True, 0.5, "passed"),
+        (False, None, "failed"),  # this call raised; the next one still ran
+        (True, 0.25, "passed"),
+    ]
+    assert outs[1].error == "ZeroDivisionError: division by zero"
+    # the calls share one process: a global set by the first call is seen by the second
+    counter = "seen = []\ndef f(x):\n    seen.append(x)\n    return len(seen)\n"
+    assert [o.value for o in execute_calls(counter, [{"x": 1}, {"x": 1}], sandbox=box)] == [1, 2]
+    # a timeout stops the batch: the value before it is kept, the rest did not run
+    loop = "def f(x):\n    while x:\n        pass\n    return x\n"
+    stopped = execute_calls(loop, [{"x": 0}, {"x": 1}, {"x": 0}], sandbox=box, timeout_s=0.3)
+    assert [(o.ok, o.status) for o in stopped] == [
+        (True, "passed"),
+        (False, "timeout"),
+        (False, "timeout"),
+    ]
+    assert (stopped[2].error or "").startswith("did not run")
+    assert execute_calls(ADD, [], sandbox=box) == ()
+
+
+def test_execute_calls_names_the_bad_input() -> None:
+    with pytest.raises(TypeError, match=r"inputs\[1\] must be a dict"):
+        execute_calls(ADD, [{"a": 1, "b": 2}, [1, 2]])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"inputs\[1\] must be plain data"):
+        execute_calls(ADD, [{"a": 1, "b": 2}, {"a": object(), "b": 1}])
+    with pytest.raises(TypeError, match="inputs must be a sequence"):
+        execute_calls(ADD, {"a": 1, "b": 2})  # type: ignore[arg-type]
+
+
 def test_default_sandbox_is_shared_and_recreated_after_close() -> None:
     first = get_default_sandbox()
     assert get_default_sandbox() is first
@@ -494,6 +528,7 @@ def test_public_names_are_exported() -> None:
         "Sandbox",
         "ExecutionResult",
         "TestOutcome",
+        "execute_calls",
         "execute_code",
         "get_default_sandbox",
     ):

@@ -1,0 +1,257 @@
+"""Behaviour, not resemblance: run the candidate and the reference on generated inputs.
+
+Where the reference runs, :func:`code_quality` compares what the two compute
+(docs/code.md#behaviour-on-generated-inputs): inputs proposed by
+:func:`~lift_metrics.code._inputs.generate_inputs` are run through the reference in the
+sandbox; an input on which the reference raises, runs out of time, returns something that is
+not plain data or returns different values on two runs is dropped; the first
+:data:`BEHAVIOUR_INPUTS` that remain, with the reference's outputs, are kept (cached per
+reference, entry point, known inputs and prompt). The candidate is then run on those inputs
+in one execution and each output compared with the reference's (:func:`same_value`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from lift_metrics._lru import LRUCache
+from lift_metrics.code._inputs import _key, generate_inputs
+
+BEHAVIOUR_INPUTS = 20
+"""The most generated inputs the candidate is compared on."""
+PROPOSED_INPUTS = 40
+"""The inputs proposed to the reference (those it rejects are dropped)."""
+REFERENCE_TIMEOUT_S = 2.0
+"""Time limit of one run of the reference over the proposed inputs."""
+CANDIDATE_TIMEOUT_S = 1.0
+"""The least time the candidate gets for its run (more when the reference itself is slow)."""
+FLOAT_REL_TOL = 1e-9
+"""Relative tolerance between two floats (``math.isclose``; absolute 1e-12)."""
+
+Calls = Callable[..., Sequence[Any]]
+"""``execute_calls(code, inputs, *, entry_point, timeout_s)`` bound to a sandbox."""
+
+_REFERENCE_RUNS: LRUCache[tuple[Any, ...], ReferenceRun] = LRUCache(512)
+
+
+@dataclass(frozen=True)
+class ReferenceRun:
+    """The valid generated inputs of a reference and what it returns on them (internal)."""
+
+    inputs: tuple[dict[str, Any], ...]
+    outputs: tuple[Any, ...]
+    elapsed_ms: float
+    reason: str = ""
+    """Why there are no inputs (empty when there are)."""
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """How often the candidate returned what the reference returns (internal)."""
+
+    agreed: int
+    total: int
+    reason: str
+
+    @property
+    def share(self) -> float:
+        """Return agreed / total (1.0 when nothing was compared)."""
+        return self.agreed / self.total if self.total else 1.0
+
+
+def same_value(actual: Any, expected: Any) -> bool:
+    """Whether two plain-data values are equal as the I/O tests judge them, floats close.
+
+    Exact types (``1``, ``1.0`` and ``True`` differ; a list is not a tuple), set and dict
+    order ignored, NaN equal to NaN, and two floats equal when ``math.isclose`` (relative
+    1e-9, absolute 1e-12) says so, at any depth.
+
+    Examples
+    --------
+    >>> same_value([0.1 + 0.2], [0.3]), same_value(1, 1.0), same_value((1,), [1])
+    (True, False, False)
+    """
+    if type(actual) is not type(expected):
+        return False
+    if isinstance(actual, float):
+        if math.isnan(actual) or math.isnan(expected):
+            return math.isnan(actual) and math.isnan(expected)
+        return math.isclose(actual, expected, rel_tol=FLOAT_REL_TOL, abs_tol=1e-12)
+    if isinstance(actual, list | tuple):
+        return len(actual) == len(expected) and all(
+            same_value(a, b) for a, b in zip(actual, expected, strict=True)
+        )
+    if isinstance(actual, dict):
+        return actual.keys() == expected.keys() and all(
+            same_value(actual[key], expected[key]) for key in actual
+        )
+    return bool(actual == expected)
+
+
+def _calls(sandbox: Any) -> Calls | None:
+    """Return how to make calls in ``sandbox``, or None when it cannot return values.
+
+    A :class:`~lift_metrics.sandbox.Sandbox` through
+    :func:`~lift_metrics.sandbox.execute_calls`; another object through its own
+    ``execute_calls(code, inputs, *, entry_point, timeout_s)`` method, if it has one.
+    """
+    from lift_metrics.sandbox import Sandbox, execute_calls
+
+    if isinstance(sandbox, Sandbox):
+        return functools.partial(execute_calls, sandbox=sandbox)
+    method = getattr(sandbox, "execute_calls", None)
+    return cast(Calls, method) if callable(method) else None
+
+
+def _sandbox_key(sandbox: Any) -> tuple[Any, ...]:
+    return (
+        getattr(sandbox, "isolation", None),
+        getattr(sandbox, "importable", None),
+        getattr(sandbox, "memory_mb", None),
+    )
+
+
+def _run_all(
+    code: str, inputs: Sequence[dict[str, Any]], entry: str | None, calls: Calls, timeout_s: float
+) -> tuple[list[Any], float]:
+    """Run every input (a batch stopped by a timeout or crash goes on after the culprit).
+
+    Returns one ExecutionOutput or None (not run) per input, and the longest batch's ms.
+    """
+    outputs: list[Any] = [None] * len(inputs)
+    start, longest = 0, 0.0
+    for _ in range(3):  # at most three batches: a reference that keeps stopping is dropped
+        if start >= len(inputs):
+            break
+        batch = calls(code, list(inputs[start:]), entry_point=entry, timeout_s=timeout_s)
+        longest = max(longest, batch[0].elapsed_ms if batch else 0.0)
+        stopped = None
+        for offset, out in enumerate(batch):
+            if (out.error or "").startswith("did not run"):
+                stopped = start + offset
+                break
+            outputs[start + offset] = out
+        if stopped is None:
+            break
+        start = stopped + 1  # the input that stopped the batch is dropped
+    return outputs, longest
+
+
+def reference_run(
+    reference: str,
+    entry: str | None,
+    seeds: Sequence[dict[str, Any]],
+    prompt: str | None,
+    sandbox: Any,
+    calls: Calls,
+) -> ReferenceRun:
+    """Return the reference's valid generated inputs and outputs, cached (module docstring)."""
+    key = (reference, entry, tuple(_key(s) for s in seeds), prompt, _sandbox_key(sandbox))
+    cached = _REFERENCE_RUNS.get(key)
+    if cached is not None:
+        return cached
+    try:
+        proposed = generate_inputs(reference, entry, seeds, prompt=prompt, count=PROPOSED_INPUTS)
+    except (RecursionError, MemoryError):  # a reference nested too deeply to read
+        proposed = ()
+    if not proposed:
+        run = ReferenceRun((), (), 0.0, "no inputs could be generated for the reference")
+    else:
+        run = _valid(reference, entry, proposed, calls)
+        if run.inputs and len(run.inputs) < BEHAVIOUR_INPUTS:
+            # few proposals were valid (a parser's inputs): mutate the valid ones too
+            more = generate_inputs(
+                reference, entry, [*seeds, *run.inputs], prompt=prompt, count=PROPOSED_INPUTS
+            )
+            extra = _valid(reference, entry, more, calls)
+            room = BEHAVIOUR_INPUTS - len(run.inputs)
+            run = ReferenceRun(
+                run.inputs + extra.inputs[:room],
+                run.outputs + extra.outputs[:room],
+                max(run.elapsed_ms, extra.elapsed_ms),
+            )
+    _REFERENCE_RUNS.put(key, run)
+    return run
+
+
+def _valid(
+    reference: str, entry: str | None, proposed: Sequence[dict[str, Any]], calls: Calls
+) -> ReferenceRun:
+    """Return the proposed inputs on which the reference returns the same plain value twice."""
+    first, elapsed = _run_all(reference, proposed, entry, calls, REFERENCE_TIMEOUT_S)
+    returned = [i for i, out in enumerate(first) if out is not None and out.ok]
+    again, elapsed_again = _run_all(
+        reference, [proposed[i] for i in returned], entry, calls, REFERENCE_TIMEOUT_S
+    )
+    kept = [
+        i
+        for i, out in zip(returned, again, strict=True)
+        if out is not None and out.ok and same_value(out.value, first[i].value)
+    ][:BEHAVIOUR_INPUTS]
+    return ReferenceRun(
+        tuple(proposed[i] for i in kept),
+        tuple(first[i].value for i in kept),
+        max(elapsed, elapsed_again),
+        "" if kept else _no_valid_reason(first),
+    )
+
+
+def _no_valid_reason(outputs: Sequence[Any]) -> str:
+    errors = [out.error for out in outputs if out is not None and out.error]
+    detail = f" (first: {errors[0][:120]})" if errors else ""
+    return (
+        f"the reference returned no plain value on any of {len(outputs)} generated inputs{detail}"
+    )
+
+
+def compare(
+    candidate: str, run: ReferenceRun, entry: str | None, calls: Calls, timeout_s: float | None
+) -> Behaviour:
+    """Run the candidate on the reference's inputs and count the outputs that agree."""
+    limit = max(CANDIDATE_TIMEOUT_S, 20.0 * run.elapsed_ms / 1000.0)
+    if timeout_s is not None:
+        limit = min(limit, timeout_s)
+    outputs = calls(candidate, list(run.inputs), entry_point=entry, timeout_s=limit)
+    agreed = 0
+    first: str | None = None
+    for out, want in zip(outputs, run.outputs, strict=True):
+        if out.ok and same_value(out.value, want):
+            agreed += 1
+        elif first is None:  # what the code did, never the reference's output nor the input
+            first = f"returned {out.value!r}" if out.ok else (out.error or out.status)
+    total = len(run.inputs)
+    reason = f"behaviour: agrees with the reference on {agreed} of {total} generated inputs"
+    if first is not None:
+        reason += f"; where it first differs the code {first[:160]}"
+    return Behaviour(agreed, total, reason)
+
+
+def check_behaviour(
+    candidate: str,
+    reference: str,
+    entry: str | None,
+    seeds: Sequence[dict[str, Any]],
+    prompt: str | None,
+    sandbox: Any,
+    timeout_s: float | None,
+) -> Behaviour:
+    """Compare the candidate with the reference on generated inputs.
+
+    ``total`` is 0 when nothing could be compared (the reason says why); then the score
+    falls back on resemblance. Only a :class:`~lift_metrics.sandbox.Sandbox` can return the
+    values, or an object with an ``execute_calls(code, inputs, *, entry_point, timeout_s)``
+    method that does what :func:`~lift_metrics.sandbox.execute_calls` does; with another
+    sandbox-like object (one that runs tests only) nothing is compared and the reason is
+    empty.
+    """
+    calls = _calls(sandbox)
+    if calls is None:
+        return Behaviour(0, 0, "")  # a test double or a tests-only runner: nothing to say
+    run = reference_run(reference, entry, seeds, prompt, sandbox, calls)
+    if not run.inputs:
+        return Behaviour(0, 0, f"behaviour: not checked ({run.reason})")
+    return compare(candidate, run, entry, calls, timeout_s)
