@@ -25,6 +25,7 @@ from lift_metrics.code._reference_features import (
     REFERENCE_FEATURES,
     _check_pairs,
     reference_feature_matrix,
+    same_program,
 )
 from lift_metrics.similarity import Embedder
 
@@ -78,14 +79,31 @@ class ReferenceScoreBreakdown:
     degenerate: str | None = None
 
 
+def _linear(matrix: np.ndarray, part: Mapping[str, Any]) -> np.ndarray:
+    columns = [REFERENCE_FEATURES.index(name) for name in part["features"]]
+    weights = np.asarray(part["weights"], dtype=np.float64)
+    return np.asarray(matrix[:, columns] @ weights + float(part["intercept"]), dtype=np.float64)
+
+
 def _apply_model(matrix: np.ndarray, model: Mapping[str, Any]) -> np.ndarray:
-    """Return the model's score of each feature row: linear combination, then the monotone map."""
-    columns = [REFERENCE_FEATURES.index(name) for name in model["features"]]
-    weights = np.asarray(model["weights"], dtype=np.float64)
-    linear = matrix[:, columns] @ weights + float(model["intercept"])
-    knots_x = np.asarray(model["calibration"]["x"], dtype=np.float64)
-    knots_y = np.asarray(model["calibration"]["y"], dtype=np.float64)
-    return np.clip(np.interp(linear, knots_x, knots_y), 0.0, 1.0)
+    """Return the model's score of each feature row: linear combination, then the monotone map.
+
+    A model with a ``"function"`` part uses that part's weights and map on rows whose reference
+    is a function or a function body (the ``function`` feature), the top-level ones elsewhere.
+    """
+    scores = _calibrated(_linear(matrix, model), model["calibration"])
+    if "function" in model:
+        part = matrix[:, REFERENCE_FEATURES.index("function")] >= 0.5
+        if part.any():
+            function = model["function"]
+            scores[part] = _calibrated(_linear(matrix[part], function), function["calibration"])
+    return scores
+
+
+def _calibrated(linear: np.ndarray, calibration: Mapping[str, Any]) -> np.ndarray:
+    knots_x = np.asarray(calibration["x"], dtype=np.float64)
+    knots_y = np.asarray(calibration["y"], dtype=np.float64)
+    return np.asarray(np.clip(np.interp(linear, knots_x, knots_y), 0.0, 1.0), dtype=np.float64)
 
 
 def _breakdowns(
@@ -106,6 +124,12 @@ def _breakdowns(
         if predicted[i].strip() == expected[i].strip():
             score = 1.0
             reasons[i].append("the prediction equals the reference")
+        elif same_program(predicted[i], expected[i]):
+            score = 1.0
+            reasons[i].append(
+                "the prediction is the reference's program (comments, docstrings, unreachable "
+                "code and layout aside)"
+            )
         features = {name: float(matrix[i, k]) for k, name in enumerate(REFERENCE_FEATURES)}
         out.append(
             ReferenceScoreBreakdown(score=score, features=features, reasons=tuple(reasons[i]))
