@@ -1,12 +1,16 @@
 """The no-test score: how useful generated code is, judged against a reference only.
 
-A small calibrated model over similarity features (embedding cosine, chrF, token edit
-similarity, called-name and literal overlap, syntax-tree node bag, BLEU, length, parse and
-``<unk>`` indicators), fitted to programmers' grades of CoNaLa snippets
-(``datasets/conala/README.md``) by :func:`fit_reference_model`
-(``scripts/fit_reference_model.py`` writes ``lift_metrics/code/reference_model.json``). At run
-time it is plain numpy: a non-negative linear combination of the features, then a monotone
-piecewise-linear map to [0, 1].
+A small calibrated model over similarity features (embedding cosine, chrF and its recall, token
+edit similarity, token recall and coverage, called-name and literal overlap, syntax-tree node
+bag, BLEU, length, parse and ``<unk>`` indicators) of the two texts as they run (comments,
+docstrings and unreachable statements dropped first: ``lift_metrics/code/_executed.py``). It has
+two parts: one for snippets, fitted to programmers' grades of CoNaLa snippets
+(``datasets/conala/README.md``), one for references that are functions or function bodies,
+fitted to execution verdicts of HumanEval completions; the features of each part were chosen
+on both sets together (``benchmarks/fit_reference_model.py`` writes
+``lift_metrics/code/reference_model.json`` with :func:`fit_reference_model`). At run time it is
+plain numpy: a non-negative linear combination of the features, then a monotone piecewise-linear
+map to [0, 1].
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from lift_metrics.code._reference_features import (
     REFERENCE_FEATURES,
     _check_pairs,
     reference_feature_matrix,
+    same_program,
 )
 from lift_metrics.similarity import Embedder
 
@@ -67,8 +72,9 @@ class ReferenceScoreBreakdown:
         prediction, a side that does not parse (features that need a syntax tree fell back
         to tokens), ``<unk>`` tokens.
     degenerate : str or None
-        ``"empty"``, ``"placeholder"`` or ``"prose"`` when the prediction is not code (its
-        score is capped at 0.05), ``"too long"`` when it is over ``MAX_CODE_CHARS`` (100,000
+        ``"empty"``, ``"placeholder"``, ``"prose"`` or ``"comments"`` (nothing left once
+        comments and bare strings are dropped) when the prediction is not code (its score is
+        capped at 0.05), ``"too long"`` when it is over ``MAX_CODE_CHARS`` (100,000
         characters: not analysed, scored 0), else None.
     """
 
@@ -78,14 +84,31 @@ class ReferenceScoreBreakdown:
     degenerate: str | None = None
 
 
+def _linear(matrix: np.ndarray, part: Mapping[str, Any]) -> np.ndarray:
+    columns = [REFERENCE_FEATURES.index(name) for name in part["features"]]
+    weights = np.asarray(part["weights"], dtype=np.float64)
+    return np.asarray(matrix[:, columns] @ weights + float(part["intercept"]), dtype=np.float64)
+
+
 def _apply_model(matrix: np.ndarray, model: Mapping[str, Any]) -> np.ndarray:
-    """Return the model's score of each feature row: linear combination, then the monotone map."""
-    columns = [REFERENCE_FEATURES.index(name) for name in model["features"]]
-    weights = np.asarray(model["weights"], dtype=np.float64)
-    linear = matrix[:, columns] @ weights + float(model["intercept"])
-    knots_x = np.asarray(model["calibration"]["x"], dtype=np.float64)
-    knots_y = np.asarray(model["calibration"]["y"], dtype=np.float64)
-    return np.clip(np.interp(linear, knots_x, knots_y), 0.0, 1.0)
+    """Return the model's score of each feature row: linear combination, then the monotone map.
+
+    A model with a ``"function"`` part uses that part's weights and map on rows whose reference
+    is a function or a function body (the ``function`` feature), the top-level ones elsewhere.
+    """
+    scores = _calibrated(_linear(matrix, model), model["calibration"])
+    if "function" in model:
+        part = matrix[:, REFERENCE_FEATURES.index("function")] >= 0.5
+        if part.any():
+            function = model["function"]
+            scores[part] = _calibrated(_linear(matrix[part], function), function["calibration"])
+    return scores
+
+
+def _calibrated(linear: np.ndarray, calibration: Mapping[str, Any]) -> np.ndarray:
+    knots_x = np.asarray(calibration["x"], dtype=np.float64)
+    knots_y = np.asarray(calibration["y"], dtype=np.float64)
+    return np.asarray(np.clip(np.interp(linear, knots_x, knots_y), 0.0, 1.0), dtype=np.float64)
 
 
 def _breakdowns(
@@ -106,6 +129,12 @@ def _breakdowns(
         if predicted[i].strip() == expected[i].strip():
             score = 1.0
             reasons[i].append("the prediction equals the reference")
+        elif same_program(predicted[i], expected[i]):
+            score = 1.0
+            reasons[i].append(
+                "the prediction is the reference's program (comments, docstrings, unreachable "
+                "code and layout aside)"
+            )
         features = {name: float(matrix[i, k]) for k, name in enumerate(REFERENCE_FEATURES)}
         out.append(
             ReferenceScoreBreakdown(score=score, features=features, reasons=tuple(reasons[i]))
@@ -161,10 +190,11 @@ def reference_score(predicted: str, expected: str, *, embedder: Embedder | None 
     float
         In [0, 1]: an estimate of how useful a programmer would find the prediction for the
         task the reference solves (0 useless, 1 as good as the reference). 1.0 when the
-        prediction equals the reference (surrounding whitespace aside); at most 0.05
-        (in fact 0.0) for empty text, a template placeholder (``{code}``, ``<code>``) or
-        prose; 0.0 for a prediction over ``MAX_CODE_CHARS`` (100,000 characters), which is
-        not analysed (:func:`reference_score_breakdown` says so).
+        prediction is the reference's program (comments, docstrings, unreachable statements
+        and layout aside); at most 0.05 (in fact 0.0) for empty text, a template placeholder
+        (``{code}``, ``<code>``), prose or comments only; 0.0 for a prediction over
+        ``MAX_CODE_CHARS`` (100,000 characters), which is not analysed
+        (:func:`reference_score_breakdown` says so).
 
     Raises
     ------
@@ -179,15 +209,23 @@ def reference_score(predicted: str, expected: str, *, embedder: Embedder | None 
     F1 of the called names (``os.path.join`` and ``join``), of the identifiers and of the
     literals; the cosine of the syntax-tree node-type counts (token-kind counts when a side
     does not parse); the token length ratio; whether the prediction parses; and
-    :math:`1 / (1 + \#\text{<unk>})`. Quote styles and tokenizer marks (backticks,
-    ``#SPACE#``) are normalised first. The score is
+    :math:`1 / (1 + \#\text{<unk>})`; chrF's character n-gram recall; coverage (prediction
+    tokens over reference tokens, at most 1); the share of the reference's tokens the
+    prediction has; and whether the reference is a function or a function body (it holds
+    ``return``, ``def``, ``class`` or ``yield``). They are computed on both texts as they run
+    (:func:`~lift_metrics.code._executed.executed_view`: comments, docstrings and statements
+    that never run are dropped), after quote styles and tokenizer marks (backticks,
+    ``#SPACE#``) are normalised. The score is
 
-    .. math:: s = g\left(b + \sum_k w_k x_k\right), \quad w_k \ge 0,
+    .. math:: s = g_p\left(b_p + \sum_k w_{p,k} x_k\right), \quad w_{p,k} \ge 0,
 
-    where :math:`g` is a monotone piecewise-linear map to [0, 1]. :math:`w`, :math:`b` and
-    :math:`g` come from ``lift_metrics/code/reference_model.json``, fitted by
-    :func:`fit_reference_model` on programmers' grades of CoNaLa snippets
-    (``datasets/conala/``); the figures are in ``benchmarks/bench_reference_score.py``.
+    where the part :math:`p` is "function" when the reference is one and "snippet" otherwise,
+    and :math:`g_p` is a monotone piecewise-linear map to [0, 1]. :math:`w`, :math:`b` and
+    :math:`g` come from ``lift_metrics/code/reference_model.json``, written by
+    ``benchmarks/fit_reference_model.py``: the snippet part fitted on programmers' grades of
+    CoNaLa snippets (``datasets/conala/``), the function part on execution verdicts of
+    HumanEval completions, the features of each chosen on both together (figures in
+    ``docs/code.md``).
     Missing tests are absent evidence: this score says how close the code is to the
     reference, never that it runs.
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from lift_metrics import _pyast as pyast
+from lift_metrics.code._executed import ExecutedView, executed_view
 from lift_metrics.code._features import MAX_CODE_CHARS, check_code, over_limit
 from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.similarity import Embedder, resolve_embedder, sequence_similarity
@@ -33,8 +34,19 @@ REFERENCE_FEATURES: tuple[str, ...] = (
     "length",
     "parses",
     "unk",
+    "chrf_recall",
+    "coverage",
+    "token_recall",
+    "function",
 )
-"""The features of one (prediction, reference) pair, each in [0, 1] (``unk``: 1 = no ``<unk>``)."""
+"""The features of one (prediction, reference) pair, each in [0, 1] (``unk``: 1 = no ``<unk>``).
+
+``function`` is 1 when the reference is a function or a function body (it holds ``return``,
+``def``, ``class`` or ``yield``): the fitted model weighs the other features differently there.
+"""
+
+_RECALL_CHARS = 4_000  # chrf_recall reads at most this many non-space characters of each side
+_FUNCTION_WORDS = frozenset(("return", "def", "class", "yield"))
 
 
 _MAX_CHARS = 20_000  # features are computed on at most this many characters of each side
@@ -112,12 +124,17 @@ _DEGENERATE_TEXT = {
     "empty": "empty",
     "placeholder": "a template placeholder",
     "prose": "prose",
+    "comments": "only comments or bare strings (nothing that runs)",
 }
 
 
+def _marks(text: str) -> str:
+    """Undo tokenizer marks (``#SPACE#``, ``#NEWLINE#``) before comments are looked for."""
+    return text[:_MAX_CHARS].replace("#SPACE#", " ").replace("#NEWLINE#", "\n")
+
+
 def _canonical(text: str) -> str:
-    """Undo surface noise that says nothing about the code: quote styles, tokenizer marks."""
-    text = text[:_MAX_CHARS].replace("#SPACE#", " ").replace("#NEWLINE#", "\n")
+    """Undo surface noise that says nothing about the code: quote styles."""
     text = re.sub(r'``````|""""""|\'\'\'\'\'\'', "''", text)
     return text.replace("`", "'").replace('"', "'").strip()
 
@@ -211,7 +228,9 @@ def _cosine_counts(a: Counter[str], b: Counter[str]) -> float:
 
 
 def _degenerate(predicted: str) -> str | None:
-    """``"empty"``, ``"placeholder"`` or ``"prose"`` when the prediction is not code.
+    """``"empty"``, ``"placeholder"``, ``"prose"`` or ``"comments"`` when it is not code.
+
+    ``"comments"``: nothing is left once comments and bare strings are dropped.
 
     ``"too long"`` when it is over ``MAX_CODE_CHARS``: it is not read at all.
     """
@@ -227,6 +246,8 @@ def _degenerate(predicted: str) -> str | None:
             return "placeholder"
     if _UNK.sub("", text).strip() == "":
         return "placeholder"
+    if not executed_view(_marks(predicted)).text.strip():
+        return "comments"
     if _parse(text) is None:
         words = text.split()
         prose_words = [w for w in words if _WORD.fullmatch(w)]
@@ -242,6 +263,7 @@ def _degenerate(predicted: str) -> str | None:
 class _Side:
     """What the features need from one text (cached: a reference is read once)."""
 
+    executed: ExecutedView
     text: str
     parses: bool
     values: tuple[str, ...]
@@ -251,15 +273,36 @@ class _Side:
     calls: frozenset[str]
     nodes: Counter[str]
     kinds: Counter[str]
+    counts: Counter[str]
+    grams: tuple[Counter[str], ...]
+    function: bool
+
+
+def _char_grams(text: str) -> tuple[Counter[str], ...]:
+    """Character 1- to 6-gram counts of ``text`` without whitespace (as chrF reads it)."""
+    chars = "".join(text.split())[:_RECALL_CHARS]
+    return tuple(Counter(chars[i : i + n] for i in range(len(chars) - n + 1)) for n in range(1, 7))
+
+
+def _char_recall(pred: _Side, ref: _Side) -> float:
+    """Mean over n = 1..6 of the share of the reference's character n-grams the prediction has."""
+    shares = [
+        sum((p & r).values()) / total
+        for p, r in zip(pred.grams, ref.grams, strict=True)
+        if (total := sum(r.values()))
+    ]
+    return float(np.mean(shares)) if shares else 1.0
 
 
 @functools.lru_cache(maxsize=8192)
 def _side(raw: str) -> _Side:
-    text = _canonical(raw)
+    executed = executed_view(_marks(raw))
+    text = _canonical(executed.text)
     tree = _parse(text)
     tokens = _tokens(text)
     values = tuple(t for _, t in tokens)
     return _Side(
+        executed=executed,
         text=text,
         parses=tree is not None,
         values=values,
@@ -269,7 +312,31 @@ def _side(raw: str) -> _Side:
         calls=frozenset(_calls(text, tree)),
         nodes=Counter() if tree is None else _node_bag(tree),
         kinds=Counter(k for k, _ in tokens),
+        counts=Counter(values),
+        grams=_char_grams(text),
+        function=any(k == "KEYWORD" and t in _FUNCTION_WORDS for k, t in tokens),
     )
+
+
+def same_program(predicted: str, expected: str) -> bool:
+    r"""Whether two texts are one program once what never runs is dropped (:func:`executed_view`).
+
+    Code that parses is compared by syntax tree (layout and quote style aside); other text by
+    its tokens.
+
+    Examples
+    --------
+    >>> same_program("x = f(a)  # call f", "x = f( a )")
+    True
+    >>> same_program("if a:\n    b()\nc()", "if a:\n    b()\n    c()")
+    False
+    """
+    pred, ref = _side(predicted), _side(expected)
+    if pred.values != ref.values or pred.parses != ref.parses:
+        return False
+    if not pred.parses:
+        return True
+    return ast.dump(pyast.parse(pred.text)) == ast.dump(pyast.parse(ref.text))
 
 
 def _pair_features(
@@ -285,6 +352,10 @@ def _pair_features(
     ]
     pred = _side(predicted)
     ref = _side(expected)
+    for name, side in (("prediction", pred), ("reference", ref)):
+        dropped = side.executed.notes()
+        if dropped:
+            reasons.append(f"the {name}'s {', '.join(dropped)} never run: not compared")
     unk = len(_UNK.findall(pred.text))
     if unk:
         reasons.append(f"the prediction holds {unk} <unk> token(s)")
@@ -310,6 +381,12 @@ def _pair_features(
         "length": min(len(pred.values), len(ref.values)) / longer if longer else 1.0,
         "parses": 1.0 if pred.parses else 0.0,
         "unk": 1.0 / (1.0 + unk),
+        "chrf_recall": _char_recall(pred, ref),
+        "coverage": min(1.0, len(pred.values) / len(ref.values)) if ref.values else 1.0,
+        "token_recall": (
+            sum((pred.counts & ref.counts).values()) / len(ref.values) if ref.values else 1.0
+        ),
+        "function": 1.0 if ref.function else 0.0,
     }
     return features, reasons
 
@@ -317,7 +394,11 @@ def _pair_features(
 def _cosines(
     predicted: Sequence[str], expected: Sequence[str], embedder: Embedder | None
 ) -> list[float]:
-    """Embedding cosine of each pair, one batch for all distinct texts (identical pairs: 1)."""
+    """Embedding cosine of each pair, one batch for all distinct texts (identical pairs: 1).
+
+    The texts are those the features read (:func:`executed_view`): a comment or dead code
+    copied from the reference does not move the embedding either.
+    """
     pairs = zip(predicted, expected, strict=True)
     pending = [i for i, (p, e) in enumerate(pairs) if p.strip() != e.strip()]
     out = [1.0] * len(predicted)
@@ -382,12 +463,16 @@ def reference_feature_matrix(
     --------
     >>> matrix, kinds, _ = reference_feature_matrix(["x = 1", "{code}"], ["x = 1", "x = 1"])
     >>> matrix.shape, kinds
-    ((2, 11), [None, 'placeholder'])
+    ((2, 15), [None, 'placeholder'])
     """
     preds, refs = _check_pairs(predicted, expected)
     kinds = [_degenerate(p) for p in preds]
     live = [i for i, kind in enumerate(kinds) if kind is None]
-    cosines = _cosines([preds[i] for i in live], [refs[i] for i in live], embedder)
+    cosines = _cosines(
+        [_side(preds[i]).executed.text.strip() for i in live],
+        [_side(refs[i]).executed.text.strip() for i in live],
+        embedder,
+    )
     matrix = np.zeros((len(preds), len(REFERENCE_FEATURES)))
     reasons: list[list[str]] = [[] for _ in preds]
     for i, kind in enumerate(kinds):

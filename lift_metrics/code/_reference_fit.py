@@ -15,12 +15,26 @@ from lift_metrics.code._reference_features import (
 )
 from lift_metrics.errors import InputValueError
 
+_RAMP = 1e-3
+
+
+def _check_columns(names: Sequence[str], option: str) -> list[int]:
+    allowed = [name for name in REFERENCE_FEATURES if name != "function"]
+    unknown = [name for name in names if name not in allowed]
+    if unknown or not names:
+        raise InputValueError(
+            f"{option} must be a non-empty subset of {allowed}, got {list(names)}"
+        )
+    return [REFERENCE_FEATURES.index(name) for name in names]
+
 
 def fit_reference_model(
     matrix: np.ndarray,
     grades: Sequence[float],
     *,
-    features: Sequence[str] = REFERENCE_FEATURES,
+    features: Sequence[str] | None = None,
+    function_features: Sequence[str] | None = None,
+    sample_weight: Sequence[float] | None = None,
     alpha: float = 1.0,
     knots: int = 21,
     grade_max: float = 4.0,
@@ -33,8 +47,15 @@ def fit_reference_model(
         Feature rows from :func:`reference_feature_matrix` (all of its columns).
     grades : sequence of float
         The human grade of each row, 0 to ``grade_max``.
-    features : sequence of str, default every feature
-        The columns the model uses.
+    features : sequence of str, optional
+        The columns the model uses; default every feature but ``function`` (which is not a
+        column: it chooses the weights).
+    function_features : sequence of str, optional
+        When given, rows whose reference is a function or a function body (``function`` = 1)
+        get weights, an intercept and a calibration map of their own on these columns, fitted
+        on those rows; the other rows fit the top-level part.
+    sample_weight : sequence of float, optional
+        Weight of each row (to give two data sets equal say, for instance).
     alpha : float, default 1.0
         Ridge penalty on the (standardised) weights.
     knots : int, default 21
@@ -45,8 +66,9 @@ def fit_reference_model(
     Returns
     -------
     dict
-        ``{"features", "weights", "intercept", "calibration": {"x", "y"}}``, the content of
-        ``reference_model.json`` (plain JSON).
+        ``{"features", "weights", "intercept", "calibration": {"x", "y"}}`` and, with
+        ``function_features``, ``"function": {"features", "weights", "intercept"}``: the
+        content of ``reference_model.json`` (plain JSON).
 
     Raises
     ------
@@ -58,7 +80,8 @@ def fit_reference_model(
     Notes
     -----
     The linear part is scikit-learn's ``Ridge(positive=True)`` on standardised columns of
-    ``grades / grade_max`` (folded back into raw-feature weights); the map is an
+    ``grades / grade_max`` (folded back into raw-feature weights), one per part with
+    ``function_features``. The map is an
     ``IsotonicRegression`` of the grade on the linear score, read at ``knots`` quantiles and
     interpolated linearly in between, so the stored model stays small and smooth.
 
@@ -71,15 +94,10 @@ def fit_reference_model(
     >>> model["weights"][0] > model["weights"][1]
     True
     """
-    from sklearn.isotonic import IsotonicRegression
-    from sklearn.linear_model import Ridge
-
-    names = list(features)
-    unknown = [name for name in names if name not in REFERENCE_FEATURES]
-    if unknown or not names:
-        raise InputValueError(
-            f"features must be a non-empty subset of {REFERENCE_FEATURES}, got {names}"
-        )
+    names = (
+        [n for n in REFERENCE_FEATURES if n != "function"] if features is None else list(features)
+    )
+    snippet = _check_columns(names, "features")
     x_all = np.asarray(matrix, dtype=np.float64)
     y = np.asarray(grades, dtype=np.float64) / float(grade_max)
     if x_all.ndim != 2 or x_all.shape[1] != len(REFERENCE_FEATURES) or len(y) != len(x_all):
@@ -89,26 +107,66 @@ def fit_reference_model(
         )
     if knots < 2:
         raise InputValueError(f"knots must be >= 2, got {knots}")
-    x = x_all[:, [REFERENCE_FEATURES.index(name) for name in names]]
-    mean = x.mean(axis=0)
-    std = x.std(axis=0)
-    std[std == 0] = 1.0
-    ridge = Ridge(alpha=alpha, positive=True).fit((x - mean) / std, y)
-    weights = ridge.coef_ / std
-    intercept = float(ridge.intercept_ - np.sum(weights * mean))
-    linear = x @ weights + intercept
-    iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(linear, y)
-    qx = np.unique(np.quantile(linear, np.linspace(0.0, 1.0, knots)))
-    qy = np.maximum.accumulate(iso.predict(qx))
+    weight = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
+    if weight.shape != y.shape or not np.all(weight >= 0) or not weight.sum() > 0:
+        raise InputValueError(
+            f"sample_weight must be {len(y)} non-negative numbers, not all 0, got {weight.shape}"
+        )
+
+    def part_of(rows: np.ndarray, columns: list[int]) -> dict[str, Any]:
+        weights, intercept = _ridge(x_all[rows][:, columns], y[rows], weight[rows], alpha)
+        linear = x_all[rows][:, columns] @ weights + intercept
+        return {
+            "weights": _rounded(weights),
+            "intercept": round(intercept, 6),
+            "calibration": _calibration(linear, y[rows], weight[rows], knots),
+        }
+
+    if function_features is None:
+        return {"features": names, **part_of(np.ones(len(y), dtype=bool), snippet)}
+    function = _check_columns(list(function_features), "function_features")
+    gate = x_all[:, REFERENCE_FEATURES.index("function")] >= 0.5
+    if not (gate.any() and (~gate).any()):
+        raise InputValueError("function_features needs rows of both kinds of reference")
     return {
         "features": names,
-        "weights": [round(float(w), 6) for w in weights],
-        "intercept": round(intercept, 6),
-        "calibration": {
-            "x": [round(float(v), 6) for v in qx],
-            "y": [round(float(v), 6) for v in qy],
-        },
+        **part_of(~gate, snippet),
+        "function": {"features": list(function_features), **part_of(gate, function)},
     }
+
+
+def _ridge(
+    x: np.ndarray, y: np.ndarray, weight: np.ndarray, alpha: float
+) -> tuple[np.ndarray, float]:
+    """Return raw-feature weights and intercept of a non-negative ridge on standardised columns."""
+    from sklearn.linear_model import Ridge
+
+    mean = np.average(x, axis=0, weights=weight)
+    std = np.sqrt(np.average((x - mean) ** 2, axis=0, weights=weight))
+    std[std == 0] = 1.0
+    ridge = Ridge(alpha=alpha, positive=True).fit((x - mean) / std, y, sample_weight=weight)
+    weights = ridge.coef_ / std
+    return weights, float(ridge.intercept_ - np.sum(weights * mean))
+
+
+def _calibration(
+    linear: np.ndarray, y: np.ndarray, weight: np.ndarray, knots: int
+) -> dict[str, list[float]]:
+    """Return the monotone map from the linear score to [0, 1]: isotonic, read at quantiles."""
+    from sklearn.isotonic import IsotonicRegression
+
+    iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
+    iso.fit(linear, y, sample_weight=weight)
+    qx = np.unique(np.quantile(linear, np.linspace(0.0, 1.0, knots)))
+    # nondecreasing, then a 0.001 ramp so that no two linear scores tie after the map (a tie
+    # inside one task's candidates loses their order)
+    qy = np.maximum.accumulate(iso.predict(qx))
+    qy = (1.0 - _RAMP) * qy + _RAMP * np.linspace(0.0, 1.0, len(qy))
+    return {"x": _rounded(qx), "y": _rounded(qy)}
+
+
+def _rounded(values: np.ndarray) -> list[float]:
+    return [round(float(v), 6) for v in values]
 
 
 def cross_validated_reference_scores(
@@ -130,7 +188,7 @@ def cross_validated_reference_scores(
         Rows of one group (one task or intent) stay in one fold.
     folds : int, default 5
     **options
-        Passed to :func:`fit_reference_model`.
+        Passed to :func:`fit_reference_model` (``sample_weight`` is split with the rows).
 
     Returns
     -------
@@ -150,8 +208,11 @@ def cross_validated_reference_scores(
     x = np.asarray(matrix, dtype=np.float64)
     y = np.asarray(grades, dtype=np.float64)
     labels = np.asarray(groups)
+    weight = options.pop("sample_weight", None)
     out = np.zeros(len(y))
     for train, test in GroupKFold(n_splits=folds).split(x, y, labels):
+        if weight is not None:
+            options["sample_weight"] = np.asarray(weight, dtype=np.float64)[train]
         out[test] = _apply_model(x[test], fit_reference_model(x[train], y[train], **options))
     return out
 
@@ -240,3 +301,32 @@ def graders_mean(row: Mapping[str, Any]) -> float:
     if isinstance(grades, Mapping) and grades:
         return float(np.mean([float(v) for v in grades.values()]))
     return float(row["grade"])
+
+
+def within_group_kendall(
+    scores: Sequence[float], labels: Sequence[float], groups: Sequence[str]
+) -> tuple[float, int]:
+    """Return the mean over groups of Kendall's tau-b between scores and labels, and the count.
+
+    Groups whose labels are all equal are skipped; a group whose scores are all equal counts
+    as 0. This is how the HumanEval completions data is read (the mean within-problem tau:
+    does the score order one task's candidates as their verdicts do?).
+
+    Examples
+    --------
+    >>> within_group_kendall([0.1, 0.9, 0.5, 0.4, 0.3], [0, 1, 1, 1, 1], "aabbb")
+    (1.0, 1)
+    """
+    from scipy import stats
+
+    x = np.asarray(scores, dtype=np.float64)
+    y = np.asarray(labels, dtype=np.float64)
+    g = np.asarray(list(groups))
+    taus = []
+    for name in np.unique(g):
+        member = g == name
+        if np.all(y[member] == y[member][0]):
+            continue
+        tau = 0.0 if np.all(x[member] == x[member][0]) else stats.kendalltau(x[member], y[member])
+        taus.append(float(tau if isinstance(tau, float) else tau.statistic))
+    return (float(np.mean(taus)) if taus else float("nan")), len(taus)

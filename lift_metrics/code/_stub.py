@@ -8,6 +8,7 @@ from typing import Any
 
 from lift_metrics import _pyast as pyast
 from lift_metrics._checks import check_real
+from lift_metrics.code._executed import executed_view
 from lift_metrics.code._features import MAX_CODE_CHARS, check_code
 from lift_metrics.code._tests import check_entry_point
 from lift_metrics.errors import InputValueError
@@ -122,7 +123,22 @@ def _analyse(code: str) -> tuple[bool, dict[str, str | None]]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False, {}
     functions = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
-    return True, {n.name: placeholder_kind(n) for n in functions}
+    kinds = {n.name: placeholder_kind(n) for n in functions}
+    if all(kind is not None for kind in kinds.values()):
+        return True, kinds
+    # A stub padded with code that never runs (the reference pasted after `return None`) is
+    # still a stub: read the functions again as they run (lift_metrics/code/_executed.py).
+    view = executed_view(code)
+    if view.unreachable or view.docstrings:
+        executed = pyast.parse(view.text)
+        for node in executed.body:
+            if (
+                isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                and kinds.get(node.name, "") is None
+                and (kind := placeholder_kind(node)) is not None
+            ):
+                kinds[node.name] = f"{kind}; the rest never runs"
+    return True, kinds
 
 
 _cached_analyse = functools.lru_cache(maxsize=1024)(_analyse)

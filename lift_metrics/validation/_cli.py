@@ -409,7 +409,7 @@ def _check_metrics(args: argparse.Namespace, metrics: list[str]) -> None:
     if "reference_score" in metrics and (args.calibrate or args.weights):
         raise InputValueError(
             "--calibrate and --weights do not apply to reference_score (its model ships "
-            "fitted; see scripts/fit_reference_model.py)"
+            "fitted; see benchmarks/fit_reference_model.py)"
         )
 
 

@@ -180,15 +180,38 @@ def test_breakdown_is_frozen() -> None:
 
 def test_shipped_model_is_monotone_non_negative_and_small() -> None:
     model = json.loads(reference_model_path().read_text(encoding="utf-8"))
-    assert set(model["features"]) <= set(REFERENCE_FEATURES)
-    assert all(w >= 0 for w in model["weights"])
-    x, y = np.asarray(model["calibration"]["x"]), np.asarray(model["calibration"]["y"])
-    assert np.all(np.diff(x) > 0)
-    assert np.all(np.diff(y) >= 0)
-    assert y.min() >= 0.0
-    assert y.max() <= 1.0
-    assert len(x) <= 50
-    assert model["fitted_by"] == "scripts/fit_reference_model.py"
+    assert "function" in model, "the shipped model has a part for function references"
+    for part in (model, model["function"]):
+        assert set(part["features"]) <= set(REFERENCE_FEATURES) - {"function"}
+        assert len(part["weights"]) == len(part["features"])
+        assert all(w >= 0 for w in part["weights"])
+        x, y = np.asarray(part["calibration"]["x"]), np.asarray(part["calibration"]["y"])
+        assert np.all(np.diff(x) > 0)
+        assert np.all(np.diff(y) > 0)  # strictly: no ties among one task's candidates
+        assert y.min() >= 0.0
+        assert y.max() <= 1.0
+        assert len(x) <= 50
+    assert model["fitted_by"] == "benchmarks/fit_reference_model.py"
+    assert "HumanEval" in model["fitted_on"]
+    assert "CoNaLa" in model["fitted_on"]
+
+
+def test_function_part_fits_its_own_rows() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.random((400, len(REFERENCE_FEATURES)))
+    gate = REFERENCE_FEATURES.index("function")
+    x[:, gate] = np.arange(400) % 2
+    chrf, coverage = REFERENCE_FEATURES.index("chrf"), REFERENCE_FEATURES.index("coverage")
+    grades = 4 * np.where(x[:, gate] == 1, x[:, coverage], x[:, chrf])
+    model = fit_reference_model(
+        x, grades, features=["chrf", "coverage"], function_features=["chrf", "coverage"]
+    )
+    assert model["weights"][0] > 10 * model["weights"][1]
+    assert model["function"]["weights"][1] > 10 * model["function"]["weights"][0]
+    with pytest.raises(ValueError, match="function_features"):
+        fit_reference_model(x, grades, function_features=["function"])
+    with pytest.raises(ValueError, match="sample_weight"):
+        fit_reference_model(x, grades, sample_weight=[1.0])
 
 
 def test_fit_recovers_the_informative_feature_and_is_monotone() -> None:
@@ -225,7 +248,10 @@ def test_feature_matrix_marks_degenerate_rows() -> None:
     )
     assert kinds == [None, "empty", None]
     assert not matrix[1].any()
-    assert matrix[0].all()
+    assert matrix[0][
+        [REFERENCE_FEATURES.index(n) for n in REFERENCE_FEATURES if n != "function"]
+    ].all()
+    assert matrix[0][REFERENCE_FEATURES.index("function")] == 0.0  # "x = 1" is no function
     assert reasons[1] == ["the prediction is empty: not code"]
 
 
