@@ -177,15 +177,17 @@ def test_a_lookup_table_of_the_tests_answers_is_exposed_by_the_generated_inputs(
 
 # -- options and fall-backs --------------------------------------------------------------------
 def test_behaviour_can_be_turned_off_and_is_named_in_errors(real_sandbox: Any) -> None:
+    # one operator off: it reads like the reference, and computes n! only for n < 2
+    bug = FACTORIAL.replace("result *= k", "result += k")
     dead = bv.dead_code(bv.Task("t", FACTORIAL, [], "factorial"))
     kwargs = {"entry_point": "factorial", "embedder": HashEmbedder(), "sandbox": real_sandbox}
-    on = code_quality_breakdown(dead, FACTORIAL, [], **kwargs)
-    off = code_quality_breakdown(dead, FACTORIAL, [], behaviour=False, **kwargs)
+    on = code_quality_breakdown(bug, FACTORIAL, [], **kwargs)
+    off = code_quality_breakdown(bug, FACTORIAL, [], behaviour=False, **kwargs)
     assert on.behaviour_total > 0
-    assert on.behaviour_agreed == 0
-    assert on.components["behaviour"] == 0.0
+    assert on.behaviour_agreed < on.behaviour_total
+    assert on.components["behaviour"] < 1.0
     assert "behaviour" not in off.components
-    assert on.score <= 0.2 < off.score
+    assert on.score <= 0.6 < off.score
     assert any(reason.startswith("behaviour: agrees") for reason in on.reasons)
     with pytest.raises(TypeError, match="behaviour"):
         code_quality(dead, FACTORIAL, [], behaviour="yes")  # type: ignore[arg-type]
