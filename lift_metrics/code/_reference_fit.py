@@ -1,4 +1,7 @@
-"""Fitting the reference model on graded data and evaluating it (benchmarks/fit_reference_model.py)."""
+"""Fitting the reference model on graded data and evaluating it.
+
+The fitting script is benchmarks/fit_reference_model.py.
+"""
 
 from __future__ import annotations
 

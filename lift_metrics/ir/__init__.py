@@ -18,6 +18,9 @@ The IR gaming suite: :func:`ir_mutations` makes named mutations of an expected I
 usable or unusable (:data:`IR_MUTATIONS`); :func:`mutation_inversions` lists the pairs a
 metric ranks the wrong way round (docs/ir.md#the-ir-gaming-suite).
 
+:func:`parse_ir` reads an IR from model output; :func:`callable_ir` repairs the parameter list
+of a refused answer so that a pipeline can still write the function's header.
+
 Importing this package loads pydantic but not torch, sentence-transformers or dspy.
 """
 
@@ -59,7 +62,7 @@ from lift_metrics.ir._mutations import (
     ir_mutations,
     mutation_inversions,
 )
-from lift_metrics.ir._parse import IRParseError, parse_ir
+from lift_metrics.ir._parse import IRParseError, callable_ir, parse_ir
 
 __all__ = [
     "Constraint",
@@ -83,6 +86,7 @@ __all__ = [
     "PureConstraint",
     "ReturnTypeConstraint",
     "Signature",
+    "callable_ir",
     "constraint_match",
     "constraint_satisfied",
     "intent_match",

@@ -201,3 +201,46 @@ def parse_ir(source: IR | Mapping[str, Any] | str | bytes) -> IR:
         except ValidationError as exc:
             errors.append(exc)
     raise IRParseError(f"not a valid IR: {_describe_errors(errors[0])}") from errors[0]
+
+
+def callable_ir(source: str) -> IR | None:
+    """Return the IR in ``source`` with its parameter list made callable, or None.
+
+    For the reference pipeline's code step only: an IR answer that :func:`parse_ir` refuses
+    because of its parameters (a name repeated, a keyword, not an identifier) still names a
+    function. Its parameters are kept in order with the repeats and the unusable names
+    dropped, so that a header can be written; the answer itself stays refused (the IR
+    metrics score what the step produced, not this repair).
+
+    Examples
+    --------
+    >>> text = '{"intent": "First item.", "signature": {"name": "first", "parameters":'
+    >>> text += ' ["items", "items", "class"]}}'
+    >>> [p.name for p in callable_ir(text).signature.parameters]
+    ['items']
+    """
+    import keyword
+
+    candidates = _json_candidates(source) or [r for r in [_repair(source)] if r is not None]
+    for candidate in candidates:
+        data = _loosen(candidate)
+        signature = data.get("signature")
+        if isinstance(signature, Mapping) and isinstance(signature.get("parameters"), list):
+            seen: set[str] = set()
+            kept = []
+            for param in signature["parameters"]:
+                name = param.get("name") if isinstance(param, Mapping) else None
+                if (
+                    isinstance(name, str)
+                    and name.isidentifier()
+                    and not keyword.iskeyword(name)
+                    and name not in seen
+                ):
+                    seen.add(name)
+                    kept.append(param)
+            data["signature"] = {**signature, "parameters": kept}
+        try:
+            return IR.model_validate(data)
+        except ValidationError:
+            continue
+    return None

@@ -18,7 +18,7 @@ from lift_metrics._checks import check_int, check_positive
 from lift_metrics.code import extract_code
 from lift_metrics.dspy_metrics import record_measurement
 from lift_metrics.errors import InputTypeError, InputValueError
-from lift_metrics.ir import IR, parse_ir
+from lift_metrics.ir import IR, callable_ir, parse_ir
 from lift_metrics.optimizers._adapters import CompactJSONAdapter, FencedCodeAdapter
 from lift_metrics.optimizers._budget import UsageRecorder
 from lift_metrics.optimizers._functions import assemble_function, function_header
@@ -160,7 +160,10 @@ class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees 
     - ``ir``: the parsed :class:`~lift_metrics.IR`, or ``None`` when the LM's answer did not
       parse (after a lenient second try with :func:`lift_metrics.ir.parse_ir`);
     - ``ir_json``: the IR as JSON text (the raw answer when parsing failed);
-    - ``header``: the ``def`` line built from the IR (``""`` without an IR);
+    - ``header``: the ``def`` line built from the IR (``""`` without an IR). When the IR
+      answer was refused only for its parameters (a name repeated, a keyword), the header is
+      written from it with those dropped (:func:`lift_metrics.ir.callable_ir`): ``ir`` stays
+      ``None``, so the IR metrics score the refused answer, and the code step still runs;
     - ``body``: the code step's raw answer;
     - ``code``: the assembled function (``""`` when the step failed or the answer was
       empty or a template placeholder);
@@ -343,7 +346,8 @@ class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees 
         recorder = UsageRecorder(parent=settings.usage_tracker)
         with settings.context(usage_tracker=recorder):
             ir, ir_json, ir_error = self._predict_ir(prompt)
-            header, body, code, code_error, choice = self._predict_code(prompt, ir)
+            usable = ir if ir is not None or not ir_json else callable_ir(ir_json)
+            header, body, code, code_error, choice = self._predict_code(prompt, usable)
         usage = recorder.totals()
         latency_ms = (time.perf_counter() - started) * 1000.0
         prediction = Prediction(

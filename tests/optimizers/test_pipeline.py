@@ -200,11 +200,26 @@ def test_function_header_is_always_valid_python(signature: dict[str, Any], expec
 def test_a_signature_no_code_can_have_is_not_an_ir(
     parameters: list[dict[str, str]], message: str
 ) -> None:
-    # repeated and invalid parameter names are rejected by the IR model (issue 26), so the
-    # pipeline's IR step reports a parse failure instead of writing a header without them
+    # repeated and invalid parameter names are rejected by the IR model, so the IR step
+    # reports a parse failure (the code step then writes its header from callable_ir)
     ir = {"intent": {"description": "d"}, "signature": {"name": "k", "parameters": parameters}}
     with pytest.raises(ValueError, match=message):
         function_header(ir)
+
+
+def test_an_ir_refused_for_its_parameters_still_gets_code_but_no_ir() -> None:
+    repeated = {
+        "intent": {"description": "Add two integers."},
+        "signature": {
+            "name": "add",
+            "parameters": [{"name": "a"}, {"name": "b"}, {"name": "a"}, {"name": "class"}],
+        },
+    }
+    out = run(pipeline_lm(repeated, "    return a + b"))
+    assert out.ir is None  # the IR metrics score the refused answer
+    assert "listed more than once" in out.ir_error
+    assert out.header == "def add(a, b):"
+    assert out.code == "def add(a, b):\n    return a + b\n"
 
 
 def test_function_header_writes_the_return_type_on_request() -> None:
