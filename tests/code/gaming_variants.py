@@ -549,10 +549,10 @@ class SharedRuns:
         self._pending: dict[tuple[Any, ...], threading.Event] = {}
         self.executions = 0
 
-    def run_tests(self, code: str, tests: Any, **options: Any) -> Any:
-        """:meth:`Sandbox.run_tests <lift_metrics.sandbox.Sandbox.run_tests>`, once a request."""
-        shown = tests if isinstance(tests, str) else repr(tests)
-        key = (code, shown, tuple(sorted(options.items())))
+    def _once(
+        self, key: tuple[Any, ...], run: Callable[[], Any], keep: Callable[[Any], bool]
+    ) -> Any:
+        """The result of ``run()`` for ``key``, computed once (kept when ``keep`` says so)."""
         while True:
             with self._lock:
                 if key in self._runs:
@@ -563,10 +563,10 @@ class SharedRuns:
                     break
             event.wait()
         try:
-            result = self.sandbox.run_tests(code, tests, **options)
+            result = run()
             with self._lock:
                 self.executions += 1
-                if result.status != "crashed" or "exited" in (result.reason or ""):
+                if keep(result):
                     self._runs[key] = result
             return result
         finally:
@@ -574,12 +574,27 @@ class SharedRuns:
                 self._pending.pop(key, None)
             event.set()
 
+    def run_tests(self, code: str, tests: Any, **options: Any) -> Any:
+        """:meth:`Sandbox.run_tests <lift_metrics.sandbox.Sandbox.run_tests>`, once a request."""
+        shown = tests if isinstance(tests, str) else repr(tests)
+        key = ("tests", code, shown, tuple(sorted(options.items())))
+        return self._once(
+            key,
+            lambda: self.sandbox.run_tests(code, tests, **options),
+            lambda result: result.status != "crashed" or "exited" in (result.reason or ""),
+        )
+
     def execute_calls(self, code: str, inputs: Any, **options: Any) -> Any:
         """:func:`lift_metrics.sandbox.execute_calls` in the real sandbox (code_quality's
-        behaviour check), not shared: each candidate is run once per scorer."""
+        behaviour check), once a request, like :meth:`run_tests`."""
         from lift_metrics.sandbox import execute_calls
 
-        return execute_calls(code, inputs, sandbox=self.sandbox, **options)
+        key = ("calls", code, repr(inputs), tuple(sorted(options.items())))
+        return self._once(
+            key,
+            lambda: execute_calls(code, inputs, sandbox=self.sandbox, **options),
+            lambda outputs: not any(out.status == "crashed" for out in outputs),
+        )
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.sandbox, name)

@@ -137,6 +137,11 @@ def test_shared_runs_execute_each_request_once(sandbox: Any) -> None:
     assert first.status == "passed"
     assert other.status != "passed"
     assert shared.executions == 2
+    calls = [{"numbers": [1.0, 2.0], "threshold": 0.5}]
+    outputs = shared.execute_calls(problem.program, calls, entry_point=problem.entry_point)
+    assert shared.execute_calls(problem.program, calls, entry_point=problem.entry_point) is outputs
+    assert outputs[0].ok
+    assert shared.executions == 3
 
 
 @pytest.mark.slow
