@@ -221,7 +221,10 @@ def callable_ir(source: str) -> IR | None:
     """
     import keyword
 
-    candidates = _json_candidates(source) or [r for r in [_repair(source)] if r is not None]
+    # the whole answer repaired first: a model that repeats a parameter often runs out of
+    # tokens too, and the objects found inside a cut answer are its effects, not the IR
+    whole = _repair(source)
+    candidates = ([] if whole is None else [whole]) + _json_candidates(source)
     for candidate in candidates:
         data = _loosen(candidate)
         signature = data.get("signature")
