@@ -23,8 +23,9 @@
  *       the Python code then reads the request and runs it (the fork happened in C, the
  *       server has no other thread, so the interpreter's state is consistent);
  *    2  in a freshly forked checking process (spawn_checker): child_fds[0] = its socket to
- *       the server (on 3 when confined by confine_checker); the Python code runs the
- *       checker's loop there (_checker_main);
+ *       the server; the Python code confines it (_confine_checker: it is forked once per
+ *       CHECKER_RUNS checks, so the page faults of doing it in Python do not matter) and
+ *       runs the checker's loop there (_checker_main);
  *    1  in the server, when cleaning is needed that the Python code does (a descendant that
  *       escaped the child's process group, files left in the temp root or in /dev/shm):
  *       child_fds[7] = the checking process's pid (0: none), which the sweep spares; the
@@ -157,9 +158,8 @@ static void set_limit(int which, rlim_t value) {
     if (setrlimit(which, &limit) != 0) _exit(CHILD_SETUP_FAILED_EXIT);
 }
 
-/* The steps of _restrict in _worker.py, shared by a child and the checking process: no new
- * privileges, Landlock, every descriptor from first_closed up closed, the limits, the uid
- * change, death with the server. */
+/* The steps of _restrict in _worker.py: no new privileges, Landlock, every descriptor from
+ * first_closed up closed, the limits, the uid change, death with the server. */
 static void restrict_process(int first_closed) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) _exit(CHILD_SETUP_FAILED_EXIT);
     if (landlock_fd >= 0 && syscall(446, landlock_fd, 0) != 0) /* landlock_restrict_self */
@@ -202,14 +202,6 @@ static void confine_child(const int *fds) {
         _exit(CHILD_SETUP_FAILED_EXIT);
     if (setpgid(0, 0) != 0 || chdir(workdir) != 0) _exit(CHILD_SETUP_FAILED_EXIT);
     restrict_process(7);
-}
-
-/* In the checking process, right after the fork: the steps of _confine_checker in
- * _worker.py (those of a child, without RLIMIT_CPU), its socket on 3. */
-static void confine_checker(int sock) {
-    if (dup2(sock, 3) < 0 || setpgid(0, 0) != 0) _exit(CHILD_SETUP_FAILED_EXIT);
-    restrict_process(4);
-    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); /* not dumpable, whatever the uid change left */
 }
 
 /* Fork the next child. Returns 0 in the child, 1 in the server, -2 on error. */
@@ -289,11 +281,7 @@ static int spawn_checker(int *child_fds) {
     if (pid == 0) {
         close(pair[0]);
         scrub(); /* nothing of any execution in the checking process's memory */
-        child_fds[0] = pair[1];
-        if (confine) {
-            confine_checker(pair[1]);
-            child_fds[0] = 3;
-        }
+        child_fds[0] = pair[1]; /* the Python code confines it (_confine_checker) */
         return 2;
     }
     close(pair[1]);

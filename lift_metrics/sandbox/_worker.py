@@ -1207,8 +1207,8 @@ def _confine_checker(sock_fd: int, cfg: dict[str, Any]) -> None:
     """Confine the freshly forked checking process as a child is (:func:`_confine`).
 
     Without RLIMIT_CPU, which counts all its checks: the server's deadline bounds each one.
-    Its socket to the server goes to descriptor 3; 0, 1 and 2 are /dev/null. Mirrored by
-    ``confine_checker`` in ``_native.c``.
+    Its socket to the server goes to descriptor 3; 0, 1 and 2 are /dev/null. Both server
+    loops run this (in Python: it happens once per :data:`CHECKER_RUNS` checks).
     """
     os.dup2(sock_fd, 3)
     os.setpgid(0, 0)
@@ -1298,20 +1298,19 @@ def _print_exc() -> None:
 CHECKER_RUNS = 256
 
 
-def _checker_main(sock_fd: int, cfg: dict[str, Any], *, confined: bool = False) -> None:
+def _checker_main(sock_fd: int, cfg: dict[str, Any]) -> None:
     """Run one check script per message from the server, in the checking process; never return.
 
     A message is the second frame of a check script's request (:func:`pack_request`) with
     four descriptors: the execution's result pipe, its stderr pipe, the calls pipe to the
     code's process and the replies pipe from it. The check runs with stderr on the stderr
     pipe, its frames go to the result pipe, and all four are closed after it (the server
-    sees the end of the result pipe). ``confined``: ``confine_checker`` in ``_native.c``
-    already took the steps of :func:`_confine_checker`; the socket is then on fd 3.
+    sees the end of the result pipe).
     """
+    import socket  # before the uid change: the children's uid may not read the stdlib
+
     exit_now = os._exit
-    if not confined:
-        _confine_checker(sock_fd, cfg)
-    import socket
+    _confine_checker(sock_fd, cfg)
 
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, 3)
     if cfg.get("seccomp") and not _install_seccomp(_SECCOMP[0]):
@@ -2786,7 +2785,7 @@ def _serve_native(native: Any, ctypes: Any, cfg: dict[str, Any], ctl_in: int, ct
                 os._exit(CHILD_SETUP_FAILED_EXIT)
         if rc == 2:  # pragma: no cover - in the checking process forked by the compiled loop
             try:
-                _checker_main(fds[0], cfg, confined=confined)
+                _checker_main(fds[0], cfg)
             finally:
                 os._exit(CHILD_SETUP_FAILED_EXIT)
         if rc == 1:  # leftovers: escaped processes, files in the temp root or /dev/shm
