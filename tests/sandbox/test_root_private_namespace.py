@@ -1,5 +1,6 @@
-"""The attack suite (and the checking process's tests) as root in process mode, and as an unprivileged user in both modes, run
-in a private PID and mount namespace (``tests/sandbox/private_namespace.py``).
+"""The attack suite (and the checking process's tests) as root in process mode, and as an
+unprivileged user in both modes, run in a private PID and mount namespace
+(``tests/sandbox/private_namespace.py``).
 
 Where process isolation refuses to run as root (the children's uid cannot read the
 interpreter, as with a Python under ``/root``), the ``box`` tests skip their process-mode
