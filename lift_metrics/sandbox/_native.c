@@ -142,8 +142,8 @@ static void close_fd(int *fd) {
 
 /* Record how each child confines itself right after the fork (see confine_child). Called
  * once by the server before lift_serve; landlock: the ruleset fd or -1. The seccomp filter
- * is not part of it: the child installs it once it has read its request (_child in
- * _worker.py), since for a check script it first forks the process that runs the code. */
+ * is not part of it: the child installs it in Python once it has read its request (_child
+ * in _worker.py), with its own pid patched in; no candidate code runs before that. */
 int lift_confine_children(int landlock, long long memory, int drop_uid) {
     if (memory <= 0) return -1;
     landlock_fd = landlock;
