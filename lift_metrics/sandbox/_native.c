@@ -15,24 +15,40 @@
  *   int lift_serve(int ctl_in, int ctl_out, const char *tmp_root, const char *keep,
  *                  int drop_uid, int clean_shm, int resume, int *child_fds);
  *
- * and returns
- *    0  in a freshly forked child: child_fds = {result pipe, stderr pipe, request pipe}; when
- *       lift_confine_children was called, the child is already confined (confine_child, the
- *       steps of _confine in _worker.py in the same order) and its pipes are on 3, 2 and 4;
- *       otherwise the Python code confines it. Either way the Python code then reads the
- *       request and runs it (the fork happened in C, the server has no other thread, so the
- *       interpreter's state is consistent);
+ * (child_fds: 8 ints) and returns
+ *    0  in a freshly forked child: child_fds = {result pipe, stderr pipe, request pipe, calls
+ *       pipe, replies pipe}; when lift_confine_children was called, the child is already
+ *       confined (confine_child, the steps of _confine in _worker.py in the same order) and
+ *       its pipes are on 3, 2, 4, 5 and 6; otherwise the Python code confines it. Either way
+ *       the Python code then reads the request and runs it (the fork happened in C, the
+ *       server has no other thread, so the interpreter's state is consistent);
+ *    2  in a freshly forked checking process (spawn_checker): child_fds[0] = its socket to
+ *       the server; the Python code confines it (_confine_checker: it is forked once per
+ *       CHECKER_RUNS checks, so the page faults of doing it in Python do not matter) and
+ *       runs the checker's loop there (_checker_main);
  *    1  in the server, when cleaning is needed that the Python code does (a descendant that
- *       escaped the child's process group, files left in the temp root or in /dev/shm): the
- *       Python code cleans, then calls again with resume = 1 to send the answer;
+ *       escaped the child's process group, files left in the temp root or in /dev/shm):
+ *       child_fds[7] = the checking process's pid (0: none), which the sweep spares; the
+ *       Python code cleans, then calls again with resume = 1 to send the answer, or 2 when
+ *       its sweep reaped the checking process (it had ended);
  *   -1  the parent closed the control pipe: the waiting child was stopped; clean and return;
  *   -2  an unexpected error (errno is set): the server exits and the parent restarts it.
  *
  * The protocol is the one of _worker.py: a request is a 20-byte header (4-byte big-endian
  * payload length, 8-byte big-endian IEEE double timeout in seconds, 8-byte big-endian
- * sequence number, echoed in the answer) and the payload, which is
- * the child's request frame, passed on unread; the answer is a JSON header frame followed by
- * the raw bytes of the child's result pipe and the first bytes of its stderr.
+ * sequence number, echoed in the answer) and the payload, which is a mode mark ('i' or 's')
+ * and the child's two request frames; the answer is a JSON header frame followed by the raw
+ * bytes of the execution's result pipe and the first bytes of its stderr.
+ *
+ * I/O cases: the whole payload goes to the child. Check scripts: the mark and the first
+ * frame go to the child, the second frame to the server's checking process over a unix
+ * socket, with the result and stderr pipes and the check's ends of the calls and replies
+ * pipes (SCM_RIGHTS); the server then closes its copies. The execution ends when the child
+ * exited and the checking process closed the result pipe, or at the deadline: then the
+ * child's group is killed and, if the checking process still holds the result pipe (a check
+ * that runs on by itself), the checking process too; a fresh one is forked before the next
+ * check script, as after CHECKER_RUNS checks or when it died. It is forked from the server
+ * and zeroes this loop's buffers at once (scrub), so it holds nothing of any execution.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -48,6 +64,7 @@
 #include <grp.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -61,6 +78,12 @@
 
 static char workdir[4096];
 static int child_pid = 0, child_pidfd = -1, res_r = -1, err_r = -1, req_w = -1;
+/* the ends handed to the checking process for a check script (closed for I/O cases) */
+static int handed[4] = {-1, -1, -1, -1}; /* result, stderr, calls (write), replies (read) */
+/* the checking process: its pid (0: none), the server's end of its socket, checks run */
+#define CHECKER_RUNS 256
+static pid_t checker_pid = 0;
+static int checker_sock = -1, checker_runs = 0;
 static char *res_buf = NULL;
 static size_t res_len = 0, res_cap = 0;
 static char err_buf[MAX_STDERR_BYTES];
@@ -119,8 +142,8 @@ static void close_fd(int *fd) {
 
 /* Record how each child confines itself right after the fork (see confine_child). Called
  * once by the server before lift_serve; landlock: the ruleset fd or -1. The seccomp filter
- * is not part of it: the child installs it once it has read its request (_child in
- * _worker.py), since for a check script it first forks the process that runs the code. */
+ * is not part of it: the child installs it in Python once it has read its request (_child
+ * in _worker.py), with its own pid patched in; no candidate code runs before that. */
 int lift_confine_children(int landlock, long long memory, int drop_uid) {
     if (memory <= 0) return -1;
     landlock_fd = landlock;
@@ -135,25 +158,19 @@ static void set_limit(int which, rlim_t value) {
     if (setrlimit(which, &limit) != 0) _exit(CHILD_SETUP_FAILED_EXIT);
 }
 
-/* In the child, right after the fork: the steps of _confine in _worker.py, in the same order,
- * without touching the interpreter's objects (each Python step there costs page faults on
- * pages shared with the server). Any failure exits with CHILD_SETUP_FAILED_EXIT. */
-static void confine_child(int res_w, int err_w, int req_r) {
-    /* 0 and 1 read and discard (/dev/null, as in the server), 2 <- stderr pipe, 3 <- result
-     * pipe, 4 <- request pipe */
-    if (dup2(err_w, 2) < 0 || dup2(res_w, 3) < 0 || dup2(req_r, 4) < 0)
-        _exit(CHILD_SETUP_FAILED_EXIT);
-    if (setpgid(0, 0) != 0 || chdir(workdir) != 0) _exit(CHILD_SETUP_FAILED_EXIT);
+/* The steps of _restrict in _worker.py: no new privileges, Landlock, every descriptor from
+ * first_closed up closed, the limits, the uid change, death with the server. */
+static void restrict_process(int first_closed) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) _exit(CHILD_SETUP_FAILED_EXIT);
     if (landlock_fd >= 0 && syscall(446, landlock_fd, 0) != 0) /* landlock_restrict_self */
         _exit(CHILD_SETUP_FAILED_EXIT);
     /* the control pipe to the parent, the Landlock ruleset and everything else */
-    if (syscall(436, 5, ~0U, 0) != 0) { /* close_range (Linux 5.9) */
+    if (syscall(436, (unsigned)first_closed, ~0U, 0) != 0) { /* close_range (Linux 5.9) */
         struct rlimit files;
         int top = getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY
                       ? (int)files.rlim_cur
                       : 65536;
-        for (int fd = 5; fd < top; fd++) close(fd);
+        for (int fd = first_closed; fd < top; fd++) close(fd);
     }
     set_limit(RLIMIT_AS, memory_bytes);
     set_limit(RLIMIT_NPROC, 512);
@@ -173,57 +190,185 @@ static void confine_child(int res_w, int err_w, int req_r) {
     if (getppid() == 1) _exit(CHILD_SETUP_FAILED_EXIT);
 }
 
+/* In the child, right after the fork: the steps of _confine in _worker.py, in the same order,
+ * without touching the interpreter's objects (each Python step there costs page faults on
+ * pages shared with the server). Any failure exits with CHILD_SETUP_FAILED_EXIT. The server
+ * keeps its descriptors 0 to 6 open, so the sources are all above 6. */
+static void confine_child(const int *fds) {
+    /* 0 and 1 read and discard (/dev/null, as in the server), 2 <- stderr pipe, 3 <- result
+     * pipe, 4 <- request pipe, 5 <- the check's calls, 6 <- the answers to them */
+    if (dup2(fds[1], 2) < 0 || dup2(fds[0], 3) < 0 || dup2(fds[2], 4) < 0 ||
+        dup2(fds[3], 5) < 0 || dup2(fds[4], 6) < 0)
+        _exit(CHILD_SETUP_FAILED_EXIT);
+    if (setpgid(0, 0) != 0 || chdir(workdir) != 0) _exit(CHILD_SETUP_FAILED_EXIT);
+    restrict_process(7);
+}
+
 /* Fork the next child. Returns 0 in the child, 1 in the server, -2 on error. */
 static int prefork(const char *tmp_root, int drop_uid, int *child_fds) {
-    int res[2], err[2], req[2];
+    /* result, stderr, request, calls (check -> code), replies (code -> check) */
+    int pipes[5][2];
     snprintf(workdir, sizeof workdir, "%s/run", tmp_root);
     if (mkdir(workdir, 0700) != 0) return -2;
     if (drop_uid >= 0 && chown(workdir, (uid_t)drop_uid, (gid_t)drop_uid) != 0) return -2;
-    if (pipe2(res, O_CLOEXEC) != 0) return -2;
-    if (pipe2(err, O_CLOEXEC) != 0) {
-        close(res[0]);
-        close(res[1]);
-        return -2;
-    }
-    if (pipe2(req, O_CLOEXEC) != 0) {
-        close(res[0]);
-        close(res[1]);
-        close(err[0]);
-        close(err[1]);
-        return -2;
+    for (int i = 0; i < 5; i++) {
+        if (pipe2(pipes[i], O_CLOEXEC) != 0) {
+            int saved = errno;
+            for (int j = 0; j < i; j++) {
+                close(pipes[j][0]);
+                close(pipes[j][1]);
+            }
+            errno = saved;
+            return -2;
+        }
     }
     pid_t pid = fork();
     if (pid < 0) {
         int saved = errno;
-        close(res[0]);
-        close(res[1]);
-        close(err[0]);
-        close(err[1]);
-        close(req[0]);
-        close(req[1]);
+        for (int i = 0; i < 5; i++) {
+            close(pipes[i][0]);
+            close(pipes[i][1]);
+        }
+        errno = saved;
+        return -2;
+    }
+    /* the child's ends: result and stderr write, request read, calls read, replies write */
+    int mine[5] = {pipes[0][1], pipes[1][1], pipes[2][0], pipes[3][0], pipes[4][1]};
+    int theirs[5] = {pipes[0][0], pipes[1][0], pipes[2][1], pipes[3][1], pipes[4][0]};
+    if (pid == 0) {
+        for (int i = 0; i < 5; i++) {
+            close(theirs[i]);
+            child_fds[i] = mine[i];
+        }
+        if (confine) confine_child(mine);
+        return 0;
+    }
+    close(pipes[2][0]); /* request, calls and replies: the child's ends */
+    close(pipes[3][0]);
+    close(pipes[4][1]);
+    setpgid(pid, pid); /* the child does it too; whichever comes first */
+    child_pid = pid;
+    child_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    res_r = pipes[0][0];
+    err_r = pipes[1][0];
+    req_w = pipes[2][1];
+    /* kept until the mode is known: handed to the checking process for a check script */
+    handed[0] = pipes[0][1];
+    handed[1] = pipes[1][1];
+    handed[2] = pipes[3][1];
+    handed[3] = pipes[4][0];
+    return 1;
+}
+
+static void close_handed(void) {
+    for (int i = 0; i < 4; i++) close_fd(&handed[i]);
+}
+
+static void scrub(void);
+
+/* Fork the checking process. Returns 2 in it, 1 in the server, -2 on error. */
+static int spawn_checker(int *child_fds) {
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return -2;
+    pid_t pid = fork();
+    if (pid < 0) {
+        int saved = errno;
+        close(pair[0]);
+        close(pair[1]);
         errno = saved;
         return -2;
     }
     if (pid == 0) {
-        close(res[0]);
-        close(err[0]);
-        close(req[1]);
-        child_fds[0] = res[1];
-        child_fds[1] = err[1];
-        child_fds[2] = req[0];
-        if (confine) confine_child(res[1], err[1], req[0]);
-        return 0;
+        close(pair[0]);
+        scrub(); /* nothing of any execution in the checking process's memory */
+        child_fds[0] = pair[1]; /* the Python code confines it (_confine_checker) */
+        return 2;
     }
-    close(res[1]);
-    close(err[1]);
-    close(req[0]);
-    setpgid(pid, pid); /* the child does it too; whichever comes first */
-    child_pid = pid;
-    child_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    res_r = res[0];
-    err_r = err[0];
-    req_w = req[1];
+    close(pair[1]);
+    checker_pid = pid;
+    checker_sock = pair[0];
+    checker_runs = 0;
     return 1;
+}
+
+/* Forget the checking process once it was reaped. */
+static void checker_gone(void) {
+    close_fd(&checker_sock);
+    checker_pid = 0;
+}
+
+/* Kill the checking process and reap it. */
+static void stop_checker(void) {
+    if (checker_pid > 0) {
+        kill(checker_pid, SIGKILL);
+        while (waitpid(checker_pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+    }
+    checker_gone();
+}
+
+/* Make sure a checking process runs, fresh enough. Returns 1, 2 in a new checker, or -2. */
+static int ready_checker(int *child_fds) {
+    if (checker_pid > 0) {
+        pid_t done = waitpid(checker_pid, NULL, WNOHANG);
+        if (done == checker_pid || (done < 0 && errno == ECHILD)) checker_gone();
+    }
+    if (checker_pid > 0 && checker_runs >= CHECKER_RUNS) stop_checker();
+    if (checker_pid <= 0) return spawn_checker(child_fds);
+    return 1;
+}
+
+/* Send a check's frame with the handed descriptors; 0 when sent, -1 (checker stopped) not. */
+static int send_check(const char *data, size_t size) {
+    struct iovec iov = {(void *)data, size};
+    union {
+        char buf[CMSG_SPACE(sizeof handed)];
+        struct cmsghdr align;
+    } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr msg = {0};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.buf;
+    msg.msg_controllen = sizeof control.buf;
+    struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(sizeof handed);
+    memcpy(CMSG_DATA(cmsg), handed, sizeof handed);
+    ssize_t sent;
+    do {
+        sent = sendmsg(checker_sock, &msg, MSG_NOSIGNAL);
+    } while (sent < 0 && errno == EINTR);
+    while (sent >= 0 && (size_t)sent < size) {
+        ssize_t more = send(checker_sock, data + sent, size - (size_t)sent, MSG_NOSIGNAL);
+        if (more < 0 && errno == EINTR) continue;
+        sent = more < 0 ? -1 : sent + more;
+    }
+    if (sent < 0) {
+        stop_checker();
+        return -1;
+    }
+    checker_runs++;
+    return 0;
+}
+
+/* Whether the server's only child left is the checking process (read from /proc, where the
+ * kernel lists a thread's children; the server has one thread). */
+static int only_checker_left(void) {
+    if (checker_pid <= 0) return 0;
+    char path[64], buf[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    char *end;
+    long only = strtol(buf, &end, 10);
+    while (*end == ' ' || *end == '\n') end++;
+    return only == (long)checker_pid && *end == 0;
 }
 
 static void consume(int fd, const char *data, size_t n) {
@@ -304,18 +449,44 @@ static int has_leftovers(const char *dir, const char *keep) {
 }
 
 /* Run the request that was read into payload; leave the answer's header in `header`.
- * Returns 1 when the Python code must clean up before the answer goes out. */
+ * Returns 1 when the Python code must clean up before the answer goes out, 2 in a checking
+ * process forked here, -2 on error. */
 static int run_one(size_t size, double timeout_s, const char *tmp_root, const char *keep,
-                   int clean_shm) {
+                   int clean_shm, int *child_fds) {
     double start = now(), deadline = start + timeout_s;
     int exited = 0, timed_out = 0, status = 0, reaped = 0;
     res_len = 0;
     err_len = 0;
     err_total = 0;
     res_overflow = 0;
-    write_all(req_w, payload, size); /* a child that died early is reported below */
+    int script = size > 5 && payload[0] == 's';
+    if (script) {
+        int rc = ready_checker(child_fds);
+        if (rc != 1) return rc;
+        size_t first = 5 + (((size_t)(unsigned char)payload[1] << 24) |
+                            ((size_t)(unsigned char)payload[2] << 16) |
+                            ((size_t)(unsigned char)payload[3] << 8) | (size_t)(unsigned char)payload[4]);
+        if (first > size) first = size;
+        write_all(req_w, payload, first); /* a child that died early is reported below */
+        /* the checker gets the check's frame and the pipes; the server keeps no copy of them,
+         * or the checker's end of the result pipe would never read as closed */
+        send_check(payload + first, size - first);
+        close_handed();
+    } else {
+        close_handed();
+        write_all(req_w, payload, size);
+    }
     close_fd(&req_w);
     for (;;) {
+        if (exited && !(script && res_r >= 0)) {
+            int *pipes[2] = {&res_r, &err_r}; /* what was left in the pipes */
+            for (int i = 0; i < 2; i++) {
+                if (*pipes[i] < 0) continue;
+                fcntl(*pipes[i], F_SETFL, fcntl(*pipes[i], F_GETFL) | O_NONBLOCK);
+                pump(pipes[i], 1);
+            }
+            break;
+        }
         double remaining = deadline - now();
         if (remaining <= 0) {
             timed_out = 1;
@@ -326,9 +497,9 @@ static int run_one(size_t size, double timeout_s, const char *tmp_root, const ch
         if (res_r >= 0) fds[nfds++] = (struct pollfd){res_r, POLLIN, 0};
         if (err_r >= 0) fds[nfds++] = (struct pollfd){err_r, POLLIN, 0};
         int wait_ms = (int)ceil(remaining * 1000.0);
-        if (child_pidfd >= 0) {
+        if (child_pidfd >= 0 && !exited) {
             fds[nfds++] = (struct pollfd){child_pidfd, POLLIN, 0};
-        } else if (wait_ms > 5) {
+        } else if (!exited && wait_ms > 5) {
             wait_ms = 5;
         }
         int ready = poll(fds, (nfds_t)nfds, wait_ms);
@@ -347,17 +518,9 @@ static int run_one(size_t size, double timeout_s, const char *tmp_root, const ch
             pid_t done = waitpid(child_pid, &status, WNOHANG);
             if (done == child_pid) exited = reaped = 1;
         }
-        if (exited) {
-            int *pipes[2] = {&res_r, &err_r};
-            for (int i = 0; i < 2; i++) {
-                if (*pipes[i] < 0) continue;
-                fcntl(*pipes[i], F_SETFL, fcntl(*pipes[i], F_GETFL) | O_NONBLOCK);
-                pump(pipes[i], 1);
-            }
-            break;
-        }
     }
     double elapsed_ms = (now() - start) * 1000.0;
+    if (script && res_r >= 0) stop_checker(); /* the check ran past the deadline by itself */
     if (!reaped) {
         /* Kill the child's group while the child is unreaped (a zombie at most): its pid,
          * the group id, cannot have been reused yet. */
@@ -371,8 +534,12 @@ static int run_one(size_t size, double timeout_s, const char *tmp_root, const ch
     int cleanup = 0;
     for (;;) { /* descendants that escaped the group and have already exited */
         pid_t other = waitpid(-1, NULL, WNOHANG);
-        if (other > 0) continue;
-        if (other == 0) cleanup = 1; /* still running: the Python sweep kills them */
+        if (other > 0) {
+            if (other == checker_pid) checker_gone(); /* it had ended */
+            continue;
+        }
+        /* still running, apart from the checking process: the Python sweep kills them */
+        if (other == 0 && !only_checker_left()) cleanup = 1;
         break;
     }
     if (rmdir(workdir) != 0 && errno != ENOENT) cleanup = 1;
@@ -413,6 +580,8 @@ static void scrub(void) {
 }
 
 static void discard(void) {
+    stop_checker();
+    close_handed();
     close_fd(&req_w); /* the waiting child reads end of file and exits */
     if (child_pid > 0) {
         killpg(child_pid, SIGKILL);
@@ -428,7 +597,12 @@ static void discard(void) {
 int lift_serve(int ctl_in, int ctl_out, const char *tmp_root, const char *keep, int drop_uid,
                int clean_shm, int resume, int *child_fds) {
     int rc;
+    if (resume == 2) checker_gone(); /* the Python sweep reaped it */
     if (!resume) {
+        if (checker_pid <= 0) { /* the first call: the checking process, then the child */
+            rc = spawn_checker(child_fds);
+            if (rc != 1) return rc;
+        }
         rc = prefork(tmp_root, drop_uid, child_fds);
         if (rc != 1) return rc;
     }
@@ -460,9 +634,12 @@ int lift_serve(int ctl_in, int ctl_out, const char *tmp_root, const char *keep, 
                 discard();
                 return got == 0 ? -1 : -2;
             }
-            rc = run_one(size, timeout_s, tmp_root, keep, clean_shm);
-            if (rc < 0) return rc;
-            if (rc == 1) return 1; /* the Python code cleans, then resumes here */
+            rc = run_one(size, timeout_s, tmp_root, keep, clean_shm, child_fds);
+            if (rc < 0 || rc == 2) return rc; /* an error; in a fresh checking process */
+            if (rc == 1) { /* the Python code cleans, then resumes here */
+                child_fds[7] = (int)checker_pid;
+                return 1;
+            }
         }
         resume = 0;
         if (write_all(ctl_out, header, header_len) != 0) return -2;

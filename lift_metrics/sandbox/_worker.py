@@ -12,15 +12,31 @@ Protocol (parent <-> server, over the server's stdin/stdout, which it moves to p
 * server -> parent, once: a frame ``{"ready": true, ...capabilities}``.
 * parent -> server, per execution: a 20-byte header (payload length, timeout in seconds as a
   big-endian double, the request's sequence number, echoed in the answer;
-  :data:`REQUEST_HEADER`) and the payload, the child's request: two frames of marshal
-  data, what the code under test may see (``code``, ``mode``, ``entry_point``, ``cases`` as
-  keyword dicts, ``timeout_s``, ``max_value_bytes``) and what it must not (``nonce``, and
-  for a check script ``script`` and ``asserts``, marshal data of its own;
-  :func:`pack_request`). The server passes it unread to a child it forked in advance
-  (already isolated, waiting on a pipe); the child reads the second frame only once the
-  code under test runs in a process of its own (:func:`_child`).
+  :data:`REQUEST_HEADER`) and the payload: a one-byte mode mark (``i`` for I/O cases, ``s``
+  for a check script), then two frames of marshal data, what the code under test may see
+  (``code``, ``mode``, ``entry_point``, ``cases`` as keyword dicts, ``timeout_s``,
+  ``max_value_bytes``) and what it must not (``nonce``, and for a check script ``script``,
+  ``asserts`` and copies of ``entry_point``, ``timeout_s`` and ``max_value_bytes``;
+  :func:`pack_request`). The server hands the request to a child it forked in advance
+  (already isolated, waiting on a pipe). For I/O cases the child gets all of it. For a check
+  script the child gets the mark and the first frame only, and the second frame goes to the
+  server's checking process (below) over a unix socket, with the child's result and stderr
+  pipes and the two ends of the pipes that connect the check to the code (``SCM_RIGHTS``).
 * server -> parent: a frame with the execution's header (exit status, timing, lengths), then
-  the raw bytes the child wrote on its result pipe, then the first bytes of its stderr.
+  the raw bytes written on the execution's result pipe, then the first bytes of its stderr.
+
+The checking process (:func:`_checker_main`): each server keeps one, forked from the server
+once it is warm and holds nothing of any execution (its buffers are zeroed in the checker
+right after the fork), confined as a child is (no new privileges, Landlock, the children's
+uid and memory limits, the seccomp filter), and forked again when it died, was killed (a
+check that ran past the deadline by itself), or ran :data:`CHECKER_RUNS` checks. It runs
+each check script with the code's functions as stubs that send plain data to the code's
+process and rebuild plain data from its answers (:func:`_check_remotely`): it never runs
+the code under test and holds none of its objects, and the code's process holds neither the
+script, nor its expected values, nor the nonce, nor the result pipe. The code's process is
+the execution's child: its exit status (a signal, ``sys.exit``, a timeout, SIGXCPU) is the
+one reported. An execution of a check script ends when the code's process exited and the
+checker closed the result pipe, or at the deadline.
 
 Apart from the request, a frame is a 4-byte big-endian length followed by compact JSON. The
 child writes such frames on its result pipe; the parent (never the server) decodes and judges
@@ -449,21 +465,28 @@ def pack_frame(obj: Any) -> bytes:
 
 
 def pack_request(candidate: dict[str, Any], checker: dict[str, Any]) -> bytes:
-    """Return the parent's request for a child: two frames of ``marshal`` data (version 2).
+    """Return the parent's request for a child: a mode mark and two frames of ``marshal`` data.
 
     ``candidate`` is what the code under test may see (``code``, ``mode``, ``entry_point``,
     the inputs of I/O ``cases``, ``timeout_s``, ``max_value_bytes``); ``checker`` is what it
     must not see (the ``nonce`` and, for a check script, the ``script`` and its ``asserts``).
-    For a check script the child reads the first frame, forks the process that runs the code,
-    and only then reads the second (see :func:`_child`).
+    The request starts with one byte, ``b"s"`` when ``candidate["mode"]`` is ``"script"``,
+    else ``b"i"``: the server reads it to send the second frame of a check script to its
+    checking process, never to the child (see the module's protocol notes). A check
+    script's second frame also carries ``entry_point``, ``timeout_s`` and
+    ``max_value_bytes``, which the checking process needs.
 
     The parent is trusted and writes only plain data, so the child reads it with one C call
-    and gets the inputs with their exact types; version 2 shares no objects between cases.
-    Nothing the child sends is ever read with marshal: that is JSON, judged by the parent.
-    Raise EncodeError when marshal refuses the request (code objects nested deeper than its
-    limit, as thousands of nested lambdas give): the child could not read it either.
+    and gets the inputs with their exact types; marshal version 2 shares no objects between
+    cases. Nothing the child sends is ever read with marshal: that is JSON, judged by the
+    parent. Raise EncodeError when marshal refuses the request (code objects nested deeper
+    than its limit, as thousands of nested lambdas give): the child could not read it either.
     """
-    frames = []
+    script = candidate.get("mode") == "script"
+    if script:
+        shared = ("entry_point", "timeout_s", "max_value_bytes")
+        checker = {**checker, **{key: candidate[key] for key in shared if key in candidate}}
+    frames = [b"s" if script else b"i"]
     for part in (candidate, checker):
         try:
             data = marshal.dumps(part, 2)
@@ -1116,25 +1139,40 @@ def _server_limits() -> None:
         resource.setrlimit(which, (limit, limit))
 
 
-def _confine(res_fd: int, err_fd: int, req_fd: int, workdir: str, cfg: dict[str, Any]) -> None:
+def _confine(fds: tuple[int, int, int, int, int], workdir: str, cfg: dict[str, Any]) -> None:
     """Confine the freshly forked child before any request arrives; exit 71 on any failure.
 
-    Mirrored step for step, in the same order, by ``confine_child`` in ``_native.c``, which
-    the compiled server loop runs instead of this function.
+    ``fds``: its ends of the result, stderr, request, calls and replies pipes. Mirrored step
+    for step, in the same order, by ``confine_child`` in ``_native.c``, which the compiled
+    server loop runs instead of this function.
     """
-    import resource
-
-    exit_now = os._exit
+    res_fd, err_fd, req_fd, calls_fd, replies_fd = fds
     # --- descriptors: 0 and 1 read and discard (/dev/null, as in the server), 2 <- stderr
-    # pipe, 3 <- result pipe, 4 <- request pipe (closed once read). Every Python call here
+    # pipe, 3 <- result pipe, 4 <- request pipe (closed once read), 5 <- the check's calls,
+    # 6 <- the answers to them (both closed at once for I/O cases). The server keeps its
+    # descriptors 0 to 6 open, so these sources are all above 6. Every Python call here
     # costs page faults on pages shared with the server: what can be done once in the server
     # (/dev/null on 0 and 1, SIGINT's default action, RLIMIT_FSIZE and RLIMIT_CORE; see
     # _server_limits) is inherited instead.
     os.dup2(err_fd, 2)
     os.dup2(res_fd, 3)
     os.dup2(req_fd, 4)
+    os.dup2(calls_fd, 5)
+    os.dup2(replies_fd, 6)
     os.setpgid(0, 0)
     os.chdir(workdir)
+    _restrict(7, cfg)
+
+
+def _restrict(first_closed: int, cfg: dict[str, Any]) -> None:
+    """Take the steps a child and the checking process share; exit 71 on any failure.
+
+    No new privileges, Landlock, every descriptor from ``first_closed`` up closed, the
+    limits, the uid change, death with the server.
+    """
+    import resource
+
+    exit_now = os._exit
     prctl = _PRCTL[0]
     if prctl is not None and prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
         exit_now(CHILD_SETUP_FAILED_EXIT)
@@ -1142,8 +1180,8 @@ def _confine(res_fd: int, err_fd: int, req_fd: int, workdir: str, cfg: dict[str,
     if landlock is not None and _SYSCALL[0](446, landlock, 0) != 0:  # landlock_restrict_self
         exit_now(CHILD_SETUP_FAILED_EXIT)
     # the control pipe to the parent, the Landlock ruleset and everything else
-    os.closerange(5, 0x7FFFFFFF)
-    # Per child, not in the server: the server must hold a large request (RLIMIT_AS), fork
+    os.closerange(first_closed, 0x7FFFFFFF)
+    # Per process, not in the server: the server must hold a large request (RLIMIT_AS), fork
     # when its uid runs many processes (RLIMIT_NPROC) and remove deep trees (RLIMIT_NOFILE).
     limits = [
         (resource.RLIMIT_AS, int(cfg["memory_mb"]) * 1024 * 1024),
@@ -1165,59 +1203,67 @@ def _confine(res_fd: int, err_fd: int, req_fd: int, workdir: str, cfg: dict[str,
             exit_now(CHILD_SETUP_FAILED_EXIT)
 
 
+def _confine_checker(sock_fd: int, cfg: dict[str, Any]) -> None:
+    """Confine the freshly forked checking process as a child is (:func:`_confine`).
+
+    Without RLIMIT_CPU, which counts all its checks: the server's deadline bounds each one.
+    Its socket to the server goes to descriptor 3; 0, 1 and 2 are /dev/null. Both server
+    loops run this (in Python: it happens once per :data:`CHECKER_RUNS` checks).
+    """
+    os.dup2(sock_fd, 3)
+    os.setpgid(0, 0)
+    _restrict(4, cfg)
+    if _PRCTL[0] is not None:  # not dumpable, whatever the uid change left
+        _PRCTL[0](4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+
+
 def _child(
-    res_fd: int,
-    err_fd: int,
-    req_fd: int,
+    fds: tuple[int, int, int, int, int],
     workdir: str,
     cfg: dict[str, Any],
     *,
     confined: bool = False,
 ) -> None:
-    """Set up the isolated child, wait for the request, run it, report on fd 3; never return.
+    """Set up the isolated child, wait for the request, run it, report; never return.
 
     The server forks this child ahead of time, so that descriptors, limits and the uid change
     are in place before a request arrives (off the critical path). ``confined``: the compiled
     server loop already took those steps, in the same order (``confine_child`` in
-    ``_native.c``); the descriptors are then 2, 3 and 4.
+    ``_native.c``); the descriptors are then 2 to 6 (see :func:`_confine`).
 
-    The request comes in two frames (:func:`pack_request`). For I/O cases the child reads
-    both, installs the seccomp filter and runs the code. For a check script it reads the
-    first, forks the process that runs the code (:func:`_serve_calls`), and only then reads
-    the second: the code under test never holds the script (its expected values), the nonce
-    or the result pipe, and this process, which runs ``check``, never runs that code. The
-    two talk over a pair of pipes: the check's calls go out as plain data, and what comes
-    back is rebuilt as plain data (:func:`_check_remotely`).
+    The request starts with its mode mark (:func:`pack_request`). For I/O cases the child
+    reads both frames, installs the seccomp filter, runs the code and reports on fd 3. For a
+    check script it closes the result pipe at once, reads the first frame (the second goes
+    to the checking process), installs the filter and answers the check's calls, which
+    arrive on fd 5, on fd 6, until the check closes its end (:func:`_serve_calls`): the code
+    under test never holds the script (its expected values), the nonce or the result pipe,
+    and the process that runs ``check`` never runs that code.
     """
     import resource
 
     exit_now = os._exit
     if not confined:
-        _confine(res_fd, err_fd, req_fd, workdir, cfg)
+        _confine(fds, workdir, cfg)
     out_fd = 3
-    req = _read_child_request(4)
+    mark = _read_exact(4, 1)
+    script = mark == b"s"
+    if script:
+        os.close(out_fd)
+    req = _read_child_request(4) if mark is not None else None
     if req is None:  # the server is shutting down
         exit_now(CHILD_OK_EXIT)
     cpu_s = math.ceil(float(req["timeout_s"])) + 1
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
-    script = req["mode"] == "script"
     if script:
-        calls = os.pipe()  # check -> code under test
-        replies = os.pipe()  # code under test -> check
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the process that runs the code under test
-            try:
-                for fd in (out_fd, 4, calls[1], replies[0]):
-                    os.close(fd)
-                if _PRCTL[0] is not None:
-                    _PRCTL[0](1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL: die with the check
-                if cfg.get("seccomp") and not _install_seccomp(_SECCOMP[0]):
-                    exit_now(CHILD_SETUP_FAILED_EXIT)
-                _serve_calls(req, calls[0], replies[1])
-            finally:
-                exit_now(CHILD_OK_EXIT)
-        os.close(calls[0])
-        os.close(replies[1])
+        os.close(4)
+        try:
+            if cfg.get("seccomp") and not _install_seccomp(_SECCOMP[0]):
+                exit_now(CHILD_SETUP_FAILED_EXIT)
+            _serve_calls(req, 5, 6)
+        finally:
+            exit_now(CHILD_OK_EXIT)
+    os.close(5)
+    os.close(6)
     if cfg.get("seccomp") and not _install_seccomp(_SECCOMP[0]):
         exit_now(CHILD_SETUP_FAILED_EXIT)
     secret = _read_child_request(4)
@@ -1235,22 +1281,83 @@ def _child(
             frames.append(pack(obj))
         write_all(out_fd, b"".join(frames))
 
-    def print_exc() -> None:
-        with contextlib.suppress(BaseException):
-            _write_all(2, format_exc(sys.exc_info()[1]).encode("utf-8", "backslashreplace"))
-
     try:
-        if script:
-            channel = _PipeChannel(calls[1], replies[0])
-            _check_remotely(req, secret, channel, send, print_exc, code_pid=pid)
-            # The code's process read the end of its pipe and ends: wait for it, so that this
-            # process ends last and the server finds no descendant left to sweep.
-            os.waitpid(pid, 0)
-        else:
-            _run_candidate(req, send, print_exc)
+        _run_candidate(req, send, _print_exc)
     except BaseException:  # the harness itself was broken by the code (patched json, ...)
         exit_now(CHILD_OK_EXIT)  # results are missing: the parent reports a crash
     exit_now(CHILD_OK_EXIT)
+
+
+def _print_exc() -> None:
+    """Write the traceback of the exception being handled to fd 2 (the stderr pipe)."""
+    with contextlib.suppress(BaseException):
+        _write_all(2, format_exc(sys.exc_info()[1]).encode("utf-8", "backslashreplace"))
+
+
+#: the checks a checking process runs before the server forks a fresh one
+CHECKER_RUNS = 256
+
+
+def _checker_main(sock_fd: int, cfg: dict[str, Any]) -> None:
+    """Run one check script per message from the server, in the checking process; never return.
+
+    A message is the second frame of a check script's request (:func:`pack_request`) with
+    four descriptors: the execution's result pipe, its stderr pipe, the calls pipe to the
+    code's process and the replies pipe from it. The check runs with stderr on the stderr
+    pipe, its frames go to the result pipe, and all four are closed after it (the server
+    sees the end of the result pipe).
+    """
+    import socket  # before the uid change: the children's uid may not read the stdlib
+
+    exit_now = os._exit
+    _confine_checker(sock_fd, cfg)
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, 3)
+    if cfg.get("seccomp") and not _install_seccomp(_SECCOMP[0]):
+        exit_now(CHILD_SETUP_FAILED_EXIT)
+    while True:
+        try:
+            data, fds, _flags, _address = socket.recv_fds(sock, _HEADER.size, 4)
+            while data and len(data) < _HEADER.size:
+                more = sock.recv(_HEADER.size - len(data))
+                data = data + more if more else b""
+            body = _read_exact(3, _HEADER.unpack(data)[0]) if data else None
+        except (OSError, ValueError):
+            exit_now(CHILD_SETUP_FAILED_EXIT)
+        if body is None or len(fds) != 4:  # the server closed the socket (or broke)
+            exit_now(CHILD_OK_EXIT)
+        try:
+            _check_one(body, fds)
+        except BaseException:  # a broken harness: the server forks a fresh checker
+            exit_now(CHILD_SETUP_FAILED_EXIT)
+
+
+def _check_one(body: bytes, fds: list[int]) -> None:
+    """In the checking process: run one check (see :func:`_checker_main`), close ``fds``."""
+    res_w, err_w, calls_w, replies_r = fds
+    os.dup2(err_w, 2)
+    os.close(err_w)
+    channel = _PipeChannel(calls_w, replies_r)
+    try:
+        secret = marshal.loads(body)
+        nonce = secret.pop("nonce")
+        write_all = _write_all
+        pack = pack_frame
+
+        def send(*objs: dict[str, Any]) -> None:
+            frames = []
+            for obj in objs:
+                obj["n"] = nonce
+                frames.append(pack(obj))
+            write_all(res_w, b"".join(frames))
+
+        with contextlib.suppress(_CodeEnded):  # the code's process ended: its status tells
+            _check_remotely(secret, channel, send, _print_exc)
+    finally:
+        channel.close()
+        os.close(replies_r)
+        os.dup2(0, 2)  # /dev/null again
+        os.close(res_w)  # last: the server now sees the end of the result pipe
 
 
 _REPEATS_SHOWN = 3
@@ -1520,14 +1627,10 @@ def _serve_calls(req: dict[str, Any], calls_fd: int, replies_fd: int) -> None:
     def reply(obj: dict[str, Any]) -> None:
         _write_all(replies_fd, pack_frame(obj))
 
-    def print_exc() -> None:
-        with contextlib.suppress(BaseException):
-            _write_all(2, format_exc(sys.exc_info()[1]).encode("utf-8", "backslashreplace"))
-
-    glb = _load(req, reply, print_exc)
+    glb = _load(req, reply, _print_exc)
     if glb is None:
         return
-    names, answer = _answerer(glb, int(req["max_value_bytes"]), print_exc)
+    names, answer = _answerer(glb, int(req["max_value_bytes"]), _print_exc)
     reply({"k": "load", "names": names})
     while (call := _read_frame(calls_fd, MAX_RESULT_BYTES)) is not _END:
         reply(answer(call))
@@ -1600,7 +1703,10 @@ class _PipeChannel:
         return self.read()
 
     def close(self) -> None:
-        os.close(self.calls_fd)  # the code's process reads the end of the file and exits
+        """Close the calls pipe (once): the code's process reads its end and exits."""
+        if self.calls_fd >= 0:
+            os.close(self.calls_fd)
+            self.calls_fd = -1
 
 
 class _Remote:
@@ -1675,23 +1781,6 @@ def _rebuilt_exception(answer: dict[str, Any]) -> BaseException:
     return exc
 
 
-def _mirror_end(pid: int) -> None:
-    """End this process as the process of the code under test ended (same signal or code).
-
-    The parent then judges the execution by how the code ended, as when it ran in one process.
-    """
-    import signal
-
-    _, status = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        with contextlib.suppress(OSError, ValueError):
-            signal.signal(sig, signal.SIG_DFL)
-        os.kill(os.getpid(), sig)
-        os.kill(os.getpid(), signal.SIGKILL)  # a signal whose default is to go on
-    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else CHILD_OK_EXIT)
-
-
 def _remote_namespace(req: dict[str, Any], channel: Any, send: Any) -> dict[str, Any] | None:
     """Wait until the code under test is loaded; return the check's fresh namespace.
 
@@ -1721,34 +1810,23 @@ def _remote_namespace(req: dict[str, Any], channel: Any, send: Any) -> dict[str,
     return None
 
 
-def _check_remotely(
-    req: dict[str, Any],
-    secret: dict[str, Any],
-    channel: Any,
-    send: Any,
-    print_exc: Any,
-    *,
-    code_pid: int | None = None,
-) -> None:
+def _check_remotely(secret: dict[str, Any], channel: Any, send: Any, print_exc: Any) -> None:
     """Run the check script against the code under test, which runs in another process.
 
-    The script runs here in a fresh namespace with this process's own builtins. Each function
-    that the code's top level defined (the entry point, and helpers a script may call by name)
-    is a :class:`_Remote`: its arguments go out as tagged data, its result comes back as
-    plain built-in values rebuilt here, never an object of the code's making. Reported through
-    ``send`` as a one-process run would be; when the code's process ends early, this one ends
-    the same way (:func:`_mirror_end`).
+    ``secret`` is the second frame of the request (the script, its asserts, the entry
+    point). The script runs here in a fresh namespace with this process's own builtins. Each
+    function that the code's top level defined (the entry point, and helpers a script may
+    call by name) is a :class:`_Remote`: its arguments go out as tagged data, its result
+    comes back as plain built-in values rebuilt here, never an object of the code's making.
+    Reported through ``send`` as a one-process run would be. Raises :class:`_CodeEnded` when
+    the code's process ended before the check did: the server reports how it ended.
     """
     try:
-        glb = _remote_namespace(req, channel, send)
+        glb = _remote_namespace(secret, channel, send)
         if glb is not None:
-            _run_check(secret, glb, glb[req["entry_point"]], channel, send, print_exc)
-    except _CodeEnded:
+            _run_check(secret, glb, glb[secret["entry_point"]], channel, send, print_exc)
+    finally:
         channel.close()
-        if code_pid is not None:
-            _mirror_end(code_pid)
-        raise
-    channel.close()
 
 
 def _run_check(
@@ -1876,13 +1954,13 @@ def _warm_up() -> None:
 
     for _ in range(WARM_UP_ROUNDS):
         for data in packed:
-            size = _HEADER.unpack_from(data)[0]
-            req = marshal.loads(data[_HEADER.size : _HEADER.size + size])
-            secret = marshal.loads(data[2 * _HEADER.size + size :])
+            size = _HEADER.unpack_from(data, 1)[0]  # after the mode mark
+            req = marshal.loads(data[1 + _HEADER.size : 1 + _HEADER.size + size])
+            secret = marshal.loads(data[1 + 2 * _HEADER.size + size :])
             if req["mode"] == "io":
                 _run_candidate(req, send, print_exc)
             else:
-                _check_remotely(req, secret, _LoopChannel(req, print_exc), send, print_exc)
+                _check_remotely(secret, _LoopChannel(req, print_exc), send, print_exc)
 
 
 _SECCOMP: list[Any] = [None]
@@ -2051,6 +2129,12 @@ def remove_tree(path: str) -> None:
 
 
 def _children_of(pid: int) -> list[int]:
+    """Return the pids whose parent is ``pid`` (zombies included)."""
+    try:  # one read where the kernel lists them (the server has a single thread)
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as fh:
+            return [int(field) for field in fh.read().split()]
+    except OSError:
+        pass
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -2066,8 +2150,12 @@ def _children_of(pid: int) -> list[int]:
     return found
 
 
-def _sweep(pgid: int, *, kill_group: bool = True) -> None:
-    """Kill the child's process group (unless done) and every remaining descendant; reap them."""
+def _sweep(pgid: int, *, kill_group: bool = True, checker: int = 0) -> bool:
+    """Kill the child's process group (unless done) and every remaining descendant; reap them.
+
+    ``checker``: the pid of the server's checking process, a known child that is neither
+    killed nor waited for. Return whether it was reaped here (it had ended).
+    """
     import signal
     import time
 
@@ -2075,26 +2163,53 @@ def _sweep(pgid: int, *, kill_group: bool = True) -> None:
         with contextlib.suppress(OSError):
             os.killpg(pgid, signal.SIGKILL)
     me = os.getpid()
+    reaped_checker = False
     for _ in range(2000):
         try:
             pid, _status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
-            return  # no children left: everything is reaped
+            return reaped_checker  # no children left: everything is reaped
         if pid:
+            if pid == checker:
+                reaped_checker, checker = True, 0
             continue
         # Children remain (escaped the group with setsid, or still dying): kill them by pid.
-        for child in _children_of(me):
+        others = [child for child in _children_of(me) if child != checker]
+        if not others:
+            return reaped_checker  # the checking process alone, alive
+        for child in others:
             for target in (-child, child):
                 with contextlib.suppress(OSError):
                     os.kill(target, signal.SIGKILL)
         time.sleep(0.001)
+    return reaped_checker
 
 
-def _prefork(cfg: dict[str, Any]) -> tuple[int, int, int, int, int]:
-    """Fork the next child, which prepares itself and waits for a request.
+class _Spare:
+    """The server's side of a pre-forked child.
 
-    Returns (pid, pidfd or -1, result pipe, stderr pipe, request pipe) as seen by the server.
+    Its pid, pidfd (or -1), the ends of its pipes that the server reads or writes, and the
+    ends it hands to the checking process for a check script (``handed``: result and stderr
+    pipes, calls and replies pipes).
     """
+
+    __slots__ = ("err_r", "handed", "pid", "pidfd", "req_w", "res_r")
+
+    def __init__(
+        self, pid: int, pidfd: int, res_r: int, err_r: int, req_w: int, handed: list[int]
+    ) -> None:
+        self.pid, self.pidfd, self.res_r, self.err_r, self.req_w = pid, pidfd, res_r, err_r, req_w
+        self.handed = handed
+
+    def close_handed(self) -> None:
+        """Close the server's copies of the ends handed to the checker (or not needed)."""
+        for fd in self.handed:
+            os.close(fd)
+        self.handed = []
+
+
+def _prefork(cfg: dict[str, Any]) -> _Spare:
+    """Fork the next child, which prepares itself and waits for a request."""
     workdir = os.path.join(cfg["tmp_root"], "run")
     os.mkdir(workdir, 0o700)
     if cfg.get("drop_uid") is not None:
@@ -2102,15 +2217,17 @@ def _prefork(cfg: dict[str, Any]) -> tuple[int, int, int, int, int]:
     res_r, res_w = os.pipe()
     err_r, err_w = os.pipe()
     req_r, req_w = os.pipe()
+    calls_r, calls_w = os.pipe()
+    replies_r, replies_w = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         try:
-            for fd in (res_r, err_r, req_w):
+            for fd in (res_r, err_r, req_w, calls_w, replies_r):
                 os.close(fd)
-            _child(res_w, err_w, req_r, workdir, cfg)
+            _child((res_w, err_w, req_r, calls_r, replies_w), workdir, cfg)
         finally:
             os._exit(CHILD_SETUP_FAILED_EXIT)
-    for fd in (res_w, err_w, req_r):
+    for fd in (req_r, calls_r, replies_w):
         os.close(fd)
     with contextlib.suppress(OSError):
         os.setpgid(pid, pid)
@@ -2118,16 +2235,89 @@ def _prefork(cfg: dict[str, Any]) -> tuple[int, int, int, int, int]:
         pidfd = os.pidfd_open(pid)
     except (AttributeError, OSError):
         pidfd = -1
-    return pid, pidfd, res_r, err_r, req_w
+    return _Spare(pid, pidfd, res_r, err_r, req_w, [res_w, err_w, calls_w, replies_r])
 
 
-def _discard(child: tuple[int, int, int, int, int], cfg: dict[str, Any]) -> None:
+class _Checker:
+    """The server's side of its checking process (:func:`_checker_main`): pid and socket."""
+
+    def __init__(self) -> None:
+        self.pid = 0
+        self.sock: Any = None
+        self.runs = 0
+
+    def ready(self, cfg: dict[str, Any], buffers: tuple[_Buffer, ...]) -> None:
+        """Make sure a checking process runs and has not run :data:`CHECKER_RUNS` checks."""
+        if self.pid:
+            try:
+                done, _status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                done = self.pid
+            if done:
+                self.gone()
+        if self.pid and self.runs >= CHECKER_RUNS:
+            self.stop()
+        if not self.pid:
+            self.start(cfg, buffers)
+
+    def start(self, cfg: dict[str, Any], buffers: tuple[_Buffer, ...]) -> None:
+        """Fork a checking process; in it, zero the buffers and never come back."""
+        import socket
+
+        server_end, checker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the checking process
+            try:
+                for buffer in buffers:  # nothing of any execution in its memory
+                    buffer.scrub()
+                server_end.close()
+                _checker_main(checker_end.detach(), cfg)
+            finally:
+                os._exit(CHILD_SETUP_FAILED_EXIT)
+        checker_end.close()
+        self.pid, self.sock, self.runs = pid, server_end, 0
+
+    def send(self, secret: memoryview, fds: list[int]) -> bool:
+        """Send the check's frame and descriptors; False (the checker stopped) if it failed."""
+        import socket
+
+        try:
+            sent = socket.send_fds(self.sock, [secret], fds)
+            if sent < len(secret):
+                self.sock.sendall(secret[sent:])
+        except OSError:
+            self.stop()
+            return False
+        self.runs += 1
+        return True
+
+    def gone(self) -> None:
+        """Forget a checking process that was reaped."""
+        if self.sock is not None:
+            self.sock.close()
+        self.pid, self.sock = 0, None
+
+    def stop(self) -> None:
+        """Kill the checking process and reap it."""
+        import signal
+
+        if self.pid:
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.pid, 0)
+        self.gone()
+
+
+def _discard(child: _Spare, cfg: dict[str, Any]) -> None:
     """Kill a pre-forked child that will get no request, and clean up after it."""
-    pid, pidfd, res_r, err_r, req_w = child
-    for fd in (req_w, res_r, err_r) + ((pidfd,) if pidfd >= 0 else ()):
+    child.close_handed()
+    for fd in (child.req_w, child.res_r, child.err_r) + (
+        (child.pidfd,) if child.pidfd >= 0 else ()
+    ):
         with contextlib.suppress(OSError):
             os.close(fd)
-    _sweep(pid)
+    _sweep(child.pid)
     _clean_dir(cfg["tmp_root"], cfg["keep"])
 
 
@@ -2210,27 +2400,32 @@ def _drain(open_fds: list[int], reports: _Reports) -> None:
 
 
 def _collect(
-    pid: int, pidfd: int, open_fds: list[int], reports: _Reports, deadline: float
+    child: _Spare, open_fds: list[int], reports: _Reports, deadline: float, script: bool
 ) -> tuple[int, bool, bool, int]:
-    """Read the child's pipes until it exits or ``deadline`` passes.
+    """Read the execution's pipes until it ends or ``deadline`` passes.
 
-    Return ``(pid, exited, timed_out, status)``: ``pid`` is negated once it has been reaped here
-    (no pidfd), ``status`` is then its wait status. Pipes that reach their end are closed and
-    leave ``open_fds``.
+    It ends when the child exited and, for a check script, the checking process closed the
+    result pipe. Return ``(pid, exited, timed_out, status)``: ``pid`` is negated once it has
+    been reaped here (no pidfd), ``status`` is then its wait status. Pipes that reach their
+    end are closed and leave ``open_fds``.
     """
     import select
     import time
 
+    pid, pidfd, res_r = child.pid, child.pidfd, child.res_r
     exited = False
     status = 0
     while True:
+        if exited and not (script and res_r in open_fds):
+            _drain(open_fds, reports)  # what was left in the pipes
+            return pid, exited, False, status
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return pid, exited, True, status
         watch = list(open_fds)
-        if pidfd >= 0:
+        if pidfd >= 0 and not exited:
             watch.append(pidfd)
-        else:
+        elif not exited:
             remaining = min(remaining, 0.005)
         ready = select.select(watch, [], [], remaining)[0] if watch else []
         for fd in ready:
@@ -2245,12 +2440,9 @@ def _collect(
             exited = done_pid != 0
             if exited:
                 pid = -pid  # already reaped
-        if exited:
-            _drain(open_fds, reports)  # what the child left in the pipes
-            return pid, exited, False, status
 
 
-def _end_child(pid: int, exited: bool, status: int) -> int:
+def _end_child(pid: int, exited: bool, status: int, checker: _Checker) -> int:
     """Kill the child's group, reap it unless reaped already (``pid`` < 0); return its status."""
     if pid > 0:
         import signal
@@ -2264,9 +2456,9 @@ def _end_child(pid: int, exited: bool, status: int) -> int:
             if not exited:
                 os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
-        _sweep(pid, kill_group=False)
-    else:  # reaped already (no pidfd): only escaped descendants are left to find
-        _sweep(-pid, kill_group=False)
+    # then descendants that escaped the group (reaped already without a pidfd: only those)
+    if _sweep(abs(pid), kill_group=False, checker=checker.pid):
+        checker.gone()
     return status
 
 
@@ -2284,28 +2476,45 @@ def _run_one(
     request: _Buffer,
     timeout_s: float,
     cfg: dict[str, Any],
-    child: tuple[int, int, int, int, int],
+    child: _Spare,
     reports: _Reports,
+    checker: _Checker,
+    buffers: tuple[_Buffer, ...],
 ) -> dict[str, Any]:
-    """Hand the request to the waiting ``child``; collect its reports until it exits or times out.
+    """Hand the request to the waiting ``child``; collect the reports until the end or timeout.
 
-    Return the answer's header; what the child wrote is in ``reports``. The Python twin of
-    ``run_one`` in ``_native.c``.
+    A check script's second frame goes to the checking process instead. Return the answer's
+    header; what was written is in ``reports``. The Python twin of ``run_one`` in
+    ``_native.c``.
     """
     import time
 
-    pid, pidfd, res_r, err_r, req_w = child
-    reports.res_r = res_r
+    reports.res_r = child.res_r
     start = time.monotonic()
-    with contextlib.suppress(OSError):  # a child that died early is reported below
-        _write_all(req_w, request.view())
-    os.close(req_w)
-    open_fds = [res_r, err_r]
-    pid, exited, timed_out, status = _collect(pid, pidfd, open_fds, reports, start + timeout_s)
+    data = request.view()
+    script = len(data) > 1 + _HEADER.size and data[0] == ord("s")
+    if script:
+        checker.ready(cfg, buffers)
+        split = min(1 + _HEADER.size + _HEADER.unpack_from(data, 1)[0], len(data))
+        with contextlib.suppress(OSError):  # a child that died early is reported below
+            _write_all(child.req_w, data[:split])
+        # the checker gets the check's frame and the pipes; the server keeps no copy of
+        # them, or the checker's end of the result pipe would never read as closed
+        checker.send(data[split:], child.handed)
+        child.close_handed()
+    else:
+        child.close_handed()
+        with contextlib.suppress(OSError):
+            _write_all(child.req_w, data)
+    os.close(child.req_w)
+    open_fds = [child.res_r, child.err_r]
+    pid, exited, timed_out, status = _collect(child, open_fds, reports, start + timeout_s, script)
     elapsed_ms = (time.monotonic() - start) * 1000.0
-    status = _end_child(pid, exited, status)
-    if pidfd >= 0:
-        os.close(pidfd)
+    if script and child.res_r in open_fds:  # the check ran past the deadline by itself
+        checker.stop()
+    status = _end_child(pid, exited, status, checker)
+    if child.pidfd >= 0:
+        os.close(child.pidfd)
     for fd in open_fds:
         os.close(fd)
     _clean_after_child(cfg["tmp_root"], cfg)
@@ -2399,15 +2608,19 @@ def serve(cfg: dict[str, Any]) -> None:
     ctl_out = os.dup(1)
     native_size = _read_exact(ctl_in, 4)  # the compiled server loop (see _native.c), if any
     native_bytes = _read_exact(ctl_in, int.from_bytes(native_size or b"", "big")) or b""
-    devnull = os.open("/dev/null", os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    os.close(devnull)
     # nothing inherited but the control pipe reaches the children
     keep_fds = sorted((ctl_in, ctl_out))
     os.closerange(3, keep_fds[0])
     os.closerange(keep_fds[0] + 1, keep_fds[1])
     os.closerange(keep_fds[1] + 1, 0x7FFFFFFF)
+    # /dev/null on 0 to 6 where the control pipe is not: every descriptor opened later is
+    # above 6, so a child can move its pipes onto 2 to 6 in any order (see _confine)
+    devnull = os.open("/dev/null", os.O_RDWR)
+    for fd in range(7):
+        if fd not in keep_fds and fd != devnull:
+            os.dup2(devnull, fd, inheritable=fd < 3)
+    if devnull > 6:
+        os.close(devnull)
     try:
         libc = ctypes.CDLL(None, use_errno=True)
     except OSError:
@@ -2477,14 +2690,17 @@ def serve(cfg: dict[str, Any]) -> None:
         _serve_native(native, ctypes, cfg, ctl_in, ctl_out)
         return
     buffers = request, res, err, scratch = _Buffer(), _Buffer(), _Buffer(), _Buffer()
+    checker = _Checker()
+    checker.start(cfg, buffers)
     child = _prefork(cfg)
     while True:
         head = _read_request(ctl_in, request)
         if head is None:
+            checker.stop()
             _discard(child, cfg)
             return
         reports = _Reports(-1, res, err, scratch)
-        header = _run_one(request, head[0], cfg, child, reports)
+        header = _run_one(request, head[0], cfg, child, reports, checker, buffers)
         header["seq"] = head[1]
         header["res_len"] = res.length
         header["err_len"] = err.length
@@ -2558,21 +2774,26 @@ def _serve_native(native: Any, ctypes: Any, cfg: dict[str, Any], ctl_in: int, ct
     drop = -1 if cfg.get("drop_uid") is None else int(cfg["drop_uid"])
     clean_shm = 1 if cfg.get("clean_shm") else 0
     root = os.fsencode(tmp_root)
-    fds = (ctypes.c_int * 3)()
+    fds = (ctypes.c_int * 8)()
     resume = 0
     while True:
         rc = serve_fn(ctl_in, ctl_out, root, keep, drop, clean_shm, resume, fds)
         if rc == 0:  # pragma: no cover - in the child forked by the compiled loop
             try:
-                _child(fds[0], fds[1], fds[2], workdir, cfg, confined=confined)
+                _child((fds[0], fds[1], fds[2], fds[3], fds[4]), workdir, cfg, confined=confined)
+            finally:
+                os._exit(CHILD_SETUP_FAILED_EXIT)
+        if rc == 2:  # pragma: no cover - in the checking process forked by the compiled loop
+            try:
+                _checker_main(fds[0], cfg)
             finally:
                 os._exit(CHILD_SETUP_FAILED_EXIT)
         if rc == 1:  # leftovers: escaped processes, files in the temp root or /dev/shm
-            _sweep(0, kill_group=False)
+            reaped_checker = _sweep(0, kill_group=False, checker=fds[7])
             _clean_dir(tmp_root, cfg["keep"])
             if clean_shm:
                 _clean_dir("/dev/shm")
-            resume = 1
+            resume = 2 if reaped_checker else 1  # 2: the checking process was reaped here
             continue
         if rc == -1:  # the parent closed the control pipe
             _clean_dir(tmp_root, cfg["keep"])

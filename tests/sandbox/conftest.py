@@ -73,33 +73,66 @@ def server_pids(table: dict[int, tuple[int, str]]) -> set[int]:
     return {pid for pid in servers if table[pid][0] not in servers}
 
 
-def _waiting_for_a_request(pid: int) -> bool:
-    """Whether ``pid`` is blocked in read(2) (x86_64: 0, aarch64: 63): a pre-forked child.
+#: the system calls a server's idle processes wait in, by number: read(2) for the pre-forked
+#: child (x86_64: 0, aarch64: 63), recvmsg(2) for the checking process (47, 212)
+_READ_CALLS = ("0", "63")
+_RECVMSG_CALLS = ("47", "212")
+
+
+def _idle_kind(pid: int) -> str | None:
+    """How ``pid`` waits: ``"read"`` (a pre-forked child), ``"recvmsg"`` (the checking
+    process), ``"sleeping"`` where that cannot be told, or None (it is not waiting).
 
     The children are not dumpable, so a caller that is not root cannot read their
-    ``/proc/PID/syscall``; then a sleeping process (state S) is taken for the waiting child.
+    ``/proc/PID/syscall``; then a sleeping process (state S) may be either.
     """
     try:
         with open(f"/proc/{pid}/syscall") as fh:
-            return fh.read().split()[0] in ("0", "63")
+            call = fh.read().split()[0]
+        return "read" if call in _READ_CALLS else "recvmsg" if call in _RECVMSG_CALLS else None
     except PermissionError:
         pass
     except (OSError, IndexError):
-        return False
+        return None
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             stat = fh.read()
     except OSError:
-        return False
-    return stat[stat.rfind(b")") + 2 :].split()[0] == b"S"
+        return None
+    return "sleeping" if stat[stat.rfind(b")") + 2 :].split()[0] == b"S" else None
+
+
+def checker_pid(sandbox: Sandbox) -> int:
+    """Return the pid of the checking process of the one worker of ``sandbox``.
+
+    It is the server's child waiting in recvmsg(2) (the pre-forked child waits in read(2));
+    where that cannot be read (not root), the test is skipped.
+    """
+    worker = sandbox._slots[0]
+    assert worker is not None
+    deadline = time.monotonic() + 5.0  # a fresh one may still be on its way to recvmsg
+    while True:
+        table = process_table()
+        mine = descendants(worker.proc.pid, table) | {worker.proc.pid}
+        (server,) = server_pids(table) & mine
+        below = [pid for pid in descendants(server, table) if table[pid][0] == server]
+        kinds = {pid: _idle_kind(pid) for pid in below}
+        if "sleeping" in kinds.values():
+            pytest.skip("only root can tell the checking process from the pre-forked child here")
+        waiting = [pid for pid, kind in kinds.items() if kind == "recvmsg"]
+        if len(waiting) == 1 or time.monotonic() > deadline:
+            (pid,) = waiting
+            return pid
+        time.sleep(0.01)
 
 
 def execution_leftovers(settle_s: float = 2.0) -> list[str]:
     """Return a description of every process left under a fork server.
 
-    Each server keeps exactly one child forked in advance for the next execution, blocked
-    reading its request; that one is expected, anything else is a leftover. The spare is
-    forked right after a response, so the probe gives it ``settle_s`` to reach its read.
+    Each server keeps one child forked in advance for the next execution, blocked reading
+    its request, and one checking process, blocked receiving the next check script (see
+    docs/sandbox.md); those are expected, anything else is a leftover. The spare is forked
+    right after a response, so the probe gives it ``settle_s`` to reach its read.
     """
     deadline = time.monotonic() + settle_s
     while (left := _leftovers_now()) and time.monotonic() < deadline:
@@ -112,8 +145,13 @@ def _leftovers_now() -> list[str]:
     left = []
     for server in server_pids(table):
         below = descendants(server, table)
-        spare = [pid for pid in below if table[pid][0] == server and _waiting_for_a_request(pid)]
-        for pid in below - set(spare[:1]):
+        idle: dict[str, list[int]] = {}
+        for pid in below:
+            if table[pid][0] == server and (kind := _idle_kind(pid)) is not None:
+                idle.setdefault(kind, []).append(pid)
+        expected = idle.get("read", [])[:1] + idle.get("recvmsg", [])[:1]
+        expected += idle.get("sleeping", [])[: 2 - len(expected)]
+        for pid in below - set(expected):
             left.append(f"{pid}: {table[pid][1][:80]}")
     return left
 
@@ -250,6 +288,12 @@ def loop_sandbox() -> Callable[..., Sandbox]:
 def leftovers() -> Callable[[], list[str]]:
     """The probe for processes left under fork servers (see :func:`execution_leftovers`)."""
     return execution_leftovers
+
+
+@pytest.fixture
+def checker_of() -> Callable[[Sandbox], int]:
+    """The probe for a one-worker sandbox's checking process (see :func:`checker_pid`)."""
+    return checker_pid
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
-"""The attack suite as root in process mode, and as an unprivileged user in both modes, run
-in a private PID and mount namespace (``tests/sandbox/private_namespace.py``).
+"""The attack suite (and the checking process's tests) as root in process mode, and as an
+unprivileged user in both modes, run in a private PID and mount namespace
+(``tests/sandbox/private_namespace.py``).
 
 Where process isolation refuses to run as root (the children's uid cannot read the
 interpreter, as with a Python under ``/root``), the ``box`` tests skip their process-mode
@@ -38,7 +39,7 @@ def _run_in_namespace(modes: str, *extra: str) -> str:
     command = ["unshare", "--mount", "--pid", "--fork", "--mount-proc"]
     command += ["--propagation", "private", sys.executable, str(HERE / "private_namespace.py")]
     command += [*extra, "-q", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")]
-    command.append(str(HERE / "test_attacks.py"))
+    command += [str(HERE / "test_attacks.py"), str(HERE / "test_checker.py")]
     env = dict(os.environ, LIFT_SANDBOX_TEST_MODES=modes)
     done = subprocess.run(
         command, capture_output=True, text=True, env=env, check=False, timeout=900
