@@ -6,9 +6,8 @@ of (intent, prediction) to the shipped 11 features and measures, on ``datasets/c
 
 1. the grouped 5-fold CV Pearson (folds by intent, the procedure of
    ``benchmarks/fit_reference_model.py``: non-negative ridge on standardised columns, alpha 1,
-   then a
-   21-knot monotone map; fitted on the graders' mean, judged against ``grade``) of each variant,
-   with a 95% bootstrap interval resampling intents for the base and the best variant;
+   then a 21-knot monotone map; fitted on the graders' mean, judged against ``grade``) of each
+   variant, with a 95% bootstrap interval resampling intents for the base and the best variant;
 2. the same for the base and the best variant over 10 random assignments of intents to the 5
    folds (GroupKFold's one assignment is only one draw), mean and range;
 3. a nested CV: in each outer fold the variant is chosen by a grouped 5-fold CV on the four
