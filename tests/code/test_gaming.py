@@ -181,6 +181,7 @@ def test_fast_io_subset_has_no_inversion(sandbox: Any) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # every scorer also runs each candidate on generated inputs
 def test_all_problems_have_no_inversion(sandbox: Any) -> None:
     """164 problems x every variant x every scorer, the real sandbox and embedder."""
     from lift_metrics.similarity import get_default_embedder
@@ -197,6 +198,7 @@ def test_all_problems_have_no_inversion(sandbox: Any) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # every scorer also runs each candidate on generated inputs
 def test_all_io_problems_have_no_inversion(sandbox: Any) -> None:
     """More tests passed never scores lower: every problem whose check turns into I/O cases."""
     from lift_metrics.similarity import get_default_embedder
