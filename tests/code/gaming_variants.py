@@ -20,7 +20,9 @@ then lists every inversion of the ranking rules (issue 11, parts 1-3):
 - ``more-passed-lower``: a variant that passes more tests scores below one that passes fewer
   (only the I/O matrix has more than one test per problem: :func:`io_problem` turns the
   ``assert candidate(...) == literal`` lines of a check script into I/O cases, and the
-  hardcoded variants answer some of them from a table);
+  hardcoded variants answer some of them from a table; for the scorers that also compare the
+  code with the reference on generated inputs, :data:`BEHAVIOUR_SCORERS`, a table may rank
+  below a real program that passes fewer tests: that is what the behaviour check is for);
 - ``same-program``: the fenced or body-only canonical solution (the same program once the
   code is extracted, or once the prompt is put in front) does not score like the canonical.
 
@@ -975,6 +977,14 @@ def _case_inversions(matrix: Matrix, scorer: Scorer, case: ProblemCase) -> list[
     return found
 
 
+#: the scorers that also run the code on generated inputs beside the reference
+#: (docs/code.md): a lookup table that passes more of the given tests than a real but buggy
+#: program may rank below it there, since it computes nothing off those tests
+BEHAVIOUR_SCORERS: frozenset[str] = frozenset(
+    {"code_quality", "code_quality_breakdown", "CodeQuality", "EndToEnd", "Aggregate"}
+)
+
+
 def _order_inversions(
     scorer_name: str, case: ProblemCase, passing: dict[str, Cell], failing: dict[str, Cell]
 ) -> list[Inversion]:
@@ -990,6 +1000,8 @@ def _order_inversions(
                     Inversion(scorer_name, task, "fail>=pass", name, cell.score, other, good.score)
                 )
     for name, cell in passing.items():
+        if name.startswith("hardcoded") and scorer_name in BEHAVIOUR_SCORERS:
+            continue  # a table of the tests' answers: the behaviour check demotes it on purpose
         for other, fewer in passing.items():
             if case.passed[name] > case.passed[other] and cell.score < fewer.score:
                 found.append(
