@@ -92,6 +92,93 @@ def check_choice(name: str, value: Any, allowed: Iterable[str]) -> str:
     return str(value)
 
 
+def check_similarity_floor(value: object) -> float:
+    """Validate a ``similarity_floor`` option: a real number in [0, 1).
+
+    Parameters
+    ----------
+    value : object
+        The option as given.
+
+    Returns
+    -------
+    float
+        ``value`` as a float.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number.
+    ValueError
+        If it is outside [0, 1).
+
+    Examples
+    --------
+    >>> check_similarity_floor(0.44)
+    0.44
+    """
+    floor = check_real("similarity_floor", value)
+    if not 0.0 <= floor < 1.0:
+        raise InputValueError(f"similarity_floor must be in [0, 1), got {floor!r}")
+    return floor
+
+
+def check_stub_cap(value: Any) -> float | None:
+    """Validate a ``stub_cap`` option: ``None`` or a real number in [0, 1].
+
+    Parameters
+    ----------
+    value : object
+        The option as given.
+
+    Returns
+    -------
+    float or None
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``value`` is not None or a number in [0, 1].
+
+    Examples
+    --------
+    >>> check_stub_cap(0.1), check_stub_cap(None)
+    (0.1, None)
+    """
+    if value is None:
+        return None
+    cap = check_real("stub_cap", value)
+    if not 0.0 <= cap <= 1.0:
+        raise InputValueError(f"stub_cap must be None or a number in [0, 1], got {value!r}")
+    return cap
+
+
+def check_wrong_answer_gate(value: Any) -> bool:
+    """Validate a ``wrong_answer_gate`` option: True or False.
+
+    Parameters
+    ----------
+    value : object
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a bool.
+
+    Examples
+    --------
+    >>> check_wrong_answer_gate(True)
+    True
+    """
+    if not isinstance(value, bool):
+        raise InputTypeError(f"wrong_answer_gate must be True or False, got {value!r}")
+    return value
+
+
 def check_iterable(name: str, value: Any, *, of: str = "values") -> Iterable[Any]:
     """Return ``value`` if it can be iterated as a collection of ``of``.
 

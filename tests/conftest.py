@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 # A suite started in the background by a non-interactive shell (``cmd &``, nohup) inherits
 # SIGINT ignored, and so would every command the tests start: the Ctrl-C tests would then
@@ -28,6 +29,14 @@ import pytest
 # the commands the tests start get Ctrl-C as a terminal would send it.
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+# Property tests check values, never timings: on a busy machine (the suite must pass at load 10)
+# Hypothesis's deadline and its "data generation too slow" health check fail for the load, not
+# for the code. A test may still set its own settings on top of this profile.
+settings.register_profile(
+    "lift-metrics", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("lift-metrics")
 
 _TESTKIT = Path(__file__).with_name("testkit.py")
 if "testkit" not in sys.modules:

@@ -36,6 +36,7 @@ Building blocks that other subpackages share (the DSPy metric objects, calibrati
 
 from __future__ import annotations
 
+from lift_metrics._checks import check_stub_cap, check_wrong_answer_gate
 from lift_metrics.code._breakdown import CodeQualityBreakdown
 from lift_metrics.code._degenerate import degenerate_kind
 from lift_metrics.code._extract import complete_with_prompt, extract_code, parses
@@ -50,7 +51,6 @@ from lift_metrics.code._field import (
 from lift_metrics.code._forge import ForgeInputs, forge_inputs, forge_score_from_code
 from lift_metrics.code._gate import (
     GATED_COMPONENTS,
-    check_wrong_answer_gate,
     gate_by_wrong_answers,
 )
 from lift_metrics.code._lint import (
@@ -82,7 +82,7 @@ from lift_metrics.code._static import (
     python_files,
 )
 from lift_metrics.code._structural import structural_similarity
-from lift_metrics.code._stub import check_stub_cap, is_stub
+from lift_metrics.code._stub import is_stub
 from lift_metrics.code._style import style_conformance
 from lift_metrics.code._syntax import syntax_correctness
 from lift_metrics.code._tests import (

@@ -3,38 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-from lift_metrics.errors import InputTypeError
 
 GATED_COMPONENTS: tuple[str, ...] = ("semantic", "style", "structural")
 """The resemblance components that ``wrong_answer_gate`` scales (syntax and tests are not)."""
-
-
-def check_wrong_answer_gate(value: Any) -> bool:
-    """Validate a ``wrong_answer_gate`` option: True or False.
-
-    Parameters
-    ----------
-    value : object
-
-    Returns
-    -------
-    bool
-
-    Raises
-    ------
-    TypeError
-        If ``value`` is not a bool.
-
-    Examples
-    --------
-    >>> check_wrong_answer_gate(True)
-    True
-    """
-    if not isinstance(value, bool):
-        raise InputTypeError(f"wrong_answer_gate must be True or False, got {value!r}")
-    return value
 
 
 def gate_by_wrong_answers(components: Mapping[str, float]) -> dict[str, float]:

@@ -5,20 +5,19 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from lift_metrics._checks import normalize_weights
-from lift_metrics.code._gate import check_wrong_answer_gate
-from lift_metrics.code._stub import check_stub_cap
+from lift_metrics._checks import (
+    check_similarity_floor,
+    check_stub_cap,
+    check_wrong_answer_gate,
+    normalize_weights,
+)
+from lift_metrics._profiles import CalibrationProfile, resolve_profile
 from lift_metrics.code._tests import (
     check_timeout,
 )
 from lift_metrics.errors import InputTypeError, InputValueError
-from lift_metrics.similarity import check_similarity_floor
-
-if TYPE_CHECKING:  # pragma: no cover
-    from lift_metrics.validation import CalibrationProfile
-
 
 DEFAULT_CODE_QUALITY_WEIGHTS: Mapping[str, float] = {
     "syntax": 0.2,
@@ -107,9 +106,6 @@ class CodeQualityOptions:
 
 
 def _load_calibrated(profile: Any, name: str) -> tuple[str, CalibrationProfile]:
-    from lift_metrics.validation import CalibrationProfile
-    from lift_metrics.validation.profiles import resolve_profile
-
     label = "custom" if isinstance(profile, CalibrationProfile) else str(profile)
     allowed = f"one of {PROFILES}, a profile file or a CalibrationProfile"
     return label, resolve_profile("code_quality", name, profile, allowed=allowed)
@@ -224,8 +220,6 @@ def code_quality_options(
             timeout_s=timeout,
             behaviour=_check_behaviour(False, behaviour, name),
         )
-    from lift_metrics.validation import CalibrationProfile
-
     if not isinstance(profile, str | os.PathLike | CalibrationProfile):
         raise InputTypeError(
             f"{name} must be one of {PROFILES}, a profile file, a CalibrationProfile or "

@@ -28,7 +28,7 @@ from lift_metrics.similarity import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from lift_metrics.validation import CalibrationProfile
+    from lift_metrics._profiles import CalibrationProfile
 
 from lift_metrics.code._breakdown import CodeQualityBreakdown
 from lift_metrics.code._options import CodeQualityOptions, code_quality_options

@@ -4,46 +4,13 @@ from __future__ import annotations
 
 import ast
 import functools
-from typing import Any
 
 from lift_metrics import _pyast as pyast
-from lift_metrics._checks import check_real
 from lift_metrics.code._executed import executed_view
 from lift_metrics.code._features import MAX_CODE_CHARS, check_code
 from lift_metrics.code._tests import check_entry_point
-from lift_metrics.errors import InputValueError
 
 _CACHED_CODE_CHARS = 100_000  # as in _features: longer code is analysed but not cached
-
-
-def check_stub_cap(value: Any) -> float | None:
-    """Validate a ``stub_cap`` option: ``None`` or a real number in [0, 1].
-
-    Parameters
-    ----------
-    value : object
-        The option as given.
-
-    Returns
-    -------
-    float or None
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``value`` is not None or a number in [0, 1].
-
-    Examples
-    --------
-    >>> check_stub_cap(0.1), check_stub_cap(None)
-    (0.1, None)
-    """
-    if value is None:
-        return None
-    cap = check_real("stub_cap", value)
-    if not 0.0 <= cap <= 1.0:
-        raise InputValueError(f"stub_cap must be None or a number in [0, 1], got {value!r}")
-    return cap
 
 
 def _is_docstring(node: ast.stmt) -> bool:

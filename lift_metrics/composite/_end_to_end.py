@@ -20,11 +20,11 @@ from lift_metrics.errors import InputTypeError, InputValueError
 if TYPE_CHECKING:
     import os
 
+    from lift_metrics._profiles import CalibrationProfile
     from lift_metrics.code import CodeQualityOptions
     from lift_metrics.ir import IR, IRQualityBreakdown
     from lift_metrics.sandbox import Sandbox
     from lift_metrics.similarity import Embedder
-    from lift_metrics.validation import CalibrationProfile
 
 __all__ = [
     "DEFAULT_E2E_WEIGHTS",

@@ -15,11 +15,11 @@ from lift_metrics.code import DEFAULT_CODE_QUALITY_WEIGHTS, score_code
 from lift_metrics.errors import InputTypeError
 
 if TYPE_CHECKING:
+    from lift_metrics._profiles import CalibrationProfile
     from lift_metrics.code import CodeQualityOptions
     from lift_metrics.dspy_metrics._profiles import ProfileLike
     from lift_metrics.sandbox import Sandbox
     from lift_metrics.similarity import Embedder
-    from lift_metrics.validation import CalibrationProfile
 
 
 from lift_metrics.dspy_metrics._cache import _cache_key, _ResultCache

@@ -183,7 +183,7 @@ def _wrapper_class() -> type:
                 self.program = program
 
             def forward(self, *args: Any, **kwargs: Any) -> Any:
-                from lift_metrics.optimizers import UsageRecorder
+                from lift_metrics._usage import UsageRecorder
 
                 recorder = UsageRecorder(parent=settings.usage_tracker)
                 started = time.perf_counter()

@@ -13,7 +13,7 @@ from lift_metrics._checks import (
 from lift_metrics.errors import InputValueError
 
 if TYPE_CHECKING:
-    from lift_metrics.validation import CalibrationProfile
+    from lift_metrics._profiles import CalibrationProfile
 
     ProfileLike: TypeAlias = "CalibrationProfile | str | os.PathLike[str]"
 
@@ -27,7 +27,7 @@ _PROFILE_OPTIONS = {
 
 def _resolve_profile(metric: str, name: str, profile: Any) -> CalibrationProfile:
     """``profile`` (a CalibrationProfile, a path or "shipped") as a profile for ``metric``."""
-    from lift_metrics.validation.profiles import resolve_profile
+    from lift_metrics._profiles import resolve_profile
 
     return resolve_profile(metric, name, profile)
 

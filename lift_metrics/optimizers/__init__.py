@@ -44,8 +44,8 @@ from lift_metrics.lm import (
 
 # loaded on first access: the pipeline imports dspy at module level
 _LAZY: dict[str, str] = {
-    "Budget": "lift_metrics.optimizers._budget",
-    "BudgetExceeded": "lift_metrics.optimizers._budget",
+    "Budget": "lift_metrics._usage",
+    "BudgetExceeded": "lift_metrics._usage",
     "CodeChoice": "lift_metrics.optimizers._select",
     "Evaluation": "lift_metrics.optimizers._eval_results",
     "LiftPipeline": "lift_metrics.optimizers._pipeline",
@@ -54,7 +54,7 @@ _LAZY: dict[str, str] = {
     "RunConfig": "lift_metrics.optimizers._config",
     "TrackedRun": "lift_metrics.optimizers._tracking",
     "TrackingError": "lift_metrics.optimizers._tracking",
-    "UsageRecorder": "lift_metrics.optimizers._budget",
+    "UsageRecorder": "lift_metrics._usage",
     "choose_code": "lift_metrics.optimizers._select",
     "evaluate_program": "lift_metrics.optimizers._evaluate",
     "load_config": "lift_metrics.optimizers._config",
@@ -65,7 +65,7 @@ _LAZY: dict[str, str] = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
-    from lift_metrics.optimizers._budget import Budget, BudgetExceeded, UsageRecorder
+    from lift_metrics._usage import Budget, BudgetExceeded, UsageRecorder
     from lift_metrics.optimizers._config import RunConfig, load_config
     from lift_metrics.optimizers._eval_results import Evaluation
     from lift_metrics.optimizers._evaluate import evaluate_program, save_evaluation

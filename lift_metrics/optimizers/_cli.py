@@ -84,7 +84,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def _optimize(args: argparse.Namespace) -> int:
-    from lift_metrics.optimizers._config import load_config, preflight
+    from lift_metrics.optimizers._config import load_config
+    from lift_metrics.optimizers._preflight import preflight
     from lift_metrics.optimizers._runner import run_optimizer
 
     config = load_config(args.config)
@@ -240,11 +241,12 @@ def evaluate_split(
 
     from lift_metrics._io import atomic_write_json, check_output_dir, existing_file, staged_output
     from lift_metrics._tasks import default_tasks_path, load_tasks
+    from lift_metrics._usage import UsageMeter
     from lift_metrics.lm import resolve_lm
-    from lift_metrics.optimizers._budget import UsageMeter
-    from lift_metrics.optimizers._config import _check_reachable, build_metric
+    from lift_metrics.optimizers._config import build_metric
     from lift_metrics.optimizers._evaluate import evaluate_program, save_evaluation
     from lift_metrics.optimizers._pipeline import LiftPipeline
+    from lift_metrics.optimizers._preflight import _check_reachable
     from lift_metrics.optimizers._provenance import (
         _file_hash,
         _lm_cache,

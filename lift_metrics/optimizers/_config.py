@@ -35,20 +35,19 @@ from pydantic import (
 )
 
 from lift_metrics._checks import check_path
+from lift_metrics._usage import Budget
 from lift_metrics.errors import InputValueError
-from lift_metrics.optimizers._budget import Budget
 from lift_metrics.optimizers._config_checks import (
     _ALIASES,
     OPTIMIZERS,
     _check_lm_options,
     _check_seed_trap,
     _type_problem,
+    _where,
     check_optimizer_arguments,
     pydantic_error_line,
 )
 from lift_metrics.optimizers._evaluate import MAX_RUNS
-from lift_metrics.optimizers._preflight import _check_reachable as _check_reachable  # the CLI's
-from lift_metrics.optimizers._preflight import _where, preflight
 from lift_metrics.optimizers._select import MAX_CODE_SAMPLES
 from lift_metrics.stats import MAX_RESAMPLES, check_confidence_level
 
@@ -62,7 +61,6 @@ __all__ = [
     "RunConfig",
     "build_metric",
     "load_config",
-    "preflight",
 ]
 
 #: where MIPROv2's instruction candidates come from ("default": "candidates" for MIPROv2

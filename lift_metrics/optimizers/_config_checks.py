@@ -17,6 +17,7 @@ import math
 import types
 import typing
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -62,6 +63,11 @@ _RUNNER_SET: dict[str, dict[str, str]] = {
 }
 # component_selector accepts strings, so it is only reserved for non-strings
 _STRING_OK = frozenset({"component_selector"})
+
+
+def _where(source: Path | None) -> str:
+    """Return the file named in front of an error message (nothing without one)."""
+    return f"{source}: " if source is not None else ""
 
 
 def _is_local(model: str) -> bool:

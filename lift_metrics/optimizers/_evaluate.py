@@ -19,10 +19,10 @@ from typing import Any
 
 from lift_metrics._checks import check_int, check_positive
 from lift_metrics._io import atomic_write_json, atomic_write_text
+from lift_metrics._usage import BudgetExceeded, UsageRecorder
 from lift_metrics.dspy_metrics import record_measurement
 from lift_metrics.errors import InputValueError
 from lift_metrics.lm import PromptTooLongError, cancel_scope, refused_prompts
-from lift_metrics.optimizers._budget import BudgetExceeded, UsageRecorder
 from lift_metrics.optimizers._eval_results import Evaluation, ExampleResult, ExampleSummary
 
 #: The most repetitions one evaluation may ask for (each run evaluates every example again).
@@ -157,7 +157,7 @@ def evaluate_program(
     -----
     A program or metric that raises scores 0 with the error kept in ``ExampleResult.error``.
     Latency is the wall time of the program call in ms; usage comes from DSPy's usage
-    tracker (one :class:`~lift_metrics.optimizers._budget.UsageRecorder` per example).
+    tracker (one :class:`~lift_metrics._usage.UsageRecorder` per example).
     Statistics over examples use :func:`lift_metrics.stats.summarize` (population std).
 
     Examples

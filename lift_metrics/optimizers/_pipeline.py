@@ -15,12 +15,12 @@ from dspy.primitives import Module, Prediction
 from pydantic import BaseModel
 
 from lift_metrics._checks import check_int, check_positive
+from lift_metrics._usage import UsageRecorder
 from lift_metrics.code import extract_code
 from lift_metrics.dspy_metrics import record_measurement
 from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.ir import IR, callable_ir, parse_ir
 from lift_metrics.optimizers._adapters import CompactJSONAdapter, FencedCodeAdapter
-from lift_metrics.optimizers._budget import UsageRecorder
 from lift_metrics.optimizers._functions import assemble_function, function_header
 from lift_metrics.optimizers._select import MAX_CODE_SAMPLES, choose_code
 from lift_metrics.optimizers._signatures import PromptToIR, WriteBody
@@ -179,7 +179,7 @@ class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees 
     from the fields.
 
     A bad LM answer never raises: the error is kept in the prediction and the metrics score
-    it. (A :class:`~lift_metrics.optimizers._budget.BudgetExceeded` or ``KeyboardInterrupt``
+    it. (A :class:`~lift_metrics._usage.BudgetExceeded` or ``KeyboardInterrupt``
     does propagate.) Save and load with DSPy's own format: ``program.save("p.json")`` and
     ``LiftPipeline().load("p.json")``.
 

@@ -15,16 +15,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from lift_metrics.errors import InputValueError
-from lift_metrics.optimizers._config_checks import _is_local
+from lift_metrics.optimizers._config_checks import _is_local, _where
 
 if TYPE_CHECKING:
     from lift_metrics.optimizers._config import RunConfig
 
 __all__ = ["preflight"]
-
-
-def _where(source: Path | None) -> str:
-    return f"{source}: " if source is not None else ""
 
 
 def _check_reachable(table: Mapping[str, Any], key: str) -> None:

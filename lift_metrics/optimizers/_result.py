@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lift_metrics.optimizers._budget import (
+from lift_metrics._usage import (
     UsageTotals,
 )
 from lift_metrics.optimizers._config import (

@@ -13,7 +13,7 @@ One run writes into its own folder (``output_dir`` of the config), every file at
     result.json, report.md   the summary
     cache/                   DSPy's LM cache (unless cache_dir is set): a rerun resumes here
 
-A budget stop (:class:`~lift_metrics.optimizers._budget.BudgetExceeded`) ends the run
+A budget stop (:class:`~lift_metrics._usage.BudgetExceeded`) ends the run
 cleanly: what finished is saved and ``OptimizationResult.stop_reason`` says why. Ctrl-C or a
 killed process leaves only whole files (atomic writes); rerunning the same config replays
 finished LM calls from the cache for free.
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from lift_metrics._io import atomic_write_json, atomic_write_text
-from lift_metrics.optimizers._budget import (
+from lift_metrics._usage import (
     BudgetExceeded,
     UsageMeter,
     check_budget_prices,
@@ -47,10 +47,10 @@ from lift_metrics.optimizers._config import (
     RunConfig,
     build_metric,
     load_config,
-    preflight,
 )
 from lift_metrics.optimizers._eval_results import Evaluation
 from lift_metrics.optimizers._evaluate import evaluate_program, save_evaluation
+from lift_metrics.optimizers._preflight import preflight
 from lift_metrics.optimizers._provenance import (
     _file_hash,
     _lm_cache,
@@ -212,7 +212,7 @@ def run_optimizer(
     _clear_previous(out, config.config_hash)
     atomic_write_json(out / "config.json", {"config": config.to_dict(), "provenance": provenance})
     meter = UsageMeter(config.budget)
-    from lift_metrics.optimizers._budget import budget_callback
+    from lift_metrics._usage import budget_callback
     from lift_metrics.optimizers._pipeline import LiftPipeline
 
     metrics = {

@@ -13,6 +13,7 @@ about 1.5-2x faster and without importing torch in later processes.
 onnxruntime; the first call that needs the model does.
 """
 
+from lift_metrics._checks import check_similarity_floor
 from lift_metrics.similarity._cache import embedding_cache_dir
 from lift_metrics.similarity._embedder import (
     SentenceTransformerEmbedder,
@@ -20,7 +21,7 @@ from lift_metrics.similarity._embedder import (
     is_default_embedder,
     resolve_embedder,
 )
-from lift_metrics.similarity._floor import check_similarity_floor, rescale_similarity
+from lift_metrics.similarity._floor import rescale_similarity
 from lift_metrics.similarity._protocol import DEFAULT_EMBEDDING_MODEL, Embedder
 from lift_metrics.similarity._text import (
     cosine_similarity,

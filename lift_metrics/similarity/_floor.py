@@ -2,39 +2,7 @@
 
 from __future__ import annotations
 
-from lift_metrics._checks import check_real
-from lift_metrics.errors import InputValueError
-
-
-def check_similarity_floor(value: object) -> float:
-    """Validate a ``similarity_floor`` option: a real number in [0, 1).
-
-    Parameters
-    ----------
-    value : object
-        The option as given.
-
-    Returns
-    -------
-    float
-        ``value`` as a float.
-
-    Raises
-    ------
-    TypeError
-        If ``value`` is not a real number.
-    ValueError
-        If it is outside [0, 1).
-
-    Examples
-    --------
-    >>> check_similarity_floor(0.44)
-    0.44
-    """
-    floor = check_real("similarity_floor", value)
-    if not 0.0 <= floor < 1.0:
-        raise InputValueError(f"similarity_floor must be in [0, 1), got {floor!r}")
-    return floor
+from lift_metrics._checks import check_similarity_floor
 
 
 def rescale_similarity(similarity: float, floor: float) -> float:

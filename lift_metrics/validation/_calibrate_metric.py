@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lift_metrics._checks import check_iterable
+from lift_metrics._profiles import CalibrationProfile, _code_options
 from lift_metrics.errors import InputValueError
 from lift_metrics.validation._adapters import (
     BUILTIN_METRICS,
@@ -29,8 +30,6 @@ from lift_metrics.validation._adapters import (
 from lift_metrics.validation._calibrate import CalibrationResult, Objective, calibrate_weights
 from lift_metrics.validation._labels import LabelledItem
 from lift_metrics.validation.profiles import (
-    CalibrationProfile,
-    _code_options,
     save_weights,
     unrelated_similarity_floor,
 )

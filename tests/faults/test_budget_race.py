@@ -18,7 +18,7 @@ import pytest
 from dspy.utils import DummyLM
 from dspy.utils.callback import BaseCallback
 
-from lift_metrics.optimizers._budget import Budget, BudgetExceeded, UsageMeter, budget_callback
+from lift_metrics._usage import Budget, BudgetExceeded, UsageMeter, budget_callback
 
 THREADS = 32
 MAX_CALLS = 8

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from lift_metrics._paths import configs_dir
-from lift_metrics.optimizers._budget import Budget
-from lift_metrics.optimizers._config import RunConfig, load_config, preflight
+from lift_metrics._usage import Budget
+from lift_metrics.optimizers._config import RunConfig, load_config
+from lift_metrics.optimizers._preflight import preflight
 
 BASE: dict[str, Any] = {
     "name": "t",

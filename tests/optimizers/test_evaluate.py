@@ -13,7 +13,7 @@ import dspy
 import pytest
 from optimizers_testkit import pipeline_lm
 
-from lift_metrics.optimizers._budget import Budget, BudgetExceeded, UsageMeter, budget_callback
+from lift_metrics._usage import Budget, BudgetExceeded, UsageMeter, budget_callback
 from lift_metrics.optimizers._evaluate import evaluate_program, save_evaluation
 from lift_metrics.optimizers._pipeline import LiftPipeline
 

@@ -18,8 +18,8 @@ from optimizers_testkit import dummy_lm, make_config
 from testkit import local_model_or_skip
 
 from lift_metrics._tasks import task_records
+from lift_metrics._usage import UsageMeter
 from lift_metrics.optimizers import _report, _runner
-from lift_metrics.optimizers._budget import UsageMeter
 from lift_metrics.optimizers._runner import run_optimizer
 
 # the child process: a DummyLM run that announces the atomic rename of ``TARGET`` and then

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from lift_metrics.lm import check_gguf
-from lift_metrics.optimizers._config import RunConfig, preflight
+from lift_metrics.optimizers._config import RunConfig
+from lift_metrics.optimizers._preflight import preflight
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -12,9 +12,9 @@ from dspy.utils import DummyLM
 from optimizers_testkit import pipeline_lm
 
 from lift_metrics._tasks import load_tasks
+from lift_metrics._usage import Budget, BudgetExceeded, UsageMeter, budget_callback
 from lift_metrics.ir import IR
 from lift_metrics.optimizers._adapters import CompactJSONAdapter, FencedCodeAdapter
-from lift_metrics.optimizers._budget import Budget, BudgetExceeded, UsageMeter, budget_callback
 from lift_metrics.optimizers._functions import assemble_function, function_body, function_header
 from lift_metrics.optimizers._pipeline import CODE_STOP, LiftPipeline
 from lift_metrics.optimizers._provenance import save_program

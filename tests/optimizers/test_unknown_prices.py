@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from optimizers_testkit import dummy_lm, make_config
 
+from lift_metrics import _usage
 from lift_metrics._tasks import task_records
-from lift_metrics.optimizers import _budget, run_optimizer
-from lift_metrics.optimizers._budget import (
+from lift_metrics._usage import (
     Budget,
     BudgetExceeded,
     UsageMeter,
@@ -19,6 +19,7 @@ from lift_metrics.optimizers._budget import (
     check_budget_prices,
     is_priced,
 )
+from lift_metrics.optimizers import run_optimizer
 
 UNKNOWN = "acme/unlisted-model-0"
 USAGE = {"prompt_tokens": 100, "completion_tokens": 20}
@@ -82,7 +83,7 @@ def test_a_run_with_a_dollar_budget_and_no_price_stops_before_writing(tmp_path: 
 def test_a_run_without_prices_reports_unknown_cost_not_zero(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_budget, "call_cost_usd", lambda model, usage: math.nan)
+    monkeypatch.setattr(_usage, "call_cost_usd", lambda model, usage: math.nan)
     config = make_config(tmp_path, "mipro")
     result = run_optimizer(config, lm=dummy_lm(task_records("train")[0]), progress=False)
     assert result.usage.lm_calls > 0
