@@ -289,10 +289,9 @@ def load_tasks(
 
     Parameters
     ----------
-    split : {"train", "dev", "test"} or None, default None
-        Keep only the tasks of this split; ``None`` keeps all of them.
-    path : path-like, optional
-        A JSON Lines task file; the shipped ``datasets/tasks/tasks.jsonl`` by default.
+    split, path
+        As :func:`task_records`: the split to keep (``None`` keeps all of them) and the task
+        file (the shipped ``datasets/tasks/tasks.jsonl`` by default).
 
     Returns
     -------

@@ -102,6 +102,24 @@ def checked(
     return convert
 
 
+def at_least(minimum: int) -> Callable[[str], int]:
+    """Return an argparse ``type`` for a whole number of at least ``minimum``.
+
+    The value is checked as the library checks an integer parameter
+    (:func:`~lift_metrics._checks.check_int`), through :func:`checked`.
+
+    Examples
+    --------
+    >>> parser = _Parser(prog="demo")
+    >>> _ = parser.add_argument("--folds", type=at_least(2))
+    >>> parser.parse_args(["--folds", "5"]).folds
+    5
+    """
+    from lift_metrics._checks import check_int
+
+    return checked(lambda name, value: check_int(name, value, minimum=minimum), int)
+
+
 def _os_error_line(exc: OSError) -> str:
     """One line for a file-system error that names the file and what was wrong."""
     reason = exc.strerror or str(exc) or type(exc).__name__

@@ -11,8 +11,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lift_metrics._io import format_number
+from lift_metrics._usage import UsageTotals
 
 __all__ = ["Evaluation", "ExampleResult", "ExampleSummary"]
+
+# the billed-usage fields that an example result and a pipeline prediction carry
+USAGE_FIELDS = ("lm_calls", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd")
+
+
+def usage_fields(usage: UsageTotals) -> dict[str, Any]:
+    """Return the :data:`USAGE_FIELDS` of ``usage`` as keyword arguments.
+
+    Examples
+    --------
+    >>> fields = usage_fields(UsageTotals(lm_calls=2, total_tokens=30))
+    >>> fields["lm_calls"], fields["total_tokens"], tuple(fields) == USAGE_FIELDS
+    (2, 30, True)
+    """
+    return {name: getattr(usage, name) for name in USAGE_FIELDS}
 
 
 @dataclass(frozen=True, repr=False)

@@ -19,11 +19,16 @@ from typing import Any
 
 from lift_metrics._checks import check_int, check_positive
 from lift_metrics._io import atomic_write_json, atomic_write_text
-from lift_metrics._usage import BudgetExceeded, UsageRecorder
+from lift_metrics._usage import BudgetExceeded, UsageRecorder, UsageTotals
 from lift_metrics.dspy_metrics import record_measurement
 from lift_metrics.errors import InputValueError
 from lift_metrics.lm import PromptTooLongError, cancel_scope, refused_prompts
-from lift_metrics.optimizers._eval_results import Evaluation, ExampleResult, ExampleSummary
+from lift_metrics.optimizers._eval_results import (
+    Evaluation,
+    ExampleResult,
+    ExampleSummary,
+    usage_fields,
+)
 
 #: The most repetitions one evaluation may ask for (each run evaluates every example again).
 MAX_RUNS = 1000
@@ -342,11 +347,7 @@ def _finish(
         timed_out=False,
         error=error,
         latency_ms=latency_ms,
-        lm_calls=usage.lm_calls,
-        prompt_tokens=usage.prompt_tokens,
-        completion_tokens=usage.completion_tokens,
-        total_tokens=usage.total_tokens,
-        cost_usd=usage.cost_usd,
+        **usage_fields(usage),
         outputs={} if prediction is None else _outputs(prediction),
     )
 
@@ -368,11 +369,7 @@ def _failed(
         timed_out=timed_out,
         error=error,
         latency_ms=latency_ms,
-        lm_calls=0,
-        prompt_tokens=0,
-        completion_tokens=0,
-        total_tokens=0,
-        cost_usd=0.0,
+        **usage_fields(UsageTotals()),
     )
 
 

@@ -21,6 +21,7 @@ from lift_metrics.dspy_metrics import record_measurement
 from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.ir import IR, callable_ir, parse_ir
 from lift_metrics.optimizers._adapters import CompactJSONAdapter, FencedCodeAdapter
+from lift_metrics.optimizers._eval_results import usage_fields
 from lift_metrics.optimizers._functions import assemble_function, function_header
 from lift_metrics.optimizers._select import MAX_CODE_SAMPLES, choose_code
 from lift_metrics.optimizers._signatures import PromptToIR, WriteBody
@@ -360,11 +361,7 @@ class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees 
             code_error=code_error,
             code_choice=choice,
             latency_ms=latency_ms,
-            lm_calls=usage.lm_calls,
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            total_tokens=usage.total_tokens,
-            cost_usd=usage.cost_usd,
+            **usage_fields(usage),
         )
         record_measurement(
             prediction, latency_ms=latency_ms, cost_usd=usage.cost_usd, lm_calls=usage.lm_calls

@@ -352,17 +352,20 @@ def _provenance(
     }
 
 
+def _interval_options(config: RunConfig) -> dict[str, Any]:
+    """How the run's bootstrap intervals are drawn: resamples, confidence level and seed."""
+    return {
+        "n_resamples": config.evaluation.n_resamples,
+        "level": config.evaluation.confidence_level,
+        "seed": config.seed,
+    }
+
+
 def _compare(
     baseline: Any, optimized: Any, threshold: float, config: RunConfig
 ) -> tuple[tuple[MetricDelta, ...], Any]:
     """Compare the two arms; write ``comparison.json``; return the deltas and the A/B result."""
-    deltas = _deltas(
-        baseline,
-        optimized,
-        n_resamples=config.evaluation.n_resamples,
-        level=config.evaluation.confidence_level,
-        seed=config.seed,
-    )
+    deltas = _deltas(baseline, optimized, **_interval_options(config))
     comparison = _comparison(baseline, optimized, threshold, config)
     atomic_write_json(
         config.output_dir / "comparison.json",
@@ -426,13 +429,7 @@ def _check_choice(
         chosen = evaluate_program(program, val, description="chosen (val split)", **kwargs)
     except BudgetExceeded as exc:
         return None, f"while checking the choice on the validation split: {exc}"
-    record = validation_choice(
-        unoptimized,
-        chosen,
-        n_resamples=config.evaluation.n_resamples,
-        level=config.evaluation.confidence_level,
-        seed=config.seed,
-    )
+    record = validation_choice(unoptimized, chosen, **_interval_options(config))
     return record, None
 
 

@@ -13,8 +13,7 @@ _LOCAL_RAY = ""  # ``--ray`` without an address
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``score`` command; its options are checked as they are parsed."""
-    from lift_metrics._checks import check_int
-    from lift_metrics.cli import checked
+    from lift_metrics.cli import at_least, checked
     from lift_metrics.scoring._backend import check_concurrency
     from lift_metrics.scoring._score import check_timeout_s
 
@@ -49,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--k",
-        type=checked(lambda name, value: check_int(name, value, minimum=1), int),
+        type=at_least(1),
         nargs="+",
         default=None,
         metavar="K",

@@ -55,8 +55,8 @@ _DEFAULT_METRICS = ("ir_quality", "code_quality")
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``validate`` command; its numeric options are checked as they are parsed."""
-    from lift_metrics._checks import check_int, check_unit_interval
-    from lift_metrics.cli import checked
+    from lift_metrics._checks import check_unit_interval
+    from lift_metrics.cli import at_least, checked
 
     parser = subparsers.add_parser(
         "validate",
@@ -187,7 +187,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--folds",
-        type=checked(lambda name, value: check_int(name, value, minimum=2), int),
+        type=at_least(2),
         default=5,
         help="cross-validation folds (at least 2)",
     )
@@ -224,13 +224,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--threads",
-        type=checked(lambda name, value: check_int(name, value, minimum=1), int),
+        type=at_least(1),
         default=1,
         help="score items in N threads",
     )
     parser.add_argument(
         "--allow-missing",
-        type=checked(lambda name, value: check_int(name, value, minimum=0), int),
+        type=at_least(0),
         default=0,
         metavar="N",
         help="pass even when up to N items per metric could not be scored (default 0: any "
