@@ -179,6 +179,25 @@ def check_wrong_answer_gate(value: Any) -> bool:
     return value
 
 
+def check_method(name: str, value: Any, method: str, *, wanted: str) -> Any:
+    """Return ``value`` if it has a callable attribute ``method``.
+
+    Otherwise raise an :class:`~lift_metrics.errors.InputTypeError` that reads
+    ``"{name} must {wanted}, got {type name}"``: how an object given for a protocol (an
+    embedder, a sandbox) is checked at the door.
+
+    Examples
+    --------
+    >>> check_method("embedder", 3, "embed", wanted="have an embed(texts) method")
+    Traceback (most recent call last):
+    ...
+    lift_metrics.errors.InputTypeError: embedder must have an embed(texts) method, got int
+    """
+    if not callable(getattr(value, method, None)):
+        raise InputTypeError(f"{name} must {wanted}, got {type(value).__name__}")
+    return value
+
+
 def check_iterable(name: str, value: Any, *, of: str = "values") -> Iterable[Any]:
     """Return ``value`` if it can be iterated as a collection of ``of``.
 

@@ -100,6 +100,28 @@ def _finite_float(text: str) -> float:
     return value
 
 
+class _ParserLimits:
+    """Raise ``error`` with the reason when a parser in the block stops at a limit of Python's.
+
+    The limits: an integer of more than ``sys.get_int_max_str_digits()`` digits (``int()``
+    raises ``ValueError: Exceeds the limit (4300 digits) for integer string ...``) and nesting
+    deeper than the recursion limit. Any other exception passes through unchanged.
+    """
+
+    def __init__(self, error: type[InputValueError]) -> None:
+        self.error = error
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, exc: BaseException | None, traceback: object) -> None:
+        if isinstance(exc, RecursionError):
+            raise self.error("nested too deeply to read") from None
+        if isinstance(exc, ValueError) and not isinstance(exc, self.error) and "digits" in str(exc):
+            limit = sys.get_int_max_str_digits()
+            raise self.error(f"an integer has more than {limit} digits") from None
+
+
 def parse_json(text: str | bytes) -> Any:
     """Parse untrusted JSON text; every problem is a :class:`JSONTextError`.
 
@@ -118,19 +140,13 @@ def parse_json(text: str | bytes) -> Any:
     ...
     lift_metrics._io.JSONTextError: NaN is not a JSON value
     """
-    try:
-        return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
-    except json.JSONDecodeError as exc:
-        raise JSONTextError(f"{exc.msg}: line {exc.lineno} column {exc.colno}") from None
-    except _NotJSONError as exc:
-        raise JSONTextError(str(exc)) from None
-    except ValueError as exc:  # int(): "Exceeds the limit (4300 digits) for integer string ..."
-        if "digits" not in str(exc):
-            raise
-        limit = sys.get_int_max_str_digits()
-        raise JSONTextError(f"an integer has more than {limit} digits") from None
-    except RecursionError:
-        raise JSONTextError("nested too deeply to read") from None
+    with _ParserLimits(JSONTextError):
+        try:
+            return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+        except json.JSONDecodeError as exc:
+            raise JSONTextError(f"{exc.msg}: line {exc.lineno} column {exc.colno}") from None
+        except _NotJSONError as exc:
+            raise JSONTextError(str(exc)) from None
 
 
 class TOMLTextError(InputValueError):
@@ -154,17 +170,11 @@ def parse_toml(text: str) -> dict[str, Any]:
     """
     import tomllib
 
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise TOMLTextError(str(exc)) from None
-    except ValueError as exc:  # int(): "Exceeds the limit (4300 digits) for integer string ..."
-        if "digits" not in str(exc):
-            raise
-        limit = sys.get_int_max_str_digits()
-        raise TOMLTextError(f"an integer has more than {limit} digits") from None
-    except RecursionError:
-        raise TOMLTextError("nested too deeply to read") from None
+    with _ParserLimits(TOMLTextError):
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise TOMLTextError(str(exc)) from None
 
 
 def jsonl_values(

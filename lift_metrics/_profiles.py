@@ -23,6 +23,7 @@ from lift_metrics._checks import (
     check_wrong_answer_gate,
 )
 from lift_metrics._io import JSONTextError, TOMLTextError, parse_json, parse_toml, read_text_file
+from lift_metrics._records import format_scores
 from lift_metrics.errors import InputTypeError, InputValueError
 
 __all__ = [
@@ -204,7 +205,7 @@ class CalibrationProfile:
 
     def __repr__(self) -> str:
         """Return the metric, the weights (3 decimals) and the options that are set."""
-        shown = ", ".join(f"{k}={v:.3f}" for k, v in self.weights.items())
+        shown = format_scores(self.weights)
         extra = "".join(f", {k}={v!r}" for k, v in self._code_options().items())
         return (
             f"CalibrationProfile(metric={self.metric!r}, weights={{{shown}}}, "
@@ -362,11 +363,24 @@ def shipped_profile_path(metric: str) -> Path:
     >>> shipped_profile_path("code_quality").name
     'calibrated_code_quality.json'
     """
+    return shipped_labels_file(SHIPPED_PROFILES, metric, "for a shipped profile")
+
+
+def shipped_labels_file(files: Mapping[str, str], metric: str, purpose: str) -> Path:
+    """Path in ``datasets/labels/`` of ``files[metric]``; an unknown metric names ``purpose``.
+
+    Examples
+    --------
+    >>> shipped_labels_file(SHIPPED_PROFILES, "ir_quality", "for a shipped profile").name
+    'calibrated_ir_quality.json'
+    >>> shipped_labels_file(SHIPPED_PROFILES, "bleu", "for a shipped profile")
+    Traceback (most recent call last):
+    ...
+    lift_metrics.errors.InputValueError: metric must be one of ['code_quality', 'ir_quality'] \
+for a shipped profile, got 'bleu'
+    """
     from lift_metrics._paths import datasets_dir
 
-    if metric not in SHIPPED_PROFILES:
-        raise InputValueError(
-            f"metric must be one of {sorted(SHIPPED_PROFILES)} for a shipped profile, "
-            f"got {metric!r}"
-        )
-    return datasets_dir() / "labels" / SHIPPED_PROFILES[metric]
+    if metric not in files:
+        raise InputValueError(f"metric must be one of {sorted(files)} {purpose}, got {metric!r}")
+    return datasets_dir() / "labels" / files[metric]

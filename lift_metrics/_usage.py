@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lift_metrics._checks import check_int, check_positive
+from lift_metrics._records import record_dict, short_repr
 from lift_metrics.errors import InputValueError
 from lift_metrics.pricing import offline_litellm
 
@@ -126,11 +127,7 @@ class Budget:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form for JSON output."""
-        return {
-            "max_lm_calls": self.max_lm_calls,
-            "max_tokens": self.max_tokens,
-            "max_cost_usd": self.max_cost_usd,
-        }
+        return record_dict(self)
 
     def exceeded_by(self, totals: UsageTotals) -> str | None:
         """Return the first cap ``totals`` has reached, as a sentence; ``None`` when within budget.
@@ -180,21 +177,11 @@ class UsageTotals:
     unpriced_calls: int = 0
 
     def __repr__(self) -> str:
-        return (
-            f"UsageTotals(lm_calls={self.lm_calls}, total_tokens={self.total_tokens}, "
-            f"cost_usd={self.cost_usd:.4g})"
-        )
+        return short_repr(self, "lm_calls total_tokens cost_usd:.4g")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form for JSON output."""
-        return {
-            "lm_calls": self.lm_calls,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "total_tokens": self.total_tokens,
-            "cost_usd": self.cost_usd,
-            "unpriced_calls": self.unpriced_calls,
-        }
+        return record_dict(self)
 
 
 def _as_int(value: Any) -> int:

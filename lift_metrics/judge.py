@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lift_metrics._checks import check_int, check_non_negative
+from lift_metrics._records import record_dict, short_repr
 
 if TYPE_CHECKING:  # built on first access by __getattr__ (imports dspy)
     AnswerJudge: Any
@@ -160,12 +161,7 @@ class Judgement:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form."""
-        return {
-            "criteria": dict(self.criteria),
-            "reasoning": self.reasoning,
-            "missing": self.missing,
-            "score": self.score,
-        }
+        return record_dict(self, score=self.score)
 
 
 def _criterion_value(name: str, value: Any) -> tuple[int | None, str | None]:
@@ -303,22 +299,11 @@ class RepeatedJudgement:
 
     def __repr__(self) -> str:
         """Return the counts and the score's mean and standard deviation."""
-        return (
-            f"RepeatedJudgement(n={self.n}, valid={self.n_valid}, "
-            f"score_mean={self.score_mean:.3f}, score_std={self.score_std:.3f})"
-        )
+        return short_repr(self, "n valid score_mean:.3f score_std:.3f", valid=self.n_valid)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form."""
-        return {
-            "n": self.n,
-            "n_valid": self.n_valid,
-            "mean": self.mean,
-            "std": self.std,
-            "score_mean": self.score_mean,
-            "score_std": self.score_std,
-            "judgements": [j.to_dict() for j in self.judgements],
-        }
+        return record_dict(self, "n n_valid mean std score_mean score_std judgements")
 
 
 _classes: dict[str, Any] = {}
@@ -398,8 +383,21 @@ def _code_inputs(code: str, task: str | None) -> dict[str, str]:
 def _signatures(dspy: Any) -> tuple[Any, Any]:
     """Return the DSPy signatures of the answer judge and of the code review judge."""
 
-    def output(description: str) -> Any:
-        return dspy.OutputField(desc=f"{description} Integer 1-5: {SCALE_GUIDE}.")
+    def signature(
+        doc: str,
+        inputs: Mapping[str, str],
+        criteria: Sequence[str],
+        descriptions: Mapping[str, str],
+    ) -> Any:
+        """Return a signature: the text inputs, the reasoning, an integer score per criterion."""
+        fields: dict[str, Any] = {
+            name: (str, dspy.InputField(desc=desc)) for name, desc in inputs.items()
+        }
+        fields["reasoning"] = (str, dspy.OutputField(desc="short justification of each score"))
+        for name in criteria:
+            desc = f"{descriptions[name]} Integer 1-5: {SCALE_GUIDE}."
+            fields[name] = (int, dspy.OutputField(desc=desc))
+        return dspy.Signature(fields, doc)
 
     answer_doc = (
         "You are an impartial judge. Score the actual answer to the question on each "
@@ -407,36 +405,24 @@ def _signatures(dspy: Any) -> tuple[Any, Any]:
         f"sources. Scale: {SCALE_GUIDE}. Explain each score briefly in the reasoning. "
         f"{_DATA_RULE}"
     )
-    answer_fields: dict[str, Any] = {
-        "question": (str, dspy.InputField(desc="the question that was asked")),
-        "expected_answer": (str, dspy.InputField(desc="the reference answer")),
-        "answer": (str, dspy.InputField(desc="the answer to judge")),
-        "sources": (
-            str,
-            dspy.InputField(desc="the retrieved sources the answer should rest on (may be empty)"),
-        ),
-        "reasoning": (str, dspy.OutputField(desc="short justification of each score")),
+    answer_inputs = {
+        "question": "the question that was asked",
+        "expected_answer": "the reference answer",
+        "answer": "the answer to judge",
+        "sources": "the retrieved sources the answer should rest on (may be empty)",
     }
-    for name in ANSWER_CRITERIA:
-        answer_fields[name] = (int, output(_ANSWER_DESCRIPTIONS[name]))
-    answer_signature = dspy.Signature(answer_fields, answer_doc)
-
     code_doc = (
         "You are a senior code reviewer. Score the code on each criterion from 1 to 5. "
         f"Scale: {SCALE_GUIDE}. Explain each score briefly in the reasoning. {_DATA_RULE}"
     )
-    code_fields: dict[str, Any] = {
-        "code": (str, dspy.InputField(desc="the source code to review")),
-        "task": (
-            str,
-            dspy.InputField(desc="what the code is meant to do (may be empty)"),
-        ),
-        "reasoning": (str, dspy.OutputField(desc="short justification of each score")),
+    code_inputs = {
+        "code": "the source code to review",
+        "task": "what the code is meant to do (may be empty)",
     }
-    for name in CODE_REVIEW_CRITERIA:
-        code_fields[name] = (int, output(_CODE_DESCRIPTIONS[name]))
-    code_signature = dspy.Signature(code_fields, code_doc)
-    return answer_signature, code_signature
+    return (
+        signature(answer_doc, answer_inputs, ANSWER_CRITERIA, _ANSWER_DESCRIPTIONS),
+        signature(code_doc, code_inputs, CODE_REVIEW_CRITERIA, _CODE_DESCRIPTIONS),
+    )
 
 
 def _build() -> dict[str, Any]:

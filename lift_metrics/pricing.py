@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lift_metrics._checks import check_int, check_non_negative
+from lift_metrics._records import record_dict
 from lift_metrics.errors import InputTypeError, InputValueError
 
 __all__ = [
@@ -99,15 +100,13 @@ class CostEstimate:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict (NaN cost becomes ``None``)."""
-        return {
-            "model": self.model,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cost_usd": self.cost_usd if self.known else None,
-            "known": self.known,
-            "priced_as": self.price.model if self.price else None,
-            "price_source": self.price.source if self.price else None,
-        }
+        return record_dict(
+            self,
+            "model input_tokens output_tokens cost_usd known priced_as price_source",
+            cost_usd=self.cost_usd if self.known else None,
+            priced_as=self.price.model if self.price else None,
+            price_source=self.price.source if self.price else None,
+        )
 
 
 def _check_model(model: Any) -> str:

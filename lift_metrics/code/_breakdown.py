@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from lift_metrics._records import record_dict
+
 if TYPE_CHECKING:  # pragma: no cover
     from lift_metrics.sandbox import ExecutionResult
 
@@ -87,19 +89,8 @@ class CodeQualityBreakdown:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form (the execution with its per-test outcomes included)."""
-        execution = None if self.execution is None else self.execution.to_dict()
-        return {
-            "score": self.score,
-            "components": dict(self.components),
-            "weights": dict(self.weights),
-            "tests_passed": self.tests_passed,
-            "tests_total": self.tests_total,
-            "execution": execution,
-            "reasons": list(self.reasons),
-            "stub": self.stub,
-            "profile": self.profile,
-            "degenerate": self.degenerate,
-            "code": self.code,
-            "behaviour_agreed": self.behaviour_agreed,
-            "behaviour_total": self.behaviour_total,
-        }
+        return record_dict(
+            self,
+            "score components weights tests_passed tests_total execution reasons stub profile"
+            " degenerate code behaviour_agreed behaviour_total",
+        )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lift_metrics._records import record_dict, short_repr
 from lift_metrics.code._features import check_code, over_limit
 from lift_metrics.code._lint import count_lint_findings
 from lift_metrics.code._tests import (
@@ -54,22 +55,14 @@ class ForgeInputs:
         return float(forge_score(self.compiled, self.passed, self.failed, self.lint_warnings))
 
     def __repr__(self) -> str:
-        return (
-            f"ForgeInputs(compiled={self.compiled}, passed={self.passed}, failed={self.failed}, "
-            f"lint_warnings={self.lint_warnings})"
-        )
+        return short_repr(self, "compiled passed failed lint_warnings")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form, score included."""
-        return {
-            "compiled": self.compiled,
-            "passed": self.passed,
-            "failed": self.failed,
-            "lint_warnings": self.lint_warnings,
-            "score": self.score,
-            "reason": self.reason,
-            "status": None if self.execution is None else self.execution.status,
-        }
+        status = None if self.execution is None else self.execution.status
+        return record_dict(
+            self, "compiled passed failed lint_warnings score reason status", status=status
+        )
 
 
 def _compile_error(code: str) -> str | None:

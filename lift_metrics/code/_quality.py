@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from lift_metrics._checks import check_method
 from lift_metrics._text import clean_text
 from lift_metrics.code._features import check_code
 from lift_metrics.code._tests import (
@@ -22,7 +23,6 @@ from lift_metrics.code._tests import (
     normalize_tests,
     resolve_sandbox,
 )
-from lift_metrics.errors import InputTypeError
 from lift_metrics.similarity import (
     Embedder,
 )
@@ -96,10 +96,8 @@ def code_quality_breakdown(
         timeout_s=timeout_s,
         behaviour=behaviour,
     )
-    if embedder is not None and not callable(getattr(embedder, "embed", None)):
-        raise InputTypeError(
-            f"embedder must have an embed(texts) method, got {type(embedder).__name__}"
-        )
+    if embedder is not None:
+        check_method("embedder", embedder, "embed", wanted="have an embed(texts) method")
     if sandbox is not None:
         sandbox = resolve_sandbox(sandbox)
     return score_code(

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from lift_metrics._checks import check_positive
+from lift_metrics._checks import check_method, check_positive
 from lift_metrics.code._extract import complete_with_prompt, extract_code
 from lift_metrics.code._features import check_code, code_features
 from lift_metrics.errors import InputTypeError, InputValueError
@@ -152,11 +152,8 @@ def resolve_sandbox(sandbox: Any) -> SandboxLike:
         from lift_metrics.sandbox import get_default_sandbox
 
         return get_default_sandbox()
-    if not callable(getattr(sandbox, "run_tests", None)):
-        raise InputTypeError(
-            f"sandbox must have a run_tests(code, tests, ...) method (lift_metrics.sandbox."
-            f"Sandbox), got {type(sandbox).__name__}"
-        )
+    wanted = "have a run_tests(code, tests, ...) method (lift_metrics.sandbox.Sandbox)"
+    check_method("sandbox", sandbox, "run_tests", wanted=wanted)
     return cast(SandboxLike, sandbox)  # it has a callable run_tests method: the protocol
 
 

@@ -12,6 +12,7 @@ from lift_metrics._checks import (
     check_unit_interval,
     normalize_weights,
 )
+from lift_metrics._records import breakdown_repr, record_dict
 
 __all__ = [
     "DEFAULT_AGGREGATE_WEIGHTS",
@@ -52,16 +53,11 @@ class AggregateBreakdown:
     weights: dict[str, float]
 
     def __repr__(self) -> str:
-        parts = ", ".join(f"{k}={v:.3f}" for k, v in self.components.items())
-        return f"AggregateBreakdown(score={self.score:.3f}, {parts})"
+        return breakdown_repr(self)
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict."""
-        return {
-            "score": self.score,
-            "components": dict(self.components),
-            "weights": dict(self.weights),
-        }
+        return record_dict(self)
 
 
 def aggregate_breakdown(

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lift_metrics._checks import check_non_negative, check_positive, normalize_weights
+from lift_metrics._records import breakdown_repr, record_dict
 from lift_metrics.errors import InputTypeError, InputValueError
 
 if TYPE_CHECKING:
@@ -119,21 +120,13 @@ class EndToEndBreakdown:
     reasons: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
-        parts = ", ".join(f"{k}={v:.3f}" for k, v in self.components.items())
-        return f"EndToEndBreakdown(score={self.score:.3f}, {parts})"
+        return breakdown_repr(self)
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict (sub-breakdowns as dicts where they offer ``to_dict``)."""
-        code = self.code.to_dict() if hasattr(self.code, "to_dict") else None
-        return {
-            "score": self.score,
-            "components": dict(self.components),
-            "weights": dict(self.weights),
-            "ir": self.ir.to_dict() if self.ir is not None else None,
-            "code": code,
-            "latency_ms": self.latency_ms,
-            "reasons": list(self.reasons),
-        }
+        return record_dict(
+            self, code=self.code.to_dict() if hasattr(self.code, "to_dict") else None
+        )
 
 
 def _combine(

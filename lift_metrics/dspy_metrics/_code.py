@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import logging
 import types
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -12,7 +11,6 @@ from lift_metrics._checks import (
     check_positive,
 )
 from lift_metrics.code import DEFAULT_CODE_QUALITY_WEIGHTS, score_code
-from lift_metrics.errors import InputTypeError
 
 if TYPE_CHECKING:
     from lift_metrics._profiles import CalibrationProfile
@@ -29,18 +27,18 @@ from lift_metrics.dspy_metrics._fields import (
     _as_tests,
     _check_embedder,
     _check_field,
+    _check_sandbox,
     _example_field,
     _ExampleError,
     _PartFailedError,
     _prediction_field,
     _read,
+    _score_part,
 )
 from lift_metrics.dspy_metrics._profiles import (
     _weights_and_options,
 )
 from lift_metrics.dspy_metrics._protocol import MetricBreakdown, TraceReturns, _Metric
-
-logger = logging.getLogger(__name__)
 
 
 class _CodePart:
@@ -48,6 +46,8 @@ class _CodePart:
 
     _cache: _ResultCache
     _sandbox: Callable[[], Sandbox | None]
+    embedder: Embedder | None
+    sandbox: Sandbox | None
 
     def _init_code(
         self,
@@ -68,11 +68,13 @@ class _CodePart:
         from lift_metrics.code import CodeQualityOptions, code_quality_options
 
         self.expected_code_field = _check_field("expected_code_field", expected_code_field)
-        self.tests_field = _check_field("tests_field", tests_field, optional=True)
-        self.entry_point_field = _check_field("entry_point_field", entry_point_field, optional=True)
-        self.prompt_field = _check_field("prompt_field", prompt_field, optional=True)
-        self.code_field = _check_field("code_field", code_field)
-        self.timeout_s = None if timeout_s is None else check_positive("timeout_s", timeout_s)
+        self._init_run(
+            tests_field=tests_field,
+            entry_point_field=entry_point_field,
+            prompt_field=prompt_field,
+            code_field=code_field,
+            timeout_s=timeout_s,
+        )
         self.code_profile: CalibrationProfile | None = None
         if isinstance(code_profile, CodeQualityOptions) or code_profile in (
             None,
@@ -106,11 +108,24 @@ class _CodePart:
         self.code_weights: dict[str, float] = dict(options.weights or {})
         self._code_options = types.MappingProxyType(options.metric_options())
         self.embedder = _check_embedder(embedder)
-        if sandbox is not None and not callable(getattr(sandbox, "run_tests", None)):
-            raise InputTypeError(
-                f"sandbox must have a run_tests method, got {type(sandbox).__name__}"
-            )
-        self.sandbox = sandbox
+        self.sandbox = _check_sandbox(sandbox)
+
+    def _init_run(
+        self,
+        *,
+        tests_field: str | None,
+        entry_point_field: str | None,
+        prompt_field: str | None,
+        code_field: str,
+        timeout_s: float | None,
+        tests_required: bool = False,
+    ) -> None:
+        """Check and bind the fields that running the code reads, and its time limit."""
+        self.tests_field = _check_field("tests_field", tests_field, optional=not tests_required)
+        self.entry_point_field = _check_field("entry_point_field", entry_point_field, optional=True)
+        self.prompt_field = _check_field("prompt_field", prompt_field, optional=True)
+        self.code_field = _check_field("code_field", code_field)
+        self.timeout_s = None if timeout_s is None else check_positive("timeout_s", timeout_s)
 
     def _failing_code_ceiling(self) -> float:
         """Return the most the code part can score when the code fails every test."""
@@ -164,41 +179,48 @@ class _CodePart:
         self, example: Any, prediction: Any
     ) -> tuple[Any, float, str | None, str | None]:
         from lift_metrics.code import check_entry_point, normalize_tests
-        from lift_metrics.sandbox import SandboxUnavailableError
 
         expected, tests, entry_point, prompt = self._code_inputs(example)
-        try:
-            code = _prediction_field(prediction, str(self.code_field))
-            if not isinstance(code, str):
-                raise _PartFailedError(
-                    f"prediction.{self.code_field} is a {type(code).__name__}, not a str"
-                )
-            key = ("code", code, expected, _cache_key(tests), entry_point, prompt)
-            cached = self._cache.get(key)
-            if cached is not _MISSING:
-                return cached, float(cached.score), None, entry_point
-            result = score_code(
-                code,
-                expected,
-                normalize_tests(tests),
-                self.code_quality_options,
-                entry_point=check_entry_point(entry_point),
-                prompt=prompt,
-                embedder=self.embedder,
-                sandbox=self._sandbox(),
+        result, failure = _score_part(
+            "code",
+            lambda: self._run_code(
+                prediction,
+                ("code", expected, _cache_key(tests), entry_point, prompt),
+                lambda code: score_code(
+                    code,
+                    expected,
+                    normalize_tests(tests),
+                    self.code_quality_options,
+                    entry_point=check_entry_point(entry_point),
+                    prompt=prompt,
+                    embedder=self.embedder,
+                    sandbox=self._sandbox(),
+                ),
+            ),
+            core="code_quality",
+            log="code_quality raised; scoring the code part 0",
+        )
+        return result, 0.0 if result is None else float(result.score), failure, entry_point
+
+    def _run_code(self, prediction: Any, key: tuple[Any, ...], run: Callable[[str], Any]) -> Any:
+        """Return ``run(code)`` for the prediction's code, from the cache when it holds it.
+
+        ``key`` with the code appended is the cache key. A run that crashed is not kept:
+        a crash may be the machine's fault. A prediction without code as a str raises
+        :class:`_PartFailedError`.
+        """
+        code = _prediction_field(prediction, str(self.code_field))
+        if not isinstance(code, str):
+            raise _PartFailedError(
+                f"prediction.{self.code_field} is a {type(code).__name__}, not a str"
             )
-        except _PartFailedError as exc:
-            return None, 0.0, f"code: scored 0 because {exc}", entry_point
-        except SandboxUnavailableError:
-            raise  # the score cannot be computed: an error the caller sees, never a 0
-        except Exception as exc:
-            logger.warning("code_quality raised; scoring the code part 0", exc_info=True)
-            reason = f"code: scored 0 because code_quality raised {type(exc).__name__}: {exc}"
-            return None, 0.0, reason, entry_point
-        execution = getattr(result, "execution", None)
-        if getattr(execution, "status", None) != "crashed":  # a crash may be the machine's fault
-            self._cache.put(key, result)
-        return result, float(result.score), None, entry_point
+        cached = self._cache.get((*key, code))
+        if cached is not _MISSING:
+            return cached
+        result = run(code)
+        if getattr(getattr(result, "execution", None), "status", None) != "crashed":
+            self._cache.put((*key, code), result)
+        return result
 
     def _runs_tests(self) -> bool:
         """Return False when the code part is configured not to run tests (tests weight 0)."""
@@ -219,6 +241,17 @@ class _CodePart:
         name = type(self).__name__
         tests = _as_tests(name, _example_field(name, example, self.tests_field))
         return None if normalize_tests(tests).count == 0 else False
+
+    def _code_lines(
+        self, code: Any, failure: str | None, entry_point: str | None, prefix: str
+    ) -> tuple[list[str], list[str]]:
+        """Return the code part's reasons and hints: the failure alone when it has one."""
+        if failure:
+            return [failure], [failure]
+        return (
+            self._code_reasons(code, entry_point, prefix),
+            self._code_reasons(code, entry_point, prefix, reveal_expected=False),
+        )
 
     @staticmethod
     def _code_reasons(
@@ -383,12 +416,7 @@ class CodeQuality(_CodePart, _Metric):
     def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
         """Score one pair; see the class docstring."""
         code, score, failure, entry_point = self._score_code(example, prediction)
-        reasons = [failure] if failure else self._code_reasons(code, entry_point, "code/")
-        hints = (
-            [failure]
-            if failure
-            else self._code_reasons(code, entry_point, "code/", reveal_expected=False)
-        )
+        reasons, hints = self._code_lines(code, failure, entry_point, "code/")
         return MetricBreakdown(
             "CodeQuality",
             score,

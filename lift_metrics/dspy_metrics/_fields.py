@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
+from lift_metrics._test_cases import as_test_cases
 from lift_metrics.errors import InputTypeError, InputValueError
 
+logger = logging.getLogger(__name__)
+
 _MISSING = object()
+
+_T = TypeVar("_T")
 
 
 class _ExampleError(InputValueError):
@@ -28,6 +34,31 @@ class _PartFailedError(Exception):
     """A part of the prediction could not be scored; the message is the reason."""
 
 
+def _score_part(
+    part: str, compute: Callable[[], _T], *, core: str | None, log: str
+) -> tuple[_T | None, str | None]:
+    """Return ``(compute(), None)``, or ``(None, reason)`` when the part scores 0.
+
+    A :class:`_PartFailedError` is a bad prediction: its message is the reason. Any other
+    exception is logged as ``log`` and named in the reason, after ``core`` (the scoring
+    function that raised) where given. A sandbox that cannot run at all
+    (:class:`lift_metrics.sandbox.SandboxUnavailableError`) raises: the score cannot be
+    computed, and a 0 would hide a broken machine.
+    """
+    try:
+        return compute(), None
+    except _PartFailedError as exc:
+        return None, f"{part}: scored 0 because {exc}"
+    except Exception as exc:
+        from lift_metrics.sandbox import SandboxUnavailableError
+
+        if isinstance(exc, SandboxUnavailableError):
+            raise
+        logger.warning(log, exc_info=True)
+        raised = f"{core} raised " if core else ""
+        return None, f"{part}: scored 0 because {raised}{type(exc).__name__}: {exc}"
+
+
 def _check_field(name: str, value: Any, *, optional: bool = False) -> str | None:
     if value is None and optional:
         return None
@@ -43,12 +74,18 @@ def _check_bool(name: str, value: Any) -> bool:
     return value
 
 
-def _check_embedder(embedder: Any) -> Any:
+def _check_embedder(embedder: _T) -> _T:
     if embedder is not None and not callable(getattr(embedder, "embed", None)):
         raise InputTypeError(
             f"embedder must have an embed(texts) method, got {type(embedder).__name__}"
         )
     return embedder
+
+
+def _check_sandbox(sandbox: _T) -> _T:
+    if sandbox is not None and not callable(getattr(sandbox, "run_tests", None)):
+        raise InputTypeError(f"sandbox must have a run_tests method, got {type(sandbox).__name__}")
+    return sandbox
 
 
 def _fields_of(obj: Any) -> list[str]:
@@ -120,26 +157,14 @@ def _prediction_field(prediction: Any, field: str) -> Any:
 
 def _as_tests(metric: str, value: Any) -> list[tuple[dict[str, Any], Any]] | str:
     """Convert data-file tests ``{"inputs": ..., "expected": ...}`` to ``(kwargs, expected)``."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return value
-    if not isinstance(value, Sequence):
+    if value is not None and not isinstance(value, str | Sequence):
         raise _ExampleError(
             f"{metric}: tests must be a list or a check script, got {type(value).__name__}"
         )
-    cases: list[tuple[dict[str, Any], Any]] = []
-    for index, case in enumerate(value):
-        if isinstance(case, Mapping) and set(case) == {"inputs", "expected"}:
-            cases.append((dict(case["inputs"]), case["expected"]))
-        elif isinstance(case, Sequence) and not isinstance(case, str) and len(case) == 2:
-            cases.append((dict(case[0]), case[1]))
-        else:
-            raise _ExampleError(
-                f"{metric}: tests[{index}] must be {{'inputs': ..., 'expected': ...}} "
-                f"or an (inputs, expected) pair, got {case!r:.80}"
-            )
-    return cases
+    try:
+        return as_test_cases(value, exact_keys=True)
+    except InputValueError as exc:  # a case of another shape: the example's fault
+        raise _ExampleError(f"{metric}: {exc}") from None
 
 
 def _short(value: Any, limit: int = 120) -> str:

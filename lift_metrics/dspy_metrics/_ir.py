@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +29,7 @@ from lift_metrics.dspy_metrics._fields import (
     _PartFailedError,
     _prediction_field,
     _read,
+    _score_part,
 )
 from lift_metrics.dspy_metrics._profiles import (
     _weights_and_options,
@@ -40,8 +40,6 @@ from lift_metrics.dspy_metrics._protocol import (
     _Metric,
     _threshold_above,
 )
-
-logger = logging.getLogger(__name__)
 
 
 class _IRPart:
@@ -99,33 +97,33 @@ class _IRPart:
         if isinstance(cached, IRQualityBreakdown):
             return cached, cached.score, None
         expected = self._expected_ir(example, expected_value)
-        try:
-            raw = _prediction_field(prediction, str(self.ir_field))
-            if not isinstance(raw, IR | Mapping | str | bytes):
-                raise _PartFailedError(
-                    f"prediction.{self.ir_field} is a {type(raw).__name__}, "
-                    "not an IR, dict or JSON text"
-                )
-            try:
-                predicted = parse_ir(raw)
-            except ValueError as exc:
-                message = f"prediction.{self.ir_field} is not a valid IR: {exc}"
-                raise _PartFailedError(message) from exc
-            result = ir_quality_breakdown(
-                predicted,
-                expected,
-                weights=self.ir_weights,
-                embedder=self.embedder,
-                **self._ir_options,
-            )
-        except _PartFailedError as exc:
-            return None, 0.0, f"ir: scored 0 because {exc}"
-        except Exception as exc:
-            logger.warning("ir_quality raised; scoring the IR part 0", exc_info=True)
-            return None, 0.0, f"ir: scored 0 because ir_quality raised {type(exc).__name__}: {exc}"
+        result, failure = _score_part(
+            "ir",
+            lambda: self._ir_breakdown(prediction, expected),
+            core="ir_quality",
+            log="ir_quality raised; scoring the IR part 0",
+        )
+        if result is None:
+            return None, 0.0, failure
         if key is not None:
             self._cache.put(key, result)
         return result, result.score, None
+
+    def _ir_breakdown(self, prediction: Any, expected: IR) -> IRQualityBreakdown:
+        """Return the IR part's breakdown; a prediction without a usable IR raises."""
+        raw = _prediction_field(prediction, str(self.ir_field))
+        if not isinstance(raw, IR | Mapping | str | bytes):
+            raise _PartFailedError(
+                f"prediction.{self.ir_field} is a {type(raw).__name__}, "
+                "not an IR, dict or JSON text"
+            )
+        try:
+            predicted = parse_ir(raw)
+        except ValueError as exc:
+            raise _PartFailedError(f"prediction.{self.ir_field} is not a valid IR: {exc}") from exc
+        return ir_quality_breakdown(
+            predicted, expected, weights=self.ir_weights, embedder=self.embedder, **self._ir_options
+        )
 
 
 class IRQuality(_IRPart, _Metric):

@@ -17,6 +17,7 @@ from lift_metrics._checks import (
     check_int,
     check_unit_interval,
 )
+from lift_metrics._records import format_scores, record_dict
 from lift_metrics.composite import (
     AggregateBreakdown,
     EndToEndBreakdown,
@@ -98,24 +99,17 @@ class MetricBreakdown:
     example_id: str | None = None
 
     def __repr__(self) -> str:
-        parts = ", ".join(f"{k}={v:.3f}" for k, v in self.components.items())
+        parts = format_scores(self.components)
         return f"MetricBreakdown({self.metric}, score={self.score:.3f}, {parts})"
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict."""
-        return {
-            "metric": self.metric,
-            "example_id": self.example_id,
-            "score": self.score,
-            "components": dict(self.components),
-            "weights": dict(self.weights),
-            "reasons": list(self.reasons),
-            "hints": None if self.hints is None else list(self.hints),
-            "all_tests_passed": self.all_tests_passed,
-            "ir": self.ir.to_dict() if self.ir is not None else None,
-            "code": self.code.to_dict() if hasattr(self.code, "to_dict") else None,
-            "aggregate": self.aggregate.to_dict() if self.aggregate is not None else None,
-        }
+        return record_dict(
+            self,
+            "metric example_id score components weights reasons hints all_tests_passed ir code"
+            " aggregate",
+            code=self.code.to_dict() if hasattr(self.code, "to_dict") else None,
+        )
 
 
 class _Metric:

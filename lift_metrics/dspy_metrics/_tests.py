@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
-
-from lift_metrics._checks import (
-    check_positive,
-)
-from lift_metrics.errors import InputTypeError
 
 if TYPE_CHECKING:
     from lift_metrics.sandbox import Sandbox
@@ -17,21 +11,17 @@ if TYPE_CHECKING:
 from lift_metrics.dspy_metrics._cache import _cache_key
 from lift_metrics.dspy_metrics._code import _CodePart
 from lift_metrics.dspy_metrics._fields import (
-    _MISSING,
     _as_tests,
-    _check_field,
+    _check_sandbox,
     _example_field,
     _ExampleError,
-    _PartFailedError,
-    _prediction_field,
+    _score_part,
 )
 from lift_metrics.dspy_metrics._protocol import (
     MetricBreakdown,
     TraceReturns,
     _Metric,
 )
-
-logger = logging.getLogger(__name__)
 
 
 class TestPassRate(_CodePart, _Metric):
@@ -108,16 +98,15 @@ class TestPassRate(_CodePart, _Metric):
             reveal_expected=reveal_expected,
             require_all_tests=require_all_tests,
         )
-        self.tests_field = _check_field("tests_field", tests_field)
-        self.entry_point_field = _check_field("entry_point_field", entry_point_field, optional=True)
-        self.prompt_field = _check_field("prompt_field", prompt_field, optional=True)
-        self.code_field = _check_field("code_field", code_field)
-        self.timeout_s = None if timeout_s is None else check_positive("timeout_s", timeout_s)
-        if sandbox is not None and not callable(getattr(sandbox, "run_tests", None)):
-            raise InputTypeError(
-                f"sandbox must have a run_tests method, got {type(sandbox).__name__}"
-            )
-        self.sandbox = sandbox
+        self._init_run(
+            tests_field=tests_field,
+            entry_point_field=entry_point_field,
+            prompt_field=prompt_field,
+            code_field=code_field,
+            timeout_s=timeout_s,
+            tests_required=True,
+        )
+        self.sandbox = _check_sandbox(sandbox)
         self._part_fields = {"tests": str(self.code_field)}
 
     def __repr__(self) -> str:
@@ -128,7 +117,6 @@ class TestPassRate(_CodePart, _Metric):
 
     def _run(self, example: Any, prediction: Any) -> tuple[Any, str | None, str | None]:
         from lift_metrics.code import check_entry_point, normalize_tests, run_answer
-        from lift_metrics.sandbox import SandboxUnavailableError
 
         name = type(self).__name__
         tests = normalize_tests(
@@ -140,46 +128,34 @@ class TestPassRate(_CodePart, _Metric):
                 "(no tests is absent evidence, never a pass)"
             )
         entry_point, prompt = self._task_fields(example)
-        try:
-            code = _prediction_field(prediction, str(self.code_field))
-            if not isinstance(code, str):
-                raise _PartFailedError(
-                    f"prediction.{self.code_field} is a {type(code).__name__}, not a str"
-                )
-            key = ("tests", code, _cache_key(tests.payload()), entry_point, prompt)
-            cached = self._cache.get(key)
-            if cached is not _MISSING:
-                return cached, None, entry_point
-            result = run_answer(
-                code,
-                tests,
-                entry_point=check_entry_point(entry_point),
-                prompt=prompt,
-                sandbox=self._sandbox(),
-                timeout_s=self.timeout_s,
-            )
-        except _PartFailedError as exc:
-            return None, f"tests: scored 0 because {exc}", entry_point
-        except SandboxUnavailableError:
-            raise  # the score cannot be computed: an error the caller sees, never a 0
-        except Exception as exc:
-            logger.warning("the tests raised; scoring 0", exc_info=True)
-            return None, f"tests: scored 0 because {type(exc).__name__}: {exc}", entry_point
-        if getattr(result.execution, "status", None) != "crashed":
-            self._cache.put(key, result)
-        return result, None, entry_point
+        result, failure = _score_part(
+            "tests",
+            lambda: self._run_code(
+                prediction,
+                ("tests", _cache_key(tests.payload()), entry_point, prompt),
+                lambda code: run_answer(
+                    code,
+                    tests,
+                    entry_point=check_entry_point(entry_point),
+                    prompt=prompt,
+                    sandbox=self._sandbox(),
+                    timeout_s=self.timeout_s,
+                ),
+            ),
+            core=None,
+            log="the tests raised; scoring 0",
+        )
+        return result, failure, entry_point
 
     def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
         """Score one pair; see the class docstring."""
         result, failure, entry_point = self._run(example, prediction)
+        reasons, hints = self._code_lines(result, failure, entry_point, "")
         if result is None:
             score = 0.0
-            reasons = hints = [str(failure)]
         else:
             rate = float(result.score)
             score = (1.0 if rate >= 1.0 else 0.0) if self._strict else rate
-            reasons = self._code_reasons(result, entry_point, "")
-            hints = self._code_reasons(result, entry_point, "", reveal_expected=False)
             if self._strict and score < 1.0 and result.tests_total:
                 line = (
                     f"tests: {result.tests_passed} of {result.tests_total} passed; "

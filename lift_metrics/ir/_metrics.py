@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from lift_metrics._checks import normalize_weights
+from lift_metrics._records import breakdown_repr, record_dict
 from lift_metrics.errors import InputTypeError
 from lift_metrics.ir._constraints import constraint_satisfied
 from lift_metrics.ir._model import IR, Constraint, normalize_type_hint
@@ -341,21 +342,11 @@ class IRQualityBreakdown:
     defects: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
-        parts = ", ".join(f"{k}={v:.3f}" for k, v in self.components.items())
-        return f"IRQualityBreakdown(score={self.score:.3f}, {parts})"
+        return breakdown_repr(self)
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict."""
-        return {
-            "score": self.score,
-            "components": dict(self.components),
-            "weights": dict(self.weights),
-            "failed_constraints": list(self.failed_constraints),
-            "reasons": list(self.reasons),
-            "hints": list(self.hints),
-            "usability": self.usability,
-            "defects": list(self.defects),
-        }
+        return record_dict(self)
 
 
 def ir_quality_breakdown(

@@ -11,7 +11,7 @@ import enum
 import functools
 import json
 import keyword
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -142,23 +142,29 @@ class Effect(BaseModel):
     description: str | None = None
 
 
-class ReturnTypeConstraint(BaseModel):
-    """The signature returns ``type_hint`` (compared after :func:`normalize_type_hint`)."""
+class _ConstraintBase(BaseModel):
+    """A constraint described by ``template`` filled with its fields (``str.format`` syntax)."""
 
     model_config = _FROZEN
+
+    template: ClassVar[str]
+
+    def describe(self) -> str:
+        """Return a short English description of the constraint."""
+        return self.template.format_map(vars(self))
+
+
+class ReturnTypeConstraint(_ConstraintBase):
+    """The signature returns ``type_hint`` (compared after :func:`normalize_type_hint`)."""
+
+    template = "returns {type_hint}"
 
     kind: Literal["return_type"] = "return_type"
     type_hint: str
 
-    def describe(self) -> str:
-        """Return a short English description of the constraint."""
-        return f"returns {self.type_hint}"
 
-
-class HasParameterConstraint(BaseModel):
+class HasParameterConstraint(_ConstraintBase):
     """A parameter called ``name`` exists (with annotation ``type_hint`` when that is given)."""
-
-    model_config = _FROZEN
 
     kind: Literal["has_parameter"] = "has_parameter"
     name: str
@@ -171,68 +177,48 @@ class HasParameterConstraint(BaseModel):
         return f"has a parameter {self.name!r} of type {self.type_hint}"
 
 
-class ParamCountConstraint(BaseModel):
+class ParamCountConstraint(_ConstraintBase):
     """The signature has exactly ``count`` parameters."""
 
-    model_config = _FROZEN
+    template = "has exactly {count} parameter(s)"
 
     kind: Literal["param_count"] = "param_count"
     count: int = Field(ge=0)
 
-    def describe(self) -> str:
-        """Return a short English description of the constraint."""
-        return f"has exactly {self.count} parameter(s)"
 
-
-class EffectPresentConstraint(BaseModel):
+class EffectPresentConstraint(_ConstraintBase):
     """At least one effect of kind ``effect`` is listed."""
 
-    model_config = _FROZEN
+    template = "lists a {effect.value!r} effect"
 
     kind: Literal["effect_present"] = "effect_present"
     effect: EffectKind
 
-    def describe(self) -> str:
-        """Return a short English description of the constraint."""
-        return f"lists a {self.effect.value!r} effect"
 
-
-class EffectAbsentConstraint(BaseModel):
+class EffectAbsentConstraint(_ConstraintBase):
     """No effect of kind ``effect`` is listed."""
 
-    model_config = _FROZEN
+    template = "lists no {effect.value!r} effect"
 
     kind: Literal["effect_absent"] = "effect_absent"
     effect: EffectKind
 
-    def describe(self) -> str:
-        """Return a short English description of the constraint."""
-        return f"lists no {self.effect.value!r} effect"
 
-
-class MaxEffectsConstraint(BaseModel):
+class MaxEffectsConstraint(_ConstraintBase):
     """At most ``limit`` effects are listed."""
 
-    model_config = _FROZEN
+    template = "lists at most {limit} effect(s)"
 
     kind: Literal["max_effects"] = "max_effects"
     limit: int = Field(ge=0)
 
-    def describe(self) -> str:
-        """Return a short English description of the constraint."""
-        return f"lists at most {self.limit} effect(s)"
 
-
-class PureConstraint(BaseModel):
+class PureConstraint(_ConstraintBase):
     """No ``io``, ``network``, ``writes`` or ``mutation`` effect is listed."""
 
-    model_config = _FROZEN
+    template = "is pure (no io, network, writes or mutation effects)"
 
     kind: Literal["pure"] = "pure"
-
-    def describe(self) -> str:
-        """Return a short English description of the constraint."""
-        return "is pure (no io, network, writes or mutation effects)"
 
 
 #: A constraint of any kind; pydantic picks the class from the ``kind`` field.

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lift_metrics._io import format_number
+from lift_metrics._records import format_scores, record_dict
 from lift_metrics._usage import UsageTotals
 
 __all__ = ["Evaluation", "ExampleResult", "ExampleSummary"]
@@ -55,27 +56,13 @@ class ExampleResult:
     outputs: Mapping[str, Any] = field(default_factory=dict)
 
     def __repr__(self) -> str:
-        scores = ", ".join(f"{k}={v:.3f}" for k, v in self.scores.items())
+        scores = format_scores(self.scores)
         flag = ", timed_out" if self.timed_out else ""
         return f"ExampleResult({self.task_id!r}, run={self.run}, {scores}{flag})"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form for JSON output."""
-        return {
-            "index": self.index,
-            "task_id": self.task_id,
-            "run": self.run,
-            "scores": dict(self.scores),
-            "timed_out": self.timed_out,
-            "error": self.error,
-            "latency_ms": self.latency_ms,
-            "lm_calls": self.lm_calls,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "total_tokens": self.total_tokens,
-            "cost_usd": self.cost_usd,
-            "outputs": dict(self.outputs),
-        }
+        return record_dict(self, outputs=dict(self.outputs))
 
 
 @dataclass(frozen=True, repr=False)
@@ -96,16 +83,7 @@ class ExampleSummary:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form for JSON output."""
-        return {
-            "index": self.index,
-            "task_id": self.task_id,
-            "mean_scores": dict(self.mean_scores),
-            "std_scores": dict(self.std_scores),
-            "timed_out_runs": self.timed_out_runs,
-            "mean_latency_ms": self.mean_latency_ms,
-            "total_tokens": self.total_tokens,
-            "cost_usd": self.cost_usd,
-        }
+        return record_dict(self)
 
 
 @dataclass(frozen=True, repr=False)
@@ -178,21 +156,14 @@ class Evaluation:
 
     def to_dict(self) -> dict[str, Any]:
         """Aggregate (all runs) as a plain dict; per-run details are in :meth:`run_dict`."""
-        return {
-            "metric_names": list(self.metric_names),
-            "primary_metric": self.primary_metric,
-            "n_examples": len(self.examples),
-            "n_runs": len(self.runs),
-            "complete": self.complete,
-            "stop_reason": self.stop_reason,
-            "timeout_s": self.timeout_s,
-            "wall_time_s": self.wall_time_s,
-            "timed_out": self.timed_out_count,
-            "total_tokens": self.total_tokens,
-            "cost_usd": self.cost_usd,
-            "statistics": {k: v.to_dict() for k, v in self.statistics.items()},
-            "examples": [e.to_dict() for e in self.examples],
-        }
+        return record_dict(
+            self,
+            "metric_names primary_metric n_examples n_runs complete stop_reason timeout_s"
+            " wall_time_s timed_out total_tokens cost_usd statistics examples",
+            n_examples=len(self.examples),
+            n_runs=len(self.runs),
+            timed_out=self.timed_out_count,
+        )
 
     def run_dict(self, run: int) -> dict[str, Any]:
         """One run as a plain dict."""

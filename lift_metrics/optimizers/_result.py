@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lift_metrics._records import record_dict
 from lift_metrics._usage import (
     UsageTotals,
 )
@@ -54,17 +55,7 @@ class MetricDelta:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form for JSON output."""
-        return {
-            "metric": self.metric,
-            "baseline_mean": self.baseline_mean,
-            "optimized_mean": self.optimized_mean,
-            "mean_delta": self.mean_delta,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-            "p_value": self.p_value,
-            "confidence_level": self.confidence_level,
-            "verdict": self.verdict,
-        }
+        return record_dict(self, verdict=self.verdict)
 
 
 @dataclass(frozen=True, repr=False)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from lift_metrics._records import record_dict
+
 Status = Literal["passed", "failed", "error", "timeout", "memory", "crashed"]
 STATUSES: tuple[str, ...] = ("passed", "failed", "error", "timeout", "memory", "crashed")
 
@@ -41,14 +43,9 @@ class TestOutcome:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-friendly dict (``inputs`` and ``expected`` as their reprs)."""
-        return {
-            "index": self.index,
-            "passed": self.passed,
-            "inputs": None if self.inputs is None else repr(self.inputs),
-            "expected": None if self.inputs is None else repr(self.expected),
-            "actual_repr": self.actual_repr,
-            "error": self.error,
-        }
+        if self.inputs is None:
+            return record_dict(self, inputs=None, expected=None)
+        return record_dict(self, inputs=repr(self.inputs), expected=repr(self.expected))
 
 
 @dataclass(frozen=True)
@@ -101,16 +98,9 @@ class ExecutionResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-friendly dict of the result."""
-        return {
-            "status": self.status,
-            "passed_count": self.passed_count,
-            "total": self.total,
-            "pass_rate": self.pass_rate,
-            "elapsed_ms": self.elapsed_ms,
-            "reason": self.reason,
-            "stderr": self.stderr,
-            "outcomes": [outcome.to_dict() for outcome in self.outcomes],
-        }
+        return record_dict(
+            self, "status passed_count total pass_rate elapsed_ms reason stderr outcomes"
+        )
 
     def __repr__(self) -> str:
         reason = f", reason={self.reason!r}" if self.reason else ""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from lift_metrics._io import parse_json
+from lift_metrics._records import short_repr
 from lift_metrics.errors import InputValueError
 from lift_metrics.scoring._samples import Sample
 from lift_metrics.scoring._tasks import ScoringTask
@@ -71,9 +72,8 @@ class SampleResult:
     code_quality: float | None = None
 
     def __repr__(self) -> str:
-        return (
-            f"SampleResult(line={self.line}, task_id={self.task_id!r}, status={self.status!r}, "
-            f"tests={self.tests_passed}/{self.tests_total})"
+        return short_repr(
+            self, "line task_id!r status!r tests", tests=f"{self.tests_passed}/{self.tests_total}"
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from lift_metrics._checks import check_int
+from lift_metrics._records import format_scores, record_dict
 from lift_metrics.errors import InputValueError
 from lift_metrics.scoring._results import SampleResult
 from lift_metrics.stats import ConfidenceInterval
@@ -71,22 +72,19 @@ class ScoreSummary:
     output: Path | None = field(default=None)
 
     def __repr__(self) -> str:
-        scores = ", ".join(f"{key}={value:.4f}" for key, value in self.pass_at_k.items())
+        scores = format_scores(self.pass_at_k, ".4f")
         return f"ScoreSummary(n_samples={self.n_samples}, n_tasks={self.n_tasks}, {scores})"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (``summary.json``); timings are left out so that reruns compare equal."""
-        return {
-            "n_samples": self.n_samples,
-            "n_tasks": self.n_tasks,
-            "tasks_without_samples": self.tasks_without_samples,
-            "pass_at_k": dict(self.pass_at_k),
-            "intervals": {key: ci.to_dict() for key, ci in self.intervals.items()},
-            "status_counts": dict(self.status_counts),
-            "per_task": {
-                key: {"n": count.n, "passed": count.passed} for key, count in self.per_task.items()
-            },
+        per_task = {
+            key: {"n": count.n, "passed": count.passed} for key, count in self.per_task.items()
         }
+        return record_dict(
+            self,
+            "n_samples n_tasks tasks_without_samples pass_at_k intervals status_counts per_task",
+            per_task=per_task,
+        )
 
     def format_table(self) -> str:
         """Return a plain-text table: pass@k with intervals, then status counts."""

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from lift_metrics._checks import check_choice, check_int
+from lift_metrics._checks import check_choice, check_int, check_method
 from lift_metrics._text import clean_text
 from lift_metrics.errors import InputTypeError, InputValueError
 
@@ -443,9 +443,6 @@ def resolve_embedder(embedder: Any) -> Embedder:
     """
     if embedder is None:
         return get_default_embedder()
-    if not callable(getattr(embedder, "embed", None)):
-        raise InputTypeError(
-            f"embedder must have an embed(texts) method (the Embedder protocol), "
-            f"got {type(embedder).__name__}"
-        )
+    wanted = "have an embed(texts) method (the Embedder protocol)"
+    check_method("embedder", embedder, "embed", wanted=wanted)
     return cast(Embedder, embedder)  # it has a callable embed method: the Embedder protocol

@@ -15,6 +15,7 @@ import numpy as np
 
 from lift_metrics._checks import check_int
 from lift_metrics._io import format_number
+from lift_metrics._records import record_dict, short_repr
 from lift_metrics.errors import InputValueError
 from lift_metrics.stats._arm_statistics import (
     DELTA_NAMES,
@@ -55,21 +56,13 @@ class DeltaStatistics:
     p_value: float
 
     def __repr__(self) -> str:
-        return (
-            f"DeltaStatistics(name={self.name!r}, mean={self.mean:.4g}, "
-            f"median={self.median:.4g}, interval={self.interval.format()}, "
-            f"p_value={self.p_value:.4g})"
+        return short_repr(
+            self, "name!r mean:.4g median:.4g interval p_value:.4g", interval=self.interval.format()
         )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form for JSON output."""
-        return {
-            "name": self.name,
-            "mean": self.mean,
-            "median": self.median,
-            "interval": self.interval.to_dict(),
-            "p_value": self.p_value,
-        }
+        return record_dict(self)
 
 
 _DECISION_TEXT = {
@@ -104,10 +97,7 @@ class PairedComparison:
     method: str = "percentile"
 
     def __repr__(self) -> str:
-        return (
-            f"PairedComparison(treatment={self.treatment!r}, control={self.control!r}, "
-            f"n_pairs={self.n_pairs}, decision={self.decision!r}, verdict={self.verdict!r})"
-        )
+        return short_repr(self, "treatment!r control!r n_pairs decision!r verdict!r")
 
     @property
     def decision_text(self) -> str:
@@ -121,27 +111,17 @@ class PairedComparison:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form for JSON output (``None`` for ``solved_per_dollar`` at zero cost)."""
-        return {
-            "treatment": self.treatment,
-            "control": self.control,
-            "n_pairs": self.n_pairs,
-            "arms": {
+        return record_dict(
+            self,
+            "treatment control n_pairs arms deltas gates decision decision_text verdict"
+            " verdict_text bootstrap",
+            arms={
                 self.treatment: self.treatment_stats.to_dict(),
                 self.control: self.control_stats.to_dict(),
             },
-            "deltas": {name: d.to_dict() for name, d in self.deltas.items()},
-            "gates": [vars(g) for g in self.gates],
-            "decision": self.decision,
-            "decision_text": self.decision_text,
-            "verdict": self.verdict,
-            "verdict_text": self.verdict_text,
-            "bootstrap": {
-                "n_resamples": self.n_resamples,
-                "confidence_level": self.confidence_level,
-                "seed": self.seed,
-                "method": self.method,
-            },
-        }
+            gates=[vars(g) for g in self.gates],
+            bootstrap=record_dict(self, "n_resamples confidence_level seed method"),
+        )
 
     def arm_rows(self) -> list[list[str]]:
         """Header + rows of the per-arm table."""

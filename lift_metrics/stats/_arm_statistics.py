@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from lift_metrics._records import record_dict, short_repr
 from lift_metrics.errors import InputValueError
 from lift_metrics.stats._intervals import (
     ConfidenceInterval,
@@ -53,16 +54,11 @@ class ArmStatistics:
     solved_per_dollar: float | None
 
     def __repr__(self) -> str:
-        return (
-            f"ArmStatistics(arm={self.arm!r}, runs={self.runs}, "
-            f"success_rate={self.success_rate:.4g}, total_cost_usd={self.total_cost_usd:.4g})"
-        )
+        return short_repr(self, "arm!r runs success_rate:.4g total_cost_usd:.4g")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form for JSON output."""
-        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        out["success_rate_interval"] = self.success_rate_interval.to_dict()
-        return out
+        return record_dict(self)
 
 
 def arm_statistics(

@@ -8,6 +8,7 @@ from typing import Any
 
 from lift_metrics._checks import check_non_negative
 from lift_metrics._io import format_number
+from lift_metrics._records import record_dict
 from lift_metrics.stats._forge import EvalReport, EvalResult, as_case_scores
 
 # differences are rounded to this many decimals before the strict comparison, so that
@@ -60,15 +61,15 @@ class ReportComparison:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form for JSON output."""
-        return {
-            "threshold": self.threshold,
-            "has_regressions": self.has_regressions,
-            "regressions": [vars(c) for c in self.regressions],
-            "improvements": [vars(c) for c in self.improvements],
-            "unchanged": [vars(c) for c in self.unchanged],
-            "new": dict(self.new),
-            "removed": dict(self.removed),
+        changes = {
+            name: [vars(c) for c in getattr(self, name)]
+            for name in ("regressions", "improvements", "unchanged")
         }
+        return record_dict(
+            self,
+            "threshold has_regressions regressions improvements unchanged new removed",
+            **changes,
+        )
 
     def table_rows(self) -> list[tuple[str, str, str, str, str]]:
         """Header + one row per case of formatted cells (shared by text and Markdown)."""

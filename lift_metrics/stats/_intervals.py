@@ -13,6 +13,7 @@ import numpy as np
 
 from lift_metrics._checks import as_float_array, check_int, check_real
 from lift_metrics._io import format_number
+from lift_metrics._records import record_dict, short_repr
 from lift_metrics.errors import InputValueError
 
 
@@ -36,10 +37,7 @@ class ConfidenceInterval:
         return iter((self.low, self.high))
 
     def __repr__(self) -> str:
-        return (
-            f"ConfidenceInterval(low={self.low:.4g}, high={self.high:.4g}, "
-            f"confidence_level={self.confidence_level:g})"
-        )
+        return short_repr(self, "low:.4g high:.4g confidence_level:g")
 
     def contains(self, value: float) -> bool:
         """Whether ``low <= value <= high`` (False for a ``nan`` interval)."""
@@ -47,7 +45,7 @@ class ConfidenceInterval:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form for JSON output."""
-        return {"low": self.low, "high": self.high, "confidence_level": self.confidence_level}
+        return record_dict(self)
 
     def format(self, *, digits: int = 4) -> str:
         """``[low, high]`` with :func:`lift_metrics._io.format_number`."""

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from lift_metrics._checks import as_float_array, check_int
+from lift_metrics._records import record_dict, short_repr
 from lift_metrics.errors import InputValueError
 from lift_metrics.stats._intervals import (
     ConfidenceInterval,
@@ -56,10 +57,8 @@ class PairedBootstrap:
         return iter((self.mean_delta, self.interval, self.p_value))
 
     def __repr__(self) -> str:
-        return (
-            f"PairedBootstrap(mean_delta={self.mean_delta:.4g}, "
-            f"interval={self.interval.format()}, p_value={self.p_value:.4g}, "
-            f"n_pairs={self.n_pairs})"
+        return short_repr(
+            self, "mean_delta:.4g interval p_value:.4g n_pairs", interval=self.interval.format()
         )
 
     @property
@@ -79,17 +78,7 @@ class PairedBootstrap:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form for JSON output."""
-        return {
-            "mean_a": self.mean_a,
-            "mean_b": self.mean_b,
-            "mean_delta": self.mean_delta,
-            "interval": self.interval.to_dict(),
-            "p_value": self.p_value,
-            "n_pairs": self.n_pairs,
-            "n_resamples": self.n_resamples,
-            "seed": self.seed,
-            "method": "percentile",
-        }
+        return record_dict(self, method="percentile")
 
 
 def paired_bootstrap(

@@ -13,6 +13,7 @@ import numpy.typing as npt
 
 from lift_metrics._checks import as_float_array, check_int
 from lift_metrics._io import format_number
+from lift_metrics._records import record_dict, short_repr
 from lift_metrics.errors import InputValueError
 
 
@@ -40,23 +41,11 @@ class Statistics:
     count: int
 
     def __repr__(self) -> str:
-        return (
-            f"Statistics(median={self.median:.4g}, mean={self.mean:.4g}, mode={self.mode:.4g}, "
-            f"min={self.min:.4g}, max={self.max:.4g}, std_dev={self.std_dev:.4g}, "
-            f"count={self.count})"
-        )
+        return short_repr(self, "median:.4g mean:.4g mode:.4g min:.4g max:.4g std_dev:.4g count")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form for JSON output."""
-        return {
-            "median": self.median,
-            "mean": self.mean,
-            "mode": self.mode,
-            "min": self.min,
-            "max": self.max,
-            "std_dev": self.std_dev,
-            "count": self.count,
-        }
+        return record_dict(self)
 
     def format(self, *, digits: int = 4) -> str:
         """One-line human-readable form (``∞`` for infinities)."""
@@ -209,11 +198,11 @@ class LatencyPercentiles:
     count: int
 
     def __repr__(self) -> str:
-        return f"LatencyPercentiles(p50={self.p50:.4g}, p95={self.p95:.4g}, count={self.count})"
+        return short_repr(self, "p50:.4g p95:.4g count")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form for JSON output."""
-        return {"p50": self.p50, "p95": self.p95, "count": self.count}
+        return record_dict(self)
 
 
 def latency_percentiles(latencies: Sequence[float] | np.ndarray) -> LatencyPercentiles:

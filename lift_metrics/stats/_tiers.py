@@ -11,6 +11,7 @@ from typing import Any
 
 from lift_metrics._checks import check_iterable, check_path
 from lift_metrics._io import format_number
+from lift_metrics._records import record_dict, short_repr
 from lift_metrics.errors import InputValueError
 from lift_metrics.stats._intervals import (
     ConfidenceInterval,
@@ -129,29 +130,17 @@ class TierSummary:
     composite_interval: ConfidenceInterval
 
     def __repr__(self) -> str:
-        return (
-            f"TierSummary(tier={self.tier!r}, runs={self.runs}, "
-            f"composite_median={self.composite.median:.4g}, grade={self.grade!r})"
+        return short_repr(
+            self, "tier!r runs composite_median:.4g grade!r", composite_median=self.composite.median
         )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form for JSON output."""
-        return {
-            "tier": self.tier,
-            "runs": self.runs,
-            "passes": self.passes,
-            "pass_rate": self.pass_rate.to_dict(),
-            "pass_rate_interval": self.pass_rate_interval.to_dict(),
-            "impl_rate": self.impl_rate.to_dict(),
-            "composite": self.composite.to_dict(),
-            "composite_interval": self.composite_interval.to_dict(),
-            "cost_usd": self.cost_usd.to_dict(),
-            "duration_seconds": self.duration_seconds.to_dict(),
-            "grade": self.grade,
-            "uplift": self.uplift,
-            "cost_of_pass": self.cost_of_pass,
-            "total_cost_usd": self.total_cost_usd,
-        }
+        return record_dict(
+            self,
+            "tier runs passes pass_rate pass_rate_interval impl_rate composite composite_interval"
+            " cost_usd duration_seconds grade uplift cost_of_pass total_cost_usd",
+        )
 
 
 @dataclass(frozen=True, repr=False)
@@ -170,18 +159,13 @@ class TierReport:
     confidence_level: float
 
     def __repr__(self) -> str:
-        return f"TierReport(tiers={[t.tier for t in self.tiers]}, baseline={self.baseline!r})"
+        return short_repr(self, "tiers baseline!r", tiers=[t.tier for t in self.tiers])
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form for JSON output."""
-        return {
-            "baseline": self.baseline,
-            "confidence_level": self.confidence_level,
-            "tiers": [t.to_dict() for t in self.tiers],
-            "pass_rate_variance": self.pass_rate_variance,
-            "cost_variance": self.cost_variance,
-            "cost_delta": self.cost_delta,
-        }
+        return record_dict(
+            self, "baseline confidence_level tiers pass_rate_variance cost_variance cost_delta"
+        )
 
     def table_rows(self) -> list[list[str]]:
         """Header + one row per tier of formatted cells (shared by text and Markdown)."""

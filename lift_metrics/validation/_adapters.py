@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lift_metrics._checks import normalize_weights
+from lift_metrics._test_cases import as_test_cases
 from lift_metrics.errors import InputTypeError, InputValueError
 
 BUILTIN_METRICS: tuple[str, ...] = ("ir_quality", "code_quality", "end_to_end", "reference_score")
@@ -14,28 +15,6 @@ BUILTIN_METRICS: tuple[str, ...] = ("ir_quality", "code_quality", "end_to_end", 
 FIELD_METRICS: tuple[str, ...] = ("chrf", "bleu", "codebleu", "exact_match")
 """The field's reference metrics ``lift-metrics validate --baselines`` adds (see
 :class:`FieldMetricScorer`)."""
-
-
-def _tests_of(value: Any) -> list[tuple[dict[str, Any], Any]] | str:
-    """Data-file tests ``[{"inputs": {...}, "expected": v}, ...]`` -> ``[(kwargs, v), ...]``."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return value
-    if not isinstance(value, Sequence):
-        raise InputTypeError(f"tests must be a list of cases or a check script, got {type(value)}")
-    cases: list[tuple[dict[str, Any], Any]] = []
-    for index, case in enumerate(value):
-        if isinstance(case, Mapping) and "inputs" in case and "expected" in case:
-            cases.append((dict(case["inputs"]), case["expected"]))
-        elif isinstance(case, Sequence) and not isinstance(case, str) and len(case) == 2:
-            cases.append((dict(case[0]), case[1]))
-        else:
-            raise InputValueError(
-                f"tests[{index}] must be {{'inputs': ..., 'expected': ...}} or an "
-                f"(inputs, expected) pair, got {case!r:.80}"
-            )
-    return cases
 
 
 def _field(item: Any, key: str, scorer: str) -> Any:
@@ -245,7 +224,7 @@ class CodePairScorer(_BreakdownScorer):
         return code_quality_breakdown(
             _field(item, "predicted_code", "code_quality"),
             _field(item, "expected_code", "code_quality"),
-            _tests_of(item.get("tests")),
+            as_test_cases(item.get("tests")),
             profile=self.options,
             embedder=self.embedder,
             sandbox=self.sandbox,
@@ -331,7 +310,7 @@ class EndToEndScorer(_BreakdownScorer):
             expected_ir=_field(item, "expected_ir", "end_to_end"),
             predicted_code=_field(item, "predicted_code", "end_to_end"),
             expected_code=_field(item, "expected_code", "end_to_end"),
-            tests=_tests_of(item.get("tests")),
+            tests=as_test_cases(item.get("tests")),
             latency_ms=None if latency in (None, "") else float(latency),
             weights=self.weights,
             ir_weights=self.ir_weights,

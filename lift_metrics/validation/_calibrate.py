@@ -10,6 +10,7 @@ from typing import Any, Literal
 import numpy as np
 
 from lift_metrics._checks import as_float_array, check_choice, check_int, check_non_negative
+from lift_metrics._records import format_scores, record_dict, short_repr
 from lift_metrics.errors import InputTypeError, InputValueError
 
 Objective = Literal["pearson", "squared_error"]
@@ -55,27 +56,15 @@ class CalibrationResult:
     fold_weights: tuple[dict[str, float], ...] = field(default=())
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{k}={v:.3f}" for k, v in self.weights.items())
-        return (
-            f"CalibrationResult(metric={self.metric!r}, n={self.n}, weights={{{shown}}}, "
-            f"in_sample_pearson={self.in_sample_pearson:.3f}, cv_pearson={self.cv_pearson:.3f})"
+        return short_repr(
+            self,
+            "metric!r n weights in_sample_pearson:.3f cv_pearson:.3f",
+            weights=f"{{{format_scores(self.weights)}}}",
         )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form."""
-        return {
-            "metric": self.metric,
-            "weights": dict(self.weights),
-            "default_weights": None if self.default_weights is None else dict(self.default_weights),
-            "objective": self.objective,
-            "n": self.n,
-            "folds": self.folds,
-            "in_sample_pearson": self.in_sample_pearson,
-            "cv_pearson": self.cv_pearson,
-            "cv_fold_pearson": list(self.cv_fold_pearson),
-            "default_pearson": self.default_pearson,
-            "fold_weights": [dict(w) for w in self.fold_weights],
-        }
+        return record_dict(self)
 
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> float:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from lift_metrics._checks import check_int
+from lift_metrics._records import record_dict
 from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.ir import IR_MUTATIONS
 from lift_metrics.validation._gaming_tricks import CODE_TRICKS, Trick
@@ -109,13 +110,7 @@ class GamingReport:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-friendly dict of the report."""
-        return {
-            "metric": self.metric,
-            "passed": self.passed,
-            "rows": [row.to_dict() for row in self.rows],
-            "skipped": list(self.skipped),
-            "missing": list(self.missing),
-        }
+        return record_dict(self, "metric passed rows skipped missing")
 
     def __repr__(self) -> str:
         won = ", ".join(f"{r.trick}/{r.setting}" for r in self.winning) or "none"

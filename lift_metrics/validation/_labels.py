@@ -19,6 +19,7 @@ from lift_metrics._io import (
     parse_json,
     read_text_file,
 )
+from lift_metrics._profiles import shipped_labels_file
 from lift_metrics.errors import InputTypeError, InputValueError
 
 SHIPPED_LABELS: Mapping[str, str] = {
@@ -135,14 +136,7 @@ def shipped_labels_path(metric: str) -> Path:
     >>> shipped_labels_path("code_quality").name
     'code_pairs.jsonl'
     """
-    from lift_metrics._paths import datasets_dir
-
-    if metric not in SHIPPED_LABELS:
-        raise InputValueError(
-            f"metric must be one of {sorted(SHIPPED_LABELS)} to use the shipped labels, "
-            f"got {metric!r}"
-        )
-    return datasets_dir() / "labels" / SHIPPED_LABELS[metric]
+    return shipped_labels_file(SHIPPED_LABELS, metric, "to use the shipped labels")
 
 
 def _records(path: Path, fmt: str, json_fields: Sequence[str]) -> list[tuple[int, dict[str, Any]]]:

@@ -1,4 +1,4 @@
-"""Variants of the 64 project tasks' reference solutions for the behaviour check (issue 26).
+"""Variants of the 64 project tasks' reference solutions for the behaviour check.
 
 Shared by ``tests/code/test_behaviour.py`` and ``benchmarks/bench_behaviour.py``. For each task
 of ``datasets/tasks/tasks.jsonl``:

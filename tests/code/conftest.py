@@ -1,7 +1,7 @@
 """Fixtures for the code_quality family; the test doubles live in ``code_testkit.py``.
 
 Registers ``code_testkit``, ``gaming_variants`` (the gaming suite's matrix),
-``behaviour_rewrites`` and ``behaviour_variants`` (issue 26's variants of the project tasks) in
+``behaviour_rewrites`` and ``behaviour_variants`` (variants of the project tasks) in
 ``sys.modules`` for the test modules to import (see ``tests/conftest.py``); the
 ``hash_embedder`` fixture is the suite-wide one.
 """

@@ -9,7 +9,7 @@ canonical solution and degenerate variants of it (:data:`VARIANTS`), finds one m
 operator that the problem's own check script kills, runs every variant once in the real
 sandbox to know whether it really passes (the ground truth), and scores every variant with
 every public code scorer and DSPy metric object (:func:`build_registry`). :func:`check_rules`
-then lists every inversion of the ranking rules (issue 11, parts 1-3):
+then lists every inversion of the ranking rules:
 
 - ``fail>0.2``: a variant that fails every test has a code score above 0.2;
 - ``fail>=pass``: a variant that fails every test scores at least as high as one that passes
@@ -100,7 +100,7 @@ MIN_IO_CASES = 4
 #: the variants that are the canonical program once the code is read as users hand it over
 SAME_PROGRAM: tuple[str, ...] = ("fenced", "body_only")
 
-#: the variants that are not a function at all (issue 11, part 2): code part <= 0.05
+#: the variants that are not a function at all: code part <= 0.05
 NON_CODE: frozenset[str] = frozenset(
     {"placeholder", "empty", "bare_name", "prose", "imports_only", "prompt_echo", "stub_pass"}
 )

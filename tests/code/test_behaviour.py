@@ -1,4 +1,4 @@
-"""Behaviour, not resemblance (issue 26, findings 1 and 3), in the real sandbox.
+"""Behaviour, not resemblance, in the real sandbox.
 
 Where the reference runs, code_quality compares what the code computes with what the
 reference computes on generated inputs: without tests, the reference pasted after

@@ -1,4 +1,4 @@
-"""Code as it runs (issue 26, finding 1): what never executes earns no resemblance.
+"""Code as it runs: what never executes earns no resemblance.
 
 Without tests, ``code_quality`` and ``reference_score`` compare the prediction with the
 reference. The reference pasted after an early ``return None`` (dead code) scored 0.902 and the

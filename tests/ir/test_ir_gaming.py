@@ -1,4 +1,4 @@
-"""The IR gaming suite (issue 26): no unusable IR outranks a usable one.
+"""The IR gaming suite: no unusable IR outranks a usable one.
 
 Every task's expected IR is mutated (``lift_metrics.ir.ir_mutations``); an unusable mutation
 (wrong name, wrong/reordered/duplicated parameters, negated, opposite, generic or empty intent,

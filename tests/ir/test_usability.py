@@ -1,4 +1,4 @@
-"""ir_quality's usability defects, the intent checks and the model's name checks (issue 26)."""
+"""ir_quality's usability defects, the intent checks and the model's name checks."""
 
 from __future__ import annotations
 
