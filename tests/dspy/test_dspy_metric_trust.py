@@ -313,6 +313,7 @@ def _almost_right(example: Any) -> str:
     )
 
 
+@pytest.mark.slow  # every project task, buggy and right, through three metrics in the sandbox
 def test_bootstrapping_accepts_no_code_that_fails_a_test(sandbox: Any) -> None:
     embedder = HashEmbedder()
     metrics = [
