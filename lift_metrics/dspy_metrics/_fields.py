@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from lift_metrics._checks import check_method
 from lift_metrics._test_cases import as_test_cases
 from lift_metrics.errors import InputTypeError, InputValueError
 
@@ -75,16 +76,14 @@ def _check_bool(name: str, value: Any) -> bool:
 
 
 def _check_embedder(embedder: _T) -> _T:
-    if embedder is not None and not callable(getattr(embedder, "embed", None)):
-        raise InputTypeError(
-            f"embedder must have an embed(texts) method, got {type(embedder).__name__}"
-        )
+    if embedder is not None:
+        check_method("embedder", embedder, "embed", wanted="have an embed(texts) method")
     return embedder
 
 
 def _check_sandbox(sandbox: _T) -> _T:
-    if sandbox is not None and not callable(getattr(sandbox, "run_tests", None)):
-        raise InputTypeError(f"sandbox must have a run_tests method, got {type(sandbox).__name__}")
+    if sandbox is not None:
+        check_method("sandbox", sandbox, "run_tests", wanted="have a run_tests method")
     return sandbox
 
 

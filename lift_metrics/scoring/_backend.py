@@ -15,9 +15,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from lift_metrics._checks import check_importable, check_int
+from lift_metrics._checks import check_importable, check_int, check_method
 from lift_metrics._closing import ClosesOnExit
-from lift_metrics.errors import InputTypeError, InputValueError
+from lift_metrics.errors import InputValueError
 
 #: The most executions at a time a :class:`LocalBackend` runs.
 MAX_CONCURRENCY = 1024
@@ -162,10 +162,9 @@ class LocalBackend(ClosesOnExit):
             # twice the CPUs: an execution waits on its worker's process for much of its time
             concurrency = 2 * max(1, os.cpu_count() or 1)
         self.concurrency = check_concurrency("concurrency", concurrency)
-        if sandbox is not None and not callable(getattr(sandbox, "run_tests", None)):
-            raise InputTypeError(
-                f"sandbox must be a lift_metrics.sandbox.Sandbox, got {type(sandbox).__name__}"
-            )
+        if sandbox is not None:
+            wanted = "be a lift_metrics.sandbox.Sandbox"
+            check_method("sandbox", sandbox, "run_tests", wanted=wanted)
         self.importable = check_importable(importable)
         if sandbox is not None and self.importable:
             raise InputValueError(
