@@ -7,14 +7,11 @@ import types
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from lift_metrics._checks import (
-    normalize_weights,
-)
+from lift_metrics._checks import normalize_weights
+from lift_metrics._profiles import CalibrationProfile, resolve_profile
 from lift_metrics.errors import InputValueError
 
 if TYPE_CHECKING:
-    from lift_metrics._profiles import CalibrationProfile
-
     ProfileLike: TypeAlias = "CalibrationProfile | str | os.PathLike[str]"
 
 
@@ -23,13 +20,6 @@ _PROFILE_OPTIONS = {
     "ir_quality": ("similarity_floor",),
     "code_quality": ("similarity_floor", "wrong_answer_gate", "stub_cap"),
 }
-
-
-def _resolve_profile(metric: str, name: str, profile: Any) -> CalibrationProfile:
-    """``profile`` (a CalibrationProfile, a path or "shipped") as a profile for ``metric``."""
-    from lift_metrics._profiles import resolve_profile
-
-    return resolve_profile(metric, name, profile)
 
 
 def _weights_and_options(
@@ -56,7 +46,7 @@ def _weights_and_options(
             f"give {weights_name} or {profile_name}, not both: the profile's weights replace "
             f"{weights_name}; got {weights_name}={weights!r} and {profile_name}={profile!r}"
         )
-    resolved = _resolve_profile(metric, profile_name, profile)
+    resolved = resolve_profile(metric, profile_name, profile)
     options = resolved.metric_options()
     fitted = options.pop("weights")
     unknown = sorted(set(options) - set(_PROFILE_OPTIONS[metric]))
