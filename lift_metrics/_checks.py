@@ -44,6 +44,13 @@ def check_real(name: str, value: Any, *, allow_inf: bool = False) -> float:
     return result
 
 
+def check_bool(name: str, value: Any) -> bool:
+    """Return ``value``, requiring ``True`` or ``False`` (not 0, 1 or None)."""
+    if not isinstance(value, bool):
+        raise InputTypeError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
 def check_non_negative(name: str, value: Any, *, allow_inf: bool = False) -> float:
     """Return ``value`` as a float, requiring ``value >= 0``."""
     result = check_real(name, value, allow_inf=allow_inf)

@@ -45,6 +45,29 @@ def test_without_an_ir_score_quality_is_the_mean_of_code_and_end_to_end() -> Non
         aggregate_metric(None, None, 0.5, 0.05, 30_000)  # type: ignore[arg-type]
 
 
+@given(unit, unit, unit, st.floats(0, 1), st.floats(0, 200_000))
+def test_gated_cost_and_latency_count_in_proportion_to_the_code_score(
+    ir: float, code: float, e2e: float, cost: float, lat: float
+) -> None:
+    quality = (ir + code + e2e) / 3
+    efficiency = aggregate_metric(ir, code, e2e, cost, lat) - 0.7 * quality
+    gated = aggregate_breakdown(ir, code, e2e, cost, lat, gated=True)
+    assert gated.score == pytest.approx(0.7 * quality + code * efficiency, abs=1e-12)
+    assert gated.gate == code
+    assert aggregate_breakdown(ir, code, e2e, cost, lat).gate == 1.0
+
+
+def test_the_gate_keeps_free_instant_failing_code_below_correct_code_at_the_ceilings() -> None:
+    # failing every test (code score 0.2), perfect IR, e2e 0.6, free and instant, against
+    # correct code (e2e 0.9) at $0.10 and 60 s
+    failing, correct = (1.0, 0.2, 0.6, 0.0, 0.0), (1.0, 1.0, 0.9, 0.10, 60_000)
+    assert aggregate_metric(*failing) == pytest.approx(0.72)  # the sum pays for speed alone
+    assert aggregate_metric(*correct) == pytest.approx(0.7 * 2.9 / 3)
+    assert aggregate_metric(*failing) > aggregate_metric(*correct)
+    assert aggregate_metric(*failing, gated=True) == pytest.approx(0.42 + 0.2 * 0.3)
+    assert aggregate_metric(*failing, gated=True) < aggregate_metric(*correct, gated=True)
+
+
 def test_weights_and_ceilings_are_configurable() -> None:
     only_cost = {"quality": 0, "cost": 1, "latency": 0}
     assert aggregate_metric(0, 0, 0, 0.25, 0, weights=only_cost, cost_ceiling_usd=1.0) == 0.75
@@ -71,3 +94,8 @@ def test_validation_names_the_parameter(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         aggregate_metric(*args, **kwargs)
+
+
+def test_gated_must_be_a_bool() -> None:
+    with pytest.raises(TypeError, match="gated must be True or False, got 1"):
+        aggregate_metric(1, 1, 1, 0, 0, gated=1)  # type: ignore[arg-type]

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lift_metrics._checks import (
+    check_bool,
     check_non_negative,
     check_positive,
     check_unit_interval,
@@ -46,11 +47,15 @@ class AggregateBreakdown:
         ``cost`` or ``latency`` is absent when it was not known (None).
     weights : dict
         Normalised weights of the components present (sum to 1).
+    gate : float
+        What the cost and latency parts were multiplied by: ``code_score`` when gated
+        (``gated=True``), else 1.
     """
 
     score: float
     components: dict[str, float]
     weights: dict[str, float]
+    gate: float = 1.0
 
     def __repr__(self) -> str:
         return breakdown_repr(self)
@@ -70,6 +75,7 @@ def aggregate_breakdown(
     weights: Mapping[str, float] | None = None,
     cost_ceiling_usd: float = DEFAULT_COST_CEILING_USD,
     latency_ceiling_ms: float = DEFAULT_LATENCY_CEILING_MS,
+    gated: bool = False,
 ) -> AggregateBreakdown:
     """Compute :func:`aggregate_metric` and keep its three components.
 
@@ -88,6 +94,8 @@ def aggregate_breakdown(
     AggregateBreakdown(score=0.640, quality=0.700, cost=0.500, latency=0.500)
     >>> aggregate_breakdown(0.9, 0.6, 0.6, None, None)  # quality alone
     AggregateBreakdown(score=0.700, quality=0.700)
+    >>> aggregate_breakdown(0.9, 0.6, 0.6, 0.05, 30_000, gated=True).score  # 0.49 + 0.6 * 0.15
+    0.58
     """
     scores = [
         check_unit_interval(name, value)
@@ -114,8 +122,11 @@ def aggregate_breakdown(
         # quality always counts: all its weight when the known parts weigh nothing
         w = {key: value / total for key, value in kept.items()} if total > 0 else {"quality": 1.0}
         components = {key: components[key] for key in w}
-    score = sum(w[key] * components[key] for key in w)
-    return AggregateBreakdown(score=min(max(score, 0.0), 1.0), components=components, weights=w)
+    gate = check_unit_interval("code_score", code_score) if check_bool("gated", gated) else 1.0
+    score = sum(w[key] * components[key] * (1.0 if key == "quality" else gate) for key in w)
+    return AggregateBreakdown(
+        score=min(max(score, 0.0), 1.0), components=components, weights=w, gate=gate
+    )
 
 
 def aggregate_metric(
@@ -128,6 +139,7 @@ def aggregate_metric(
     weights: Mapping[str, float] | None = None,
     cost_ceiling_usd: float = DEFAULT_COST_CEILING_USD,
     latency_ceiling_ms: float = DEFAULT_LATENCY_CEILING_MS,
+    gated: bool = False,
 ) -> float:
     r"""Single optimization target in [0, 1] from quality, cost and latency.
 
@@ -146,6 +158,11 @@ def aggregate_metric(
         Cost that scores 0.
     latency_ceiling_ms : float, default 60000
         Latency that scores 0.
+    gated : bool, default False
+        Multiply the cost and latency parts by ``code_score``: being cheap or fast earns
+        only as much as the code is worth, so code that fails every test cannot outrank
+        correct code by being free and instant (:class:`lift_metrics.dspy_metrics.Aggregate`
+        gates by default). False is the specification's weighted sum.
 
     Returns
     -------
@@ -165,8 +182,9 @@ def aggregate_metric(
         \text{cost} = 1 - \min(c / c_{max}, 1), \quad
         \text{latency} = 1 - \min(L / L_{max}, 1)
 
-        \text{aggregate} = w_q\,\text{quality} + w_c\,\text{cost} + w_l\,\text{latency}
+        \text{aggregate} = w_q\,\text{quality} + g\,(w_c\,\text{cost} + w_l\,\text{latency})
 
+    with :math:`g = code` when ``gated``, else 1.
     ``e2e_score`` already contains the IR and code scores, so they count twice in
     ``quality``; this definition is kept as specified
     (docs/decisions.md#aggregate-counts-ir-and-code-twice).
@@ -187,4 +205,5 @@ def aggregate_metric(
         weights=weights,
         cost_ceiling_usd=cost_ceiling_usd,
         latency_ceiling_ms=latency_ceiling_ms,
+        gated=gated,
     ).score

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from lift_metrics._checks import (
+    check_bool,
     check_positive,
     normalize_weights,
 )
@@ -312,11 +313,17 @@ class Aggregate(EndToEnd):
         program without an IR: no ``expected_ir`` field is needed, and quality is the mean
         of the code and end-to-end scores (:func:`lift_metrics.composite.aggregate_metric`
         with ``ir_score=None``).
+    gated : bool, default True
+        Count cost and latency in proportion to the code score
+        (:func:`lift_metrics.composite.aggregate_metric` with ``gated=True``): code that
+        fails every test (code score at most 0.2) earns at most a fifth of the cost and
+        latency weight, so being cheap or fast cannot lift it above correct code. False: the
+        specification's ungated weighted sum.
     threshold : float or None, default None
         None: 0.05 above the best aggregate an output whose code fails every test can reach
         (perfect IR, free, instant). With the default weights and the validated code
-        profile: quality ``(1 + 0.2 + 0.6) / 3 = 0.6``, aggregate ``0.7 * 0.6 + 0.2 + 0.1 =
-        0.72``, so the default is 0.77.
+        profile: quality ``(1 + 0.2 + 0.6) / 3 = 0.6``, aggregate ``0.7 * 0.6 + 0.2 * (0.2 +
+        0.1) = 0.48``, so the default is 0.53 (0.77 ungated).
     others
         As in :class:`EndToEnd` (``weights`` are the end-to-end weights; ``ir_profile`` and
         ``code_profile`` the profiles of the IR and code parts).
@@ -324,6 +331,8 @@ class Aggregate(EndToEnd):
     Examples
     --------
     >>> Aggregate().threshold
+    0.53
+    >>> Aggregate(gated=False).threshold
     0.77
     """
 
@@ -357,6 +366,7 @@ class Aggregate(EndToEnd):
         trace_returns: TraceReturns = "bool",
         reveal_expected: bool = False,
         require_all_tests: bool = True,
+        gated: bool = True,
     ) -> None:
         super().__init__(
             expected_ir_field=expected_ir_field,
@@ -384,6 +394,7 @@ class Aggregate(EndToEnd):
             require_all_tests=require_all_tests,
         )
         self.cost_field = _check_field("cost_field", cost_field, optional=True)
+        self.gated = check_bool("gated", gated)
         self.aggregate_weights = normalize_weights(
             "aggregate_weights", aggregate_weights, DEFAULT_AGGREGATE_WEIGHTS
         )
@@ -414,7 +425,8 @@ class Aggregate(EndToEnd):
         parts = [self._failing_code_ceiling(), e2e] + ([1.0] if self.scores_ir else [])
         quality = sum(parts) / len(parts)
         w = self.aggregate_weights
-        return w["quality"] * quality + w["cost"] + w["latency"]
+        gate = self._failing_code_ceiling() if self.gated else 1.0
+        return w["quality"] * quality + gate * (w["cost"] + w["latency"])
 
     def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
         """Score one pair; see the class docstring."""
@@ -429,6 +441,7 @@ class Aggregate(EndToEnd):
             weights=self.aggregate_weights,
             cost_ceiling_usd=self.cost_ceiling_usd,
             latency_ceiling_ms=self.latency_ceiling_ms,
+            gated=self.gated,
         )
         reasons = list(e2e.reasons)
         extra: list[str] = []
@@ -447,6 +460,10 @@ class Aggregate(EndToEnd):
             extra.append(
                 f"latency: {latency:.0f} ms (score {agg.components['latency']:.3f}; "
                 f"{self.latency_ceiling_ms:.0f} ms scores 0)"
+            )
+        if agg.gate < 1.0 and len(agg.components) > 1:
+            extra.append(
+                f"cost and latency: counted at {agg.gate:.3f} of their weight (the code score)"
             )
         reasons.extend(extra)
         hints = self._hints(e2e, self._task_fields(example)[0]) + extra

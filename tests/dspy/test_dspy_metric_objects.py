@@ -63,7 +63,7 @@ def test_an_ir_weight_of_zero_needs_no_ir_anywhere(cls: type) -> None:
         e2e = 0.8 * code_score + 0.2 * latency_penalty(4_000.0)
         assert breakdown.end_to_end.score == pytest.approx(e2e)
         if cls is Aggregate:  # quality: the mean of code and end-to-end, not a third of 0
-            expected = aggregate_metric(None, code_score, e2e, 0.01, 4_000.0)
+            expected = aggregate_metric(None, code_score, e2e, 0.01, 4_000.0, gated=True)
             assert breakdown.components["quality"] == pytest.approx((code_score + e2e) / 2)
         else:
             expected = e2e
@@ -83,9 +83,12 @@ def test_with_an_ir_weight_the_expected_ir_is_still_required() -> None:
 
 def test_aggregate_without_ir_has_its_own_default_threshold() -> None:
     # code failing every test: code <= 1 - 0.4 = 0.6 (profile="seed" weights, structural), e2e 0.8 *
-    # 0.6 + 0.2 = 0.68, quality (0.6 + 0.68) / 2 = 0.64, aggregate 0.7 * 0.64 + 0.3 = 0.748
+    # 0.6 + 0.2 = 0.68, quality (0.6 + 0.68) / 2 = 0.64, aggregate 0.7 * 0.64 + 0.6 * 0.3 = 0.628
+    # (cost and latency gated by the code score; 0.7 * 0.64 + 0.3 = 0.748 ungated)
     metric = Aggregate(weights=NO_IR, code_profile="seed", code_weights=STRUCTURAL)
-    assert metric.threshold == pytest.approx(0.798)
+    assert metric.threshold == pytest.approx(0.678)
+    ungated = Aggregate(weights=NO_IR, code_profile="seed", code_weights=STRUCTURAL, gated=False)
+    assert ungated.threshold == pytest.approx(0.798)
 
 
 def test_the_ir_part_is_still_scored_by_default() -> None:

@@ -109,8 +109,9 @@ def test_default_thresholds_reject_failing_code_even_with_a_perfect_rest(sandbox
     assert (CodeQuality().threshold, EndToEnd().threshold, Aggregate().threshold) == (
         0.5,
         0.65,
-        0.77,
+        0.53,
     )
+    assert Aggregate(gated=False).threshold == 0.77
 
 
 def test_the_end_to_end_threshold_follows_its_weights() -> None:

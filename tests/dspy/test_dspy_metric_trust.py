@@ -249,6 +249,22 @@ def test_claimed_speed_and_price_never_beat_correct_code_measured_at_60_s(sandbo
             assert metric(example, claims) < metric(example, correct), (cls, example.task_id)
 
 
+def test_measured_speed_and_price_never_lift_failing_code_above_correct_code(
+    sandbox: Any,
+) -> None:
+    """Failing code really measured free and instant against correct code at both ceilings."""
+    gated = Aggregate(embedder=HashEmbedder(), sandbox=sandbox)
+    for example in TASKS[:16]:
+        fast = dspy.Prediction(ir=example.expected_ir, code=_wrong_code(example))
+        record_measurement(fast, latency_ms=0.0, cost_usd=0.0)
+        _, correct = _pair(example)
+        assert gated(example, fast) < gated(example, correct), example.task_id
+        parts = gated.breakdown(example, fast)
+        assert parts.aggregate is not None
+        assert parts.aggregate.gate <= 0.2
+        assert any("counted at" in reason for reason in parts.reasons)
+
+
 def test_a_prediction_field_is_read_only_when_named(sandbox: Any) -> None:
     example = TASKS[0]
     kwargs = {"embedder": HashEmbedder(), "sandbox": sandbox}
