@@ -16,7 +16,7 @@ from typing import Any
 
 from lift_metrics import _pyast as pyast
 from lift_metrics._text import clean_text
-from lift_metrics.errors import InputTypeError
+from lift_metrics.errors import InputTypeError, InputValueError
 
 MAX_CODE_CHARS = 100_000
 """The most characters of code the metrics analyse.
@@ -94,6 +94,25 @@ def code_features(code: str) -> CodeFeatures:
     if len(code) <= _CACHED_CODE_CHARS:
         return _cached_features(code)
     return _features(code)
+
+
+def pair_features(predicted: str, expected: str) -> tuple[CodeFeatures, CodeFeatures]:
+    """Return the features of the predicted and the reference code (both checked str).
+
+    A prediction that does not parse is scored by the caller; a reference that does not
+    parse is the caller's mistake.
+
+    Raises
+    ------
+    ValueError
+        If ``expected`` does not parse.
+    """
+    reference = code_features(expected)
+    if not reference.parses:
+        raise InputValueError(
+            f"expected must be valid Python, but it does not parse: {reference.error}"
+        )
+    return code_features(predicted), reference
 
 
 def _features(code: str) -> CodeFeatures:

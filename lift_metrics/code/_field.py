@@ -84,7 +84,7 @@ def bleu_score(predicted: str, expected: str) -> float:
     Parameters
     ----------
     predicted, expected : str
-        Generated text and the reference.
+        As in :func:`chrf_score`.
 
     Returns
     -------
@@ -94,7 +94,7 @@ def bleu_score(predicted: str, expected: str) -> float:
     Raises
     ------
     TypeError
-        If either argument is not a str.
+        As in :func:`chrf_score`.
 
     Notes
     -----

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from lift_metrics.code._features import check_code, code_features
-from lift_metrics.errors import InputValueError
+from lift_metrics.code._features import check_code, pair_features
 from lift_metrics.similarity import sequence_similarity
 
 
@@ -56,12 +55,7 @@ def structural_similarity(predicted: str, expected: str) -> float:
     """
     predicted = check_code("predicted", predicted)
     expected = check_code("expected", expected)
-    reference = code_features(expected)
-    if not reference.parses:
-        raise InputValueError(
-            f"expected must be valid Python, but it does not parse: {reference.error}"
-        )
-    candidate = code_features(predicted)
+    candidate, reference = pair_features(predicted, expected)
     if not candidate.parses:
         return 0.0
     return sequence_similarity(candidate.structure, reference.structure)

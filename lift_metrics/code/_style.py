@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from lift_metrics.code._features import CodeFeatures, check_code, code_features
-from lift_metrics.errors import InputValueError
+from lift_metrics.code._features import CodeFeatures, check_code, pair_features
 
 
 def _jaccard(left: frozenset[str], right: frozenset[str]) -> float:
@@ -15,12 +14,7 @@ def _jaccard(left: frozenset[str], right: frozenset[str]) -> float:
 
 def style_parts(predicted: str, expected: str) -> tuple[float, float, float, CodeFeatures]:
     """(import score, naming score, docstring score, predicted features); inputs validated."""
-    reference = code_features(expected)
-    if not reference.parses:
-        raise InputValueError(
-            f"expected must be valid Python, but it does not parse: {reference.error}"
-        )
-    candidate = code_features(predicted)
+    candidate, reference = pair_features(predicted, expected)
     if not candidate.parses:
         return 0.0, 0.0, 0.0, candidate
     imports = _jaccard(candidate.imports, reference.imports)

@@ -204,12 +204,8 @@ def pass_hat_k(n: Any, c: Any, k: Any) -> Any:
 
     Parameters
     ----------
-    n : int or array_like of int
-        Samples generated per problem, ``n >= 1``.
-    c : int or array_like of int
-        Correct samples per problem, ``0 <= c <= n``.
-    k : int or array_like of int
-        Samples drawn, ``1 <= k <= n``. The three broadcast together.
+    n, c, k : int or array_like of int
+        As in :func:`pass_at_k`: samples per problem, correct samples, samples drawn.
 
     Returns
     -------

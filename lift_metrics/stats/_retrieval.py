@@ -32,6 +32,13 @@ def _as_id_set(name: str, items: Iterable[Hashable]) -> set[Hashable]:
         raise InputTypeError(f"{name} must contain hashable document ids: {exc}") from exc
 
 
+def _overlap(retrieved: Iterable[Hashable], relevant: Iterable[Hashable]) -> tuple[int, int, int]:
+    """Return ``|retrieved ∩ relevant|``, ``|retrieved|`` and ``|relevant|`` of the distinct ids."""
+    got = _as_id_set("retrieved", retrieved)
+    want = _as_id_set("relevant", relevant)
+    return len(got & want), len(got), len(want)
+
+
 def retrieval_precision(retrieved: Iterable[Hashable], relevant: Iterable[Hashable]) -> float:
     """Fraction of the retrieved documents that are relevant.
 
@@ -63,11 +70,8 @@ def retrieval_precision(retrieved: Iterable[Hashable], relevant: Iterable[Hashab
     >>> retrieval_precision([], ["a"])
     0.0
     """
-    got = _as_id_set("retrieved", retrieved)
-    want = _as_id_set("relevant", relevant)
-    if not got:
-        return 0.0
-    return len(got & want) / len(got)
+    found, n_retrieved, _ = _overlap(retrieved, relevant)
+    return found / n_retrieved if n_retrieved else 0.0
 
 
 def retrieval_recall(retrieved: Iterable[Hashable], relevant: Iterable[Hashable]) -> float:
@@ -75,10 +79,8 @@ def retrieval_recall(retrieved: Iterable[Hashable], relevant: Iterable[Hashable]
 
     Parameters
     ----------
-    retrieved : collection of hashable
-        Ids of the documents retrieved (duplicates count once).
-    relevant : collection of hashable
-        Ids of the expected (relevant) documents.
+    retrieved, relevant : collection of hashable
+        As in :func:`retrieval_precision`.
 
     Returns
     -------
@@ -88,7 +90,7 @@ def retrieval_recall(retrieved: Iterable[Hashable], relevant: Iterable[Hashable]
     Raises
     ------
     TypeError
-        If an argument is a string or mapping rather than a collection of ids.
+        As in :func:`retrieval_precision`.
 
     Notes
     -----
@@ -101,11 +103,8 @@ def retrieval_recall(retrieved: Iterable[Hashable], relevant: Iterable[Hashable]
     >>> retrieval_recall(["a"], [])
     1.0
     """
-    got = _as_id_set("retrieved", retrieved)
-    want = _as_id_set("relevant", relevant)
-    if not want:
-        return 1.0
-    return len(got & want) / len(want)
+    found, _, n_relevant = _overlap(retrieved, relevant)
+    return found / n_relevant if n_relevant else 1.0
 
 
 @dataclass(frozen=True)
