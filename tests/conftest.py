@@ -75,7 +75,8 @@ def pytest_deselected(items: list[Any]) -> None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     path = session.config.getoption("--lane-record")
-    if not path:
+    worker = getattr(session.config, "workerinput", {}).get("workerid", "gw0")
+    if not path or worker != "gw0":  # under pytest-xdist each worker collects the whole lane
         return
     selected = len(session.items)
     record = {

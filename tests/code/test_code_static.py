@@ -170,7 +170,7 @@ def test_cli_table_output_for_a_directory(tmp_path, capsys) -> None:
     (tmp_path / "one.py").write_text("def f() -> int:\n    return 1\n")
     (tmp_path / "two.py").write_text("class A:\n    pass\n")
     assert main(["analyze", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
+    out = capsys.readouterr().out.replace("\n", "")  # a title wraps at the table's width
     assert "one.py" in out
     assert "two.py" in out
     assert "Maintainability grade" in out

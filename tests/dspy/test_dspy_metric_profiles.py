@@ -183,7 +183,7 @@ def test_end_to_end_and_aggregate_use_both_profiles(hash_embedder: HashEmbedder)
     assert dict(agg_metric.ir_options) == dict(e2e_metric.ir_options)
     assert dict(agg_metric.code_options) == dict(e2e_metric.code_options)
     agg = agg_metric(EXAMPLE, prediction)
-    assert agg == pytest.approx(aggregate_metric(ir, code, e2e, 0.02, 24_000))
+    assert agg == pytest.approx(aggregate_metric(ir, code, e2e, 0.02, 24_000, gated=True))
     assert agg != pytest.approx(Aggregate(embedder=hash_embedder)(EXAMPLE, prediction))
 
 

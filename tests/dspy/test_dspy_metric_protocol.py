@@ -96,7 +96,7 @@ def test_scores_equal_the_pure_functions(hash_embedder: HashEmbedder) -> None:
     e2e = EndToEnd(embedder=hash_embedder, code_weights=NO_SEMANTIC)(EXAMPLE, prediction)
     assert e2e == pytest.approx(0.4 * ir + 0.5 * code + 0.1 * latency_penalty(24_000))
     agg = Aggregate(embedder=hash_embedder, code_weights=NO_SEMANTIC)(EXAMPLE, prediction)
-    assert agg == pytest.approx(aggregate_metric(ir, code, e2e, 0.02, 24_000))
+    assert agg == pytest.approx(aggregate_metric(ir, code, e2e, 0.02, 24_000, gated=True))
 
 
 def test_feedback_names_the_failing_test_and_constraint(hash_embedder: HashEmbedder) -> None:
