@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: lint, types, then pytest (unit + integration tests, doctests and
-# notebooks) in two lanes: the fast lane (-m "not slow", under a minute on 2 cores) first,
-# then the slow lane (-m slow: real models, real sandboxes, optimizer runs). Each lane
+# notebooks) in two lanes: the fast lane (-m "not slow", spread over the cores by pytest-xdist,
+# about a minute on 2 cores) first, then the slow lane (-m slow: real models, real sandboxes,
+# optimizer runs; one process, since its tests time real executions and use every core). Each lane
 # records how many tests it collected and selected (--lane-record, tests/conftest.py) and
 # the two must add up to the whole suite (tests/testkit.py checks), so no test falls between.
 # Arguments go to both pytest runs (e.g. `bash scripts/test.sh -x`).
@@ -13,6 +14,7 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LITELLM_LOCAL_MODEL_COST_MAP=True
 .venv/bin/mypy
 lanes="$(mktemp -t lift-metrics-lanes.XXXXXX)"
 trap 'rm -f "$lanes"' EXIT
-.venv/bin/python -m pytest -m "not slow" --lane-record="$lanes" "$@"
+.venv/bin/python -m pytest -m "not slow" --numprocesses=auto --maxprocesses=4 \
+    --lane-record="$lanes" "$@"
 .venv/bin/python -m pytest -m slow --lane-record="$lanes" "$@"
 .venv/bin/python tests/testkit.py "$lanes"

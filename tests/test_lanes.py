@@ -63,6 +63,13 @@ def test_pytest_writes_the_lane_record(tmp_path: Path) -> None:
     records = [json.loads(line) for line in lanes.read_text().splitlines()]
     assert [r["markexpr"] for r in records] == ["not slow", "slow"]
     assert records[0]["collected"] == records[1]["collected"]
+    # the fast lane runs under pytest-xdist: two workers collect it, one record is written
+    spread = tmp_path / "spread"
+    command = [sys.executable, "-m", "pytest", "tests/test_lanes.py", "-q", "-m", "not slow"]
+    command += ["-p", "no:cacheprovider", "-n", "2", f"--lane-record={spread}"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [json.loads(line) for line in spread.read_text().splitlines()] == [records[0]]
     assert records[1]["selected"] == 1  # this test, the file's only slow one
     assert records[0]["selected"] == records[0]["collected"] - 1
     assert check_lanes(str(lanes)).endswith(f"of {records[0]['collected']} tests")
