@@ -14,7 +14,9 @@ behaviour check) and once with the default (behaviour on):
 
 Then the latency of one warm call: ``code_quality`` with 5 I/O tests and a reference (the
 issue's bar: median under 20 ms) and without tests, behaviour on and off, each call on a
-prediction not scored before (a distinct trailing comment), the reference's outputs cached.
+prediction not scored before (a distinct top-level assignment ``_CALL = i`` after the function:
+the scorers drop comments, so a comment would let the embedding come from the cache), the
+reference's outputs cached.
 
 Bars: the rewrite's mean above each trick's without tests; the lookup table's code_quality
 mean far below its 0.968 of before (under 0.6 here); the 5-test median under 20 ms.
@@ -139,7 +141,7 @@ def main() -> int:
         tests5 = task.tests[:5]
 
         def scored(i: int, tests: Any, behaviour: bool = True) -> float:
-            code = f"{rewrite}# call {i}\n"
+            code = f"{rewrite.rstrip()}\n_CALL = {i}\n"
             return code_quality(
                 code, task.reference, tests, entry_point=task.entry_point,
                 embedder=embedder, behaviour=behaviour,
