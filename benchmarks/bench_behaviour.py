@@ -1,4 +1,4 @@
-"""Behaviour, not resemblance (issue 26, findings 1 and 3): variant means over the 64 tasks.
+"""Behaviour, not resemblance: variant means over the 64 tasks, and code_quality latency.
 
 For every project task (``datasets/tasks/tasks.jsonl``) the variants of
 ``tests/code/behaviour_variants.py`` (a correct hand-written rewrite, the reference as dead

@@ -1,6 +1,6 @@
 """IR gaming suite figures: per mutation, mean score and inversions over the 64 project tasks.
 
-Bar (issue 26): 0 inversions for ``ir_quality`` and ``IRQuality``: every unusable mutation of
+Bar: 0 inversions for ``ir_quality`` and ``IRQuality``: every unusable mutation of
 a task (wrong name, wrong/reordered/duplicated parameters, negated, opposite, generic or empty
 intent, a contradictory constraint) scores below every usable one (no type hints, reworded
 intent, the restated prompt, reordered constraints, effect details dropped) and below the

@@ -1,6 +1,6 @@
 """Local LM throughput (tokens/s) on 2 cores, with and without constrained decoding.
 
-Issue 5 bar: "Local LM throughput in tokens/s on 2 cores, with and without constrained
+Bar: "Local LM throughput in tokens/s on 2 cores, with and without constrained
 decoding". Runs the bundled SmolLM2-135M-Instruct through ``LocalEngine`` (what DSPy calls),
 greedy decoding, no cache, the same prompts in both modes:
 
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{threads:>7} constrained / free end-to-end: {ratio:.2f}x")
     print(
         "bar: report local LM tokens/s on 2 cores with and without constrained "
-        "decoding (no target figure; about 85 tokens/s was seen before)"
+        "decoding (no target figure)"
     )
     return 0
 

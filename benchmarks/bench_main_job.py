@@ -1,6 +1,6 @@
 """The main job (``optimizers/quick.toml``) with several seeds, to see if the gain is stable.
 
-Issue 12 bars, checked on the run of every seed:
+Bars, checked on the run of every seed:
 
 - the run takes under 8.5 minutes (the README's 10 minutes minus about 1.5 for the install);
 - no generated program is a template placeholder;

@@ -1,4 +1,4 @@
-"""The no-test score (issue 11, parts 4 and 6) on the CoNaLa dev grades.
+"""The no-test score on the CoNaLa dev grades: agreement with people and throughput.
 
 1. Agreement with people: ``reference_score``'s model refitted in grouped 5-fold
    cross-validation (folds by intent; the CoNaLa rows alone, today's first eleven features: the

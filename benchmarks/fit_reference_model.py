@@ -4,7 +4,7 @@ Run from the repository root (offline, CPU, a few minutes on 2 cores):
 
     HF_HUB_OFFLINE=1 python benchmarks/fit_reference_model.py --humaneval PATH/dev.jsonl [--write]
 
-The two dev sets (issue 26: fit and choose on both together, never on one alone):
+The two dev sets (fitted and chosen on both together, never on one alone):
 
 - CoNaLa grades, ``datasets/conala/dev.jsonl`` (shipped; one-line snippets graded 0-4 by
   programmers; fitted on the mean of each row's graders, judged against ``grade``).

@@ -2,7 +2,7 @@
 
 Where the reference runs, code_quality compares what the code computes with what the
 reference computes on generated inputs: without tests, the reference pasted after
-``return None``, kept as comments, or with one operator changed no longer beats a correct
+``return None``, kept as comments, or with one operator changed scores below a correct
 hand-written rewrite; with tests, a lookup table of the tests' answers loses about half its
 score while ``test_pass_rate`` (given tests only) stays 1.0. The variants are those of
 ``behaviour_variants`` over the project's own tasks; the means over all 64 are printed by

@@ -1,10 +1,10 @@
 """Fault injection: a budget of LM calls is a hard cap, however many threads race for it.
 
-The budget was checked before each call but counted only once the call was billed, so threads
-that passed the check together all made their call: ``max_lm_calls = 8`` once allowed 9 calls
-on a busy machine. The race is forced here, not hoped for: every thread asks for its call
-before any call is billed (a barrier), so the old check-then-act lets all of them through
-every time, and a reservation lets exactly the budget through.
+A budget checked before each call but counted only once the call is billed lets threads that
+pass the check together all make their call (``max_lm_calls = 8`` allowing 9 calls on a busy
+machine). The race is forced here, not hoped for: every thread asks for its call before any
+call is billed (a barrier), so a check-then-act lets all of them through every time, and a
+reservation lets exactly the budget through.
 """
 
 from __future__ import annotations
@@ -123,8 +123,8 @@ def test_dspy_calls_from_many_threads_stop_at_the_budget() -> None:
 
 
 def test_totals_read_after_settle_count_a_call_still_running_when_the_budget_stopped() -> None:
-    # The stop counted a reserved call that was still running; the run read its totals before
-    # that call was billed (7 calls in the result against "8 calls made" in the stop).
+    # The stop counts a reserved call that is still running; totals read before that call is
+    # billed would say 7 calls in the result against "8 calls made" in the stop.
     meter = UsageMeter(Budget(max_lm_calls=1))
     callback = budget_callback(meter)
     started, finish = threading.Event(), threading.Event()
