@@ -120,9 +120,7 @@ def _optimize(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    import dataclasses
-
-    from lift_metrics.optimizers._config import RunConfig, load_config
+    from lift_metrics.optimizers._config import MetricSpec, RunConfig, load_config
 
     if args.config:
         config = load_config(args.config)
@@ -143,7 +141,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         lm_table["api_base"] = args.api_base
     dataset = config.dataset
     if args.dataset:
-        dataset = dataclasses.replace(dataset, path=Path(os.path.expanduser(args.dataset)))
+        dataset = dataset.model_copy(update={"path": Path(os.path.expanduser(args.dataset))})
     split = args.split or dataset.test
     limit = args.limit if args.limit is not None else dataset.test_limit
     if limit is not None and limit < 1:
@@ -171,7 +169,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             raise InputValueError(message) from None
     metric_spec = config.metric
     if args.metric:
-        metric_spec = dataclasses.replace(metric_spec, name=args.metric, options={})
+        metric_spec = MetricSpec(name=args.metric)
     output_dir = Path(args.output_dir) if args.output_dir else Path("runs/evaluate")
     evaluate_split(
         lm_table=lm_table,

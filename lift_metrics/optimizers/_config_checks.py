@@ -389,6 +389,14 @@ _TYPE_WORDS = {
 }
 
 
+def _file_keys(table: type[BaseModel]) -> list[str]:
+    """Return the keys a file may write in ``table``: validation aliases, else field names."""
+    return sorted(
+        field.validation_alias if isinstance(field.validation_alias, str) else name
+        for name, field in table.model_fields.items()
+    )
+
+
 def pydantic_error_line(
     error: ErrorDetails, tables: Mapping[tuple[str, ...], type[BaseModel]]
 ) -> str:
@@ -404,7 +412,7 @@ def pydantic_error_line(
     where = f"[{'.'.join(parent)}] " if parent else ""
     if kind == "extra_forbidden":
         table = f"[{'.'.join(parent)}]" if parent else "the top level"
-        allowed = ", ".join(sorted(tables[parent].model_fields)) if parent in tables else "?"
+        allowed = ", ".join(_file_keys(tables[parent])) if parent in tables else "?"
         return f"unknown key {key!r} in {table}; allowed keys: {allowed}"
     if kind in ("model_type", "model_attributes_type") or (kind == "dict_type" and not parent):
         return f"[{'.'.join(loc)}] must be a table, got {type(value).__name__}"
