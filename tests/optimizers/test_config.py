@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from lift_metrics._paths import configs_dir
 from lift_metrics._usage import Budget
-from lift_metrics.optimizers._config import RunConfig, load_config
+from lift_metrics.optimizers._config import OptimizerSpec, RunConfig, load_config
 from lift_metrics.optimizers._preflight import preflight
 
 BASE: dict[str, Any] = {
@@ -397,3 +398,35 @@ def test_schema_errors_name_the_file_table_and_key(changes: dict[str, Any], line
     assert str(info.value).startswith("run.toml: ")
     assert line in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_a_file_writes_the_key_names_and_code_the_attribute_names() -> None:
+    rejects(
+        config(optimizer={"name": "mipro", "init_args": {}}),
+        "unknown key 'init_args' in [optimizer]; allowed keys: compile, init, instructions, name",
+    )
+    rejects(config(source="x.toml"), "unknown key 'source' in the top level")
+    spec = OptimizerSpec(name="COPRO", init_args={"breadth": 3})
+    assert (spec.name, dict(spec.init_args), spec.to_dict()["init"]) == (
+        "copro",
+        {"breadth": 3},
+        {"breadth": 3},
+    )
+    with pytest.raises(ValueError, match="does not accept 'bredth'"):
+        OptimizerSpec(name="copro", init_args={"bredth": 3})
+
+
+def test_configs_and_specs_are_frozen() -> None:
+    cfg = RunConfig.from_mapping(config(), source=Path("t.toml"))
+    assert cfg.source == Path("t.toml")
+    for obj, key in ((cfg, "seed"), (cfg.optimizer, "name"), (cfg.dataset, "test")):
+        with pytest.raises(ValidationError, match="frozen"):
+            setattr(obj, key, "x")
+    with pytest.raises(TypeError):
+        cfg.lm["model"] = "other"  # type: ignore[index]
+    moved = cfg.replace(output_dir=Path("elsewhere"))
+    assert (moved.output_dir, moved.source, cfg.output_dir) == (
+        Path("elsewhere"),
+        Path("t.toml"),
+        Path("runs/t"),
+    )
