@@ -43,7 +43,7 @@ from pydantic_core import PydanticCustomError, core_schema
 
 from lift_metrics._checks import check_path
 from lift_metrics._usage import Budget
-from lift_metrics.errors import InputValueError
+from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.optimizers._config_checks import (
     _ALIASES,
     OPTIMIZERS,
@@ -465,9 +465,12 @@ class RunConfig(_Table):
 
         The new values are not validated again, like :func:`dataclasses.replace`.
         """
-        unknown = sorted(set(changes) - set(type(self).model_fields))
+        fields = type(self).model_fields
+        unknown = sorted(set(changes) - set(fields))
         if unknown:
-            raise TypeError(f"RunConfig has no field {', '.join(unknown)}")
+            raise InputTypeError(
+                f"RunConfig has no field {', '.join(unknown)}; fields: {', '.join(fields)}"
+            )
         return self.model_copy(update=changes)
 
     @classmethod
