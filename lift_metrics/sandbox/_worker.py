@@ -40,8 +40,10 @@ checker closed the result pipe, or at the deadline.
 
 Apart from the request, a frame is a 4-byte big-endian length followed by compact JSON. The
 child writes such frames on its result pipe; the parent (never the server) decodes and judges
-them. The server loop runs in C when the parent could compile ``_native.c`` (see there why),
-otherwise in Python (:func:`serve`); both follow this protocol.
+them. The one exception runs the other way, from trusted to untrusted: a check's call to the
+code under test is marshal data (:func:`pack_call`); the code's answers are JSON frames. The
+server loop runs in C when the parent could compile ``_native.c`` (see there why), otherwise
+in Python (:func:`serve`); both follow this protocol.
 """
 
 from __future__ import annotations
@@ -553,6 +555,62 @@ def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+#: the exact types that :func:`pack_call` sends as they are (``bool`` is not an ``int`` here)
+_PLAIN_SCALARS = frozenset({type(None), bool, int, float, str, bytes})
+_PLAIN_COLLECTIONS = frozenset({list, tuple, set, frozenset})
+
+
+def pack_call(
+    name: str, args: tuple[Any, ...], kwargs: dict[str, Any], *, max_bytes: int = MAX_VALUE_BYTES
+) -> bytes:
+    """Return the frame of a call from a check to the code under test: 4-byte length + marshal.
+
+    The frame holds ``(name, args, kwargs)`` as marshal data, version 2 (no object shared
+    between two places: the code gets fresh values, as from :func:`decode_value`). This
+    direction runs from the trusted check to the untrusted code, which reads it with one C
+    call, as it reads its request. The values must be plain data of the exact built-in
+    types that :func:`encode_value` tags (anything else, a subclass included, is TypeError),
+    nested at most :data:`MAX_DEPTH` levels below ``args`` and ``kwargs``; EncodeError when
+    nested deeper or longer than ``max_bytes`` once marshalled. The answers, which come from
+    the code, stay tagged JSON (:func:`encode_value`).
+    """
+    size = 0
+    for value in (*args, *kwargs, *kwargs.values()):
+        size += _plain_size(value, 1, max_bytes)
+        if size > max_bytes:
+            break
+    data = marshal.dumps((name, args, kwargs), 2) if size <= max_bytes else b""
+    if not data or len(data) > max_bytes:
+        raise EncodeError(f"value is larger than {max_bytes} bytes when encoded")
+    return _HEADER.pack(len(data)) + data
+
+
+def _plain_size(x: Any, depth: int, max_bytes: int) -> int:
+    """Check that ``x`` is plain data (:func:`pack_call`); return at most its marshal size.
+
+    The walk stops once the size passes ``max_bytes``: its work is bounded by ``max_bytes``.
+    """
+    if depth > MAX_DEPTH:
+        raise EncodeError(f"value is nested deeper than {MAX_DEPTH} levels")
+    t = type(x)
+    if t is str or t is bytes:
+        return 1 + len(x)
+    if t in _PLAIN_SCALARS:
+        return 1
+    if t in _PLAIN_COLLECTIONS or t is dict:
+        items = dict.items(x) if t is dict else list.__iter__(x) if t is list else iter(x)
+        size = 5
+        for item in items:
+            if t is dict:
+                size += _plain_size(item[0], depth + 1, max_bytes)
+                item = item[1]
+            size += _plain_size(item, depth + 1, max_bytes)
+            if size > max_bytes:
+                break
+        return size
+    raise TypeError("only plain data can be passed to the code under test")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1581,7 +1639,7 @@ def _answerer(
 ) -> tuple[list[str], Callable[[Any], dict[str, Any]]]:
     """In the process of the code under test: the functions it offers, and how a call is answered.
 
-    A call is ``{"f": name, "a": args, "kw": kwargs}`` (tagged trees, from the check: trusted);
+    A call is the body of a :func:`pack_call` frame (marshal data, from the check: trusted);
     the answer is ``{"v": tree}``, ``{"t": exception type name, "e": its text}`` or
     ``{"m": 1}`` (out of memory). The functions are those the code's top level defined.
     """
@@ -1593,12 +1651,11 @@ def _answerer(
     names = sorted(offered)[:MAX_OFFERED_NAMES]
     functions = {name: offered[name] for name in names}
 
-    def answer(call: Any) -> dict[str, Any]:
+    def answer(call: bytes) -> dict[str, Any]:
         value: Any = None
         try:
-            fn = functions[call["f"]]
-            args, kwargs = decode_value(call["a"]), decode_value(call["kw"])
-            value = fn(*args, **kwargs)
+            name, args, kwargs = marshal.loads(call)
+            value = functions[name](*args, **kwargs)
             return {"v": encode_value(value, max_bytes=max_value_bytes)}
         except MemoryError:
             value = None  # free what can be freed before answering
@@ -1632,32 +1689,45 @@ def _serve_calls(req: dict[str, Any], calls_fd: int, replies_fd: int) -> None:
         return
     names, answer = _answerer(glb, int(req["max_value_bytes"]), _print_exc)
     reply({"k": "load", "names": names})
-    while (call := _read_frame(calls_fd, MAX_RESULT_BYTES)) is not _END:
+    calls = _FrameReader(calls_fd, MAX_RESULT_BYTES)
+    while (call := calls.read()) is not None:
         reply(answer(call))
 
 
-#: what :func:`_read_frame` returns at the end of the file
-_END = object()
+class _FrameReader:
+    """The frames (4-byte length + body) that arrive on a pipe, one system call each.
 
-
-def _read_frame(fd: int, limit: int) -> Any:
-    """Read one JSON frame from ``fd``; :data:`_END` at the end of the file.
-
-    Raises ValueError for a frame longer than ``limit`` bytes (left unread) or not JSON.
+    A writer writes a frame whole (:func:`pack_frame`, :func:`pack_call`), so one read of up
+    to 64 KiB usually holds it; the bytes read past a frame wait for the next one.
     """
-    head = _read_exact(fd, 4)
-    if head is None:
-        return _END
-    size = _HEADER.unpack(head)[0]
-    if size > limit:
-        raise ValueError(f"a frame of {size} bytes, over {limit}")
-    body = _read_exact(fd, size)
-    if body is None:
-        return _END
-    try:
-        return json.loads(body)
-    except RecursionError as exc:
-        raise ValueError("a frame nested too deeply") from exc
+
+    __slots__ = ("fd", "limit", "pending")
+
+    def __init__(self, fd: int, limit: int) -> None:
+        self.fd, self.limit = fd, limit
+        self.pending = b""
+
+    def read(self) -> bytes | None:
+        """Return the next frame's body; None at the end of the file.
+
+        Raises ValueError for a frame longer than ``limit`` bytes (its body is not read).
+        """
+        data = self.pending
+        while len(data) < _HEADER.size:
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                return None
+            data += chunk
+        end = _HEADER.size + _HEADER.unpack_from(data)[0]
+        if end - _HEADER.size > self.limit:
+            raise ValueError(f"a frame of {end - _HEADER.size} bytes, over {self.limit}")
+        if len(data) < end:
+            rest = _read_exact(self.fd, end - len(data))
+            if rest is None:
+                return None
+            data += rest
+        self.pending = data[end:]
+        return data[_HEADER.size : end]
 
 
 class _CodeEnded(BaseException):
@@ -1674,7 +1744,8 @@ class _PipeChannel:
     """The check's side of the pipes to the process of the code under test."""
 
     def __init__(self, calls_fd: int, replies_fd: int) -> None:
-        self.calls_fd, self.replies_fd = calls_fd, replies_fd
+        self.calls_fd = calls_fd
+        self.replies = _FrameReader(replies_fd, MAX_FRAME_BYTES)
         self.ended = False  # the other end was closed
         self.broken = False  # it sent something that is not a frame: nothing more is read
 
@@ -1684,20 +1755,19 @@ class _PipeChannel:
         if self.broken:
             raise RuntimeError(MALFORMED)
         try:
-            frame = _read_frame(self.replies_fd, MAX_FRAME_BYTES)
-        except ValueError:
-            frame = None
-        if frame is _END:
-            self.ended = True
-            raise _CodeEnded
-        if frame is None:
+            body = self.replies.read()
+            if body is None:
+                self.ended = True
+                raise _CodeEnded
+            return json.loads(body)
+        except (ValueError, RecursionError):
             self.broken = True
-            raise RuntimeError(MALFORMED)
-        return frame
+            raise RuntimeError(MALFORMED) from None
 
-    def ask(self, call: dict[str, Any]) -> Any:
+    def ask(self, call: bytes) -> Any:
+        """Send ``call`` (a :func:`pack_call` frame); return the answer's JSON."""
         try:
-            _write_all(self.calls_fd, pack_frame(call))
+            _write_all(self.calls_fd, call)
         except OSError:
             raise _CodeEnded from None
         return self.read()
@@ -1723,11 +1793,11 @@ class _Remote:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:
-            call = {"f": self.__name__, "a": encode_value(list(args)), "kw": encode_value(kwargs)}
+            call = pack_call(self.__name__, args, kwargs)
         except EncodeError as exc:
             raise TypeError(f"an argument cannot be sent to the code under test: {exc}") from None
-        if has_unsupported(call["a"]) or has_unsupported(call["kw"]):
-            raise TypeError("only plain data can be passed to the code under test")
+        except TypeError as exc:  # not plain data
+            raise TypeError(str(exc)) from None
         answer = self._channel.ask(call)
         if type(answer) is dict:
             if "v" in answer:
@@ -1905,8 +1975,8 @@ class _LoopChannel:
     def read(self) -> Any:
         return json.loads(pack_frame(self.frames.pop(0))[_HEADER.size :])
 
-    def ask(self, call: dict[str, Any]) -> Any:
-        self.frames.append(self.answer(json.loads(pack_frame(call)[_HEADER.size :])))
+    def ask(self, call: bytes) -> Any:
+        self.frames.append(self.answer(call[_HEADER.size :]))
         return self.read()
 
     def close(self) -> None:
