@@ -1955,32 +1955,39 @@ _WARM_ASSERTS: tuple[tuple[AssertEntry, ...], ...] = (
     ((2, 2, "assert candidate([1, 2], 2) == False", "cmp", "(candidate([1, 2], 2))", "(False)"),),
     ((2, 2, "assert candidate(None, 2)", "value", "(candidate(None, 2))", ""),),
 )
+# the arguments of each call the check of each script makes, in order (a failed assert
+# calls again to show its operands)
+_WARM_CALLS: tuple[tuple[tuple[Any, ...], ...], ...] = (
+    (([1, 2, 4], 2), ([1, 3], 2), ([], 3)),
+    (([1, 2], 2), ([1, 2], 2)),
+    ((None, 2),),
+)
 WARM_UP_ROUNDS = 12
 
 
-class _LoopChannel:
-    """The pipes of :func:`_check_remotely` folded into one process, for :func:`_warm_up` only.
+def _warm_exchange(
+    req: dict[str, Any], secret: dict[str, Any], calls: bytes, send: Any, print_exc: Any
+) -> None:
+    """Run a check of :func:`_warm_up` through both sides of the pipes, in this process.
 
-    Trusted programs only: each call is answered at once, through the same frames.
+    Trusted programs only. The code's side (:func:`_serve_calls`) runs first, on ``calls``
+    written ahead into its calls pipe: the check's calls, as the check will make them. Then
+    the check runs (:func:`_check_remotely`) and reads the answers left in the replies pipe;
+    the calls it writes go to a pipe that nobody reads.
     """
-
-    def __init__(self, req: dict[str, Any], print_exc: Callable[[], None]) -> None:
-        self.frames: list[Any] = []
-        self.ended = False
-        glb = _load(req, self.frames.append, print_exc)
-        if glb is not None:
-            names, self.answer = _answerer(glb, int(req["max_value_bytes"]), print_exc)
-            self.frames.append({"k": "load", "names": names})
-
-    def read(self) -> Any:
-        return json.loads(pack_frame(self.frames.pop(0))[_HEADER.size :])
-
-    def ask(self, call: bytes) -> Any:
-        self.frames.append(self.answer(call[_HEADER.size :]))
-        return self.read()
-
-    def close(self) -> None:
-        pass
+    calls_r, calls_w = os.pipe()
+    replies_r, replies_w = os.pipe()
+    sink_r, sink_w = os.pipe()
+    try:
+        _write_all(calls_w, calls)
+        os.close(calls_w)
+        _serve_calls(req, calls_r, replies_w)
+        os.close(replies_w)
+        with contextlib.suppress(_CodeEnded):
+            _check_remotely(secret, _PipeChannel(sink_w, replies_r), send, print_exc)
+    finally:
+        for fd in (calls_r, replies_r, sink_r):
+            os.close(fd)
 
 
 def _warm_up() -> None:
@@ -1990,10 +1997,12 @@ def _warm_up() -> None:
     with the server (the interpreter's method cache filled, the harness's bytecode
     specialized, the strings interned), instead of writing it into copies of those pages:
     each write to a page shared with the server is a page fault and a page copy. Only the
-    programs above run, in the server's own interpreter; nothing is written to any pipe.
+    programs above run, in the server's own interpreter; a check's two sides talk through
+    pipes of their own (:func:`_warm_exchange`), and nothing is written to any other pipe.
     """
     requests = []
-    for script, entries in zip(_WARM_SCRIPTS, _WARM_ASSERTS, strict=True):
+    frames: list[bytes] = []  # the calls of each check (pack_call)
+    for script, entries, arguments in zip(_WARM_SCRIPTS, _WARM_ASSERTS, _WARM_CALLS, strict=True):
         table = tuple(
             (*entry[:4], *(compile(s, SCRIPT_FILENAME, "eval") if s else s for s in entry[4:]))
             for entry in entries
@@ -2012,8 +2021,10 @@ def _warm_up() -> None:
             "asserts": marshal.dumps(table, 2),
         }
         requests.append((candidate, checker))
+        frames.append(b"".join(pack_call("warm", args, {}) for args in arguments))
     cases = [{"numbers": [1, 2, 4], "k": 2}, {"numbers": [1.5, "a", (1,)], "k": 2}]
     requests.append(({**requests[0][0], "mode": "io", "cases": cases}, {"nonce": "0" * 32}))
+    frames.append(b"")
     packed = [pack_request(*parts) for parts in requests]
 
     def send(*objs: dict[str, Any]) -> None:
@@ -2023,14 +2034,14 @@ def _warm_up() -> None:
         format_exc(sys.exc_info()[1]).encode("utf-8", "backslashreplace")
 
     for _ in range(WARM_UP_ROUNDS):
-        for data in packed:
+        for data, calls in zip(packed, frames, strict=True):
             size = _HEADER.unpack_from(data, 1)[0]  # after the mode mark
             req = marshal.loads(data[1 + _HEADER.size : 1 + _HEADER.size + size])
             secret = marshal.loads(data[1 + 2 * _HEADER.size + size :])
             if req["mode"] == "io":
                 _run_candidate(req, send, print_exc)
             else:
-                _check_remotely(secret, _LoopChannel(req, print_exc), send, print_exc)
+                _warm_exchange(req, secret, calls, send, print_exc)
 
 
 _SECCOMP: list[Any] = [None]
