@@ -56,7 +56,8 @@ import os
 import struct
 import sys
 from collections.abc import Callable
-from typing import Any
+from json.scanner import make_scanner
+from typing import Any, cast
 
 _HEADER = struct.Struct(">I")
 _CONTAINER_TAGS: dict[type, str] = {list: "l", tuple: "t", set: "S", frozenset: "F"}
@@ -96,6 +97,11 @@ def encode_value(value: Any, *, max_bytes: int = MAX_VALUE_BYTES) -> Any:
     longer than ``max_bytes`` bytes, or the value is nested deeper than :data:`MAX_DEPTH`.
     Each node is charged its own bytes and one separator, so the charge bounds the JSON.
     """
+    t = type(value)
+    if t in _SCALARS:  # the usual answer of a check's call: no walk
+        tree, charge = _encode_scalar(value, t)
+        if charge <= max_bytes:
+            return tree
     budget = [max_bytes]
 
     def spend(n: int) -> None:
@@ -107,26 +113,12 @@ def encode_value(value: Any, *, max_bytes: int = MAX_VALUE_BYTES) -> Any:
         if depth > MAX_DEPTH:
             raise EncodeError(f"value is nested deeper than {MAX_DEPTH} levels")
         t = type(x)
-        if x is None:
-            spend(6)  # ["N"],
-            return ["N"]
-        if t is bool:
-            spend(8)  # ["b",1],
-            return ["b", 1 if x else 0]
-        if t is int:
-            digits = _int_digits(x)
-            spend(9 + len(digits))  # ["i","..."],
-            return ["i", digits]
-        if t is float:
-            tree = _encode_float(x)
-            payload = tree[1]
-            spend(7 + (len(payload) + 2 if type(payload) is str else len(float.__repr__(x))))
+        if t in _SCALARS:
+            tree, charge = _encode_scalar(x, t)
+            spend(charge)
             return tree
-        if t is str:
-            spend(7 + len(_escape(x)))  # ["s","..."],
-            return ["s", x]
         if t is bytes:
-            spend(9 + 2 * len(x))  # ["y","..."],
+            spend(9 + 2 * len(x))  # ["y","..."], (before the hex is made)
             return ["y", bytes.hex(x)]
         if t is list or t is tuple or t is set or t is frozenset:
             spend(9)  # ["l",[]],
@@ -145,6 +137,26 @@ def encode_value(value: Any, *, max_bytes: int = MAX_VALUE_BYTES) -> Any:
         return tree
 
     return enc(value, 0)
+
+
+#: the exact types whose tree :func:`_encode_scalar` makes (bytes are charged before their hex)
+_SCALARS = frozenset({type(None), bool, int, float, str})
+
+
+def _encode_scalar(x: Any, t: type) -> tuple[list[Any], int]:
+    """Return the tree of ``x``, of the exact type ``t`` in :data:`_SCALARS`, and its charge."""
+    if x is None:
+        return ["N"], 6  # ["N"],
+    if t is bool:
+        return ["b", 1 if x else 0], 8  # ["b",1],
+    if t is int:
+        digits = _int_digits(x)
+        return ["i", digits], 9 + len(digits)  # ["i","..."],
+    if t is float:
+        tree = _encode_float(x)
+        payload = tree[1]
+        return tree, 7 + (len(payload) + 2 if type(payload) is str else len(float.__repr__(x)))
+    return ["s", x], 7 + len(_escape(x))  # ["s","..."],
 
 
 def _int_digits(x: int) -> str:
@@ -230,11 +242,15 @@ def decode_value(tree: Any, *, _depth: int = 0) -> Any:
     Unsupported values (tag ``"?"``) decode to an :class:`Unsupported` marker. No other
     exception escapes, whatever ``tree`` holds.
     """
-    tag = _tag(tree, _depth)
+    return _decode(tree, _depth)
+
+
+def _decode(tree: Any, depth: int) -> Any:
+    tag = _tag(tree, depth)
     if tag == "d":
-        return _decode_dict(tree[1], _depth)
+        return _decode_dict(tree[1], depth)
     if tag in _CONTAINERS:
-        items = [decode_value(v, _depth=_depth + 1) for v in tree[1]]
+        items = [_decode(v, depth + 1) for v in tree[1]]
         if tag == "l":
             return items
         if tag == "t":
@@ -269,8 +285,8 @@ def _decode_dict(payload: list[Any], depth: int) -> dict[Any, Any]:
     for pair in payload:
         if type(pair) is not list or len(pair) != 2:
             raise DecodeError("a dict item must be a [key, value] pair")
-        key = decode_value(pair[0], _depth=depth + 1)
-        pairs.append((key, decode_value(pair[1], _depth=depth + 1)))
+        key = _decode(pair[0], depth + 1)
+        pairs.append((key, _decode(pair[1], depth + 1)))
     keys = [key for key, _ in pairs]
     _check_hash_spread(keys)
     try:
@@ -557,8 +573,7 @@ def _write_all(fd: int, data: bytes | memoryview) -> None:
         view = view[os.write(fd, view) :]
 
 
-#: the exact types that :func:`pack_call` sends as they are (``bool`` is not an ``int`` here)
-_PLAIN_SCALARS = frozenset({type(None), bool, int, float, str, bytes})
+#: the containers that :func:`pack_call` sends as they are, with dict
 _PLAIN_COLLECTIONS = frozenset({list, tuple, set, frozenset})
 
 
@@ -597,7 +612,7 @@ def _plain_size(x: Any, depth: int, max_bytes: int) -> int:
     t = type(x)
     if t is str or t is bytes:
         return 1 + len(x)
-    if t in _PLAIN_SCALARS:
+    if t in _SCALARS:  # None, bool, int, float
         return 1
     if t in _PLAIN_COLLECTIONS or t is dict:
         items = dict.items(x) if t is dict else list.__iter__(x) if t is list else iter(x)
@@ -1730,6 +1745,27 @@ class _FrameReader:
         return data[_HEADER.size : end]
 
 
+# the C scanner that json.loads runs (typeshed's stub types its context argument wrongly)
+_scan_json = make_scanner(cast(Any, json.JSONDecoder()))
+
+
+def _parse_frame(body: bytes) -> Any:
+    """Return the JSON value of a frame's body; ValueError (or RecursionError) if malformed.
+
+    The body must be as :func:`pack_frame` writes it: ASCII, no whitespace around the value.
+    This is the scanner that ``json.loads`` runs, without its look for an encoding and for
+    whitespace, which cost more than the scan of a short answer.
+    """
+    text = body.decode("ascii")
+    try:
+        value, end = _scan_json(text, 0)
+    except StopIteration:
+        raise ValueError("not a JSON value") from None
+    if end != len(text):
+        raise ValueError("more than one JSON value")
+    return value
+
+
 class _CodeEnded(BaseException):
     """The process of the code under test closed its end of the pipes (it ended).
 
@@ -1759,7 +1795,7 @@ class _PipeChannel:
             if body is None:
                 self.ended = True
                 raise _CodeEnded
-            return json.loads(body)
+            return _parse_frame(body)
         except (ValueError, RecursionError):
             self.broken = True
             raise RuntimeError(MALFORMED) from None
