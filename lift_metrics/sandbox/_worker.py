@@ -1762,7 +1762,7 @@ def _parse_frame(body: bytes) -> Any:
     except StopIteration:
         raise ValueError("not a JSON value") from None
     if end != len(text):
-        raise ValueError("more than one JSON value")
+        raise ValueError("bytes after the JSON value")
     return value
 
 
