@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import marshal
 import math
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,7 @@ from hypothesis import strategies as st
 from lift_metrics.sandbox import _worker
 from lift_metrics.sandbox._judge import judge
 from lift_metrics.sandbox._worker import (
+    MAX_DEPTH,
     MAX_FRAME_BYTES,
     MAX_VALUE_BYTES,
     DecodeError,
@@ -25,6 +29,7 @@ from lift_metrics.sandbox._worker import (
     canonical,
     decode_value,
     encode_value,
+    pack_call,
     pack_frame,
     pack_request,
     remove_tree,
@@ -347,6 +352,130 @@ def test_a_request_too_deeply_nested_to_marshal_is_an_encode_error() -> None:
     code = compile("f = " + "lambda: " * 2000 + "0\n", "<candidate>", "exec")
     with pytest.raises(EncodeError, match="cannot be marshalled"):
         pack_request({"code": code}, {})
+
+
+@pytest.mark.slow
+@given(
+    st.lists(values, max_size=3),
+    st.dictionaries(st.from_regex(r"[a-z]{1,5}", fullmatch=True), values, max_size=2),
+)
+def test_a_call_reaches_the_code_with_exact_types_and_no_shared_objects(
+    args: list[Any], kwargs: dict[str, Any]
+) -> None:
+    frame = pack_call("f", tuple(args), kwargs)
+    assert int.from_bytes(frame[:4], "big") == len(frame) - 4
+    name, got_args, got_kwargs = marshal.loads(frame[4:])
+    assert name == "f"
+    assert typed_equal(list(got_args), args)
+    assert typed_equal(got_kwargs, kwargs)
+
+
+def test_a_call_sends_fresh_objects_where_the_check_shared_one() -> None:
+    shared = [1, 2]
+    _, args, _ = marshal.loads(pack_call("f", (shared, shared), {})[4:])
+    assert args[0] == args[1] == shared
+    assert args[0] is not args[1]  # as decode_value rebuilt them: mutating one spares the other
+
+
+@pytest.mark.parametrize(
+    "argument",
+    [  # marshal would send all but the first and the last (bytearray as bytes)
+        object(),
+        bytearray(b"x"),
+        1j,
+        ...,
+        compile("0", "<s>", "eval"),
+        Unsupported("a", "b"),
+    ],
+)
+def test_a_call_with_anything_but_plain_data_is_a_type_error(argument: Any) -> None:
+    class Integer(int):
+        pass
+
+    for bad in (argument, Integer(1), [Integer(1)], {"k": (Integer(1),)}, {Integer(1): 2}):
+        with pytest.raises(TypeError, match="only plain data"):
+            pack_call("f", (bad,), {})
+    with pytest.raises(TypeError, match="only plain data"):
+        pack_call("f", (), {"k": argument})
+
+
+def test_a_call_is_bounded_in_size_and_depth() -> None:
+    with pytest.raises(EncodeError, match="larger than 100 bytes"):
+        pack_call("f", ("x" * 200,), {}, max_bytes=100)
+    with pytest.raises(EncodeError, match="larger than 100 bytes"):
+        pack_call("f", ([0] * 10**6,), {}, max_bytes=100)  # the walk stops early
+    nested: list[Any] = []
+    for _ in range(MAX_DEPTH):  # MAX_DEPTH levels below args: the deepest item is at MAX_DEPTH
+        nested = [nested]
+    pack_call("f", (nested[0],), {})
+    with pytest.raises(EncodeError, match="nested deeper"):
+        pack_call("f", (nested,), {})
+    loop: list[Any] = []
+    loop.append(loop)
+    with pytest.raises(EncodeError, match="nested deeper"):
+        pack_call("f", (loop,), {})
+
+
+def test_an_answer_is_read_as_pack_frame_writes_it_and_nothing_else() -> None:
+    assert _worker._parse_frame(pack_frame({"v": ["s", "é"]})[4:]) == {"v": ["s", "é"]}
+    for bad in (b"", b" {}", b"{} ", b"{}{}", b"{", '{"v":"é"}'.encode(), "{}".encode("utf-16")):
+        with pytest.raises(ValueError, match=r"JSON value|Expecting|codec can't decode"):
+            _worker._parse_frame(bad)
+    with pytest.raises(RecursionError):
+        _worker._parse_frame(b"[" * 100_000)
+
+
+def test_frames_are_read_whole_however_the_bytes_arrive() -> None:
+    read_fd, write_fd = os.pipe()
+    try:
+        one, two = pack_frame({"k": 1}), pack_frame({"k": "x" * 100_000})
+        reader = _worker._FrameReader(read_fd, 200_000)
+        os.write(write_fd, one + two[:3])  # a frame and the start of a header in one read
+        assert reader.read() == one[4:]
+        writer = threading.Thread(target=_worker._write_all, args=(write_fd, two[3:]))
+        writer.start()  # the rest, larger than a pipe holds, in pieces
+        assert reader.read() == two[4:]
+        writer.join()
+        os.write(write_fd, b"\x00\x00\x01\x00")  # a header over the limit, body unread
+        with pytest.raises(ValueError, match="over 10"):
+            _worker._FrameReader(read_fd, 10).read()
+        os.write(write_fd, one[:-1])
+        os.close(write_fd)
+        write_fd = -1
+        assert reader.read() is None  # the end of the file within a frame
+    finally:
+        os.close(read_fd)
+        if write_fd >= 0:
+            os.close(write_fd)
+
+
+def test_the_warm_up_runs_each_check_through_both_sides_of_its_pipes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reports: list[tuple[dict[str, Any], ...]] = []
+    exchange = _worker._warm_exchange
+
+    def recorded(req: Any, secret: Any, calls: bytes, send: Any, print_exc: Any) -> None:
+        exchange(req, secret, calls, lambda *objs: reports.append(objs), print_exc)
+
+    monkeypatch.setattr(_worker, "_warm_exchange", recorded)
+    monkeypatch.setattr(_worker, "WARM_UP_ROUNDS", 1)
+    descriptors = sorted(os.listdir("/proc/self/fd"))
+    _worker._warm_up()
+    assert sorted(os.listdir("/proc/self/fd")) == descriptors  # its pipes are closed
+    failed = (
+        "AssertionError at line 2: assert candidate([1, 2], 2) == False; left: True, right: False"
+    )
+    assert reports == [  # each answer reached the check: a pass, a failed assert, an exception
+        ({"k": "load"},),
+        ({"k": "script", "ok": 1}, {"k": "done"}),
+        ({"k": "load"},),
+        ({"k": "script", "e": failed},),
+        ({"k": "done"},),
+        ({"k": "load"},),
+        ({"k": "script", "e": "TypeError: 'NoneType' object is not iterable"},),
+        ({"k": "done"},),
+    ]
 
 
 def test_frames_round_trip_and_detect_garbage() -> None:
