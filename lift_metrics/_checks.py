@@ -181,9 +181,7 @@ def check_wrong_answer_gate(value: Any) -> bool:
     >>> check_wrong_answer_gate(True)
     True
     """
-    if not isinstance(value, bool):
-        raise InputTypeError(f"wrong_answer_gate must be True or False, got {value!r}")
-    return value
+    return check_bool("wrong_answer_gate", value)
 
 
 def check_method(name: str, value: Any, method: str, *, wanted: str) -> Any:

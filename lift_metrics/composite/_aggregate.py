@@ -97,15 +97,10 @@ def aggregate_breakdown(
     >>> aggregate_breakdown(0.9, 0.6, 0.6, 0.05, 30_000, gated=True).score  # 0.49 + 0.6 * 0.15
     0.58
     """
-    scores = [
-        check_unit_interval(name, value)
-        for name, value in (
-            ("ir_score", ir_score),
-            ("code_score", code_score),
-            ("e2e_score", e2e_score),
-        )
-        if value is not None or name != "ir_score"
-    ]
+    ir = None if ir_score is None else check_unit_interval("ir_score", ir_score)
+    code = check_unit_interval("code_score", code_score)
+    e2e = check_unit_interval("e2e_score", e2e_score)
+    scores = [code, e2e] if ir is None else [ir, code, e2e]
     cost_ceiling = check_positive("cost_ceiling_usd", cost_ceiling_usd)
     latency_ceiling = check_positive("latency_ceiling_ms", latency_ceiling_ms)
     w = normalize_weights("weights", weights, DEFAULT_AGGREGATE_WEIGHTS)
@@ -122,7 +117,7 @@ def aggregate_breakdown(
         # quality always counts: all its weight when the known parts weigh nothing
         w = {key: value / total for key, value in kept.items()} if total > 0 else {"quality": 1.0}
         components = {key: components[key] for key in w}
-    gate = check_unit_interval("code_score", code_score) if check_bool("gated", gated) else 1.0
+    gate = code if check_bool("gated", gated) else 1.0
     score = sum(w[key] * components[key] * (1.0 if key == "quality" else gate) for key in w)
     return AggregateBreakdown(
         score=min(max(score, 0.0), 1.0), components=components, weights=w, gate=gate

@@ -422,10 +422,11 @@ class Aggregate(EndToEnd):
     def _failing_ceiling(self) -> float:
         """Return the best aggregate of an output whose code fails every test (all else perfect)."""
         e2e = EndToEnd._failing_ceiling(self)
-        parts = [self._failing_code_ceiling(), e2e] + ([1.0] if self.scores_ir else [])
+        code = self._failing_code_ceiling()
+        parts = [code, e2e] + ([1.0] if self.scores_ir else [])
         quality = sum(parts) / len(parts)
         w = self.aggregate_weights
-        gate = self._failing_code_ceiling() if self.gated else 1.0
+        gate = code if self.gated else 1.0
         return w["quality"] * quality + gate * (w["cost"] + w["latency"])
 
     def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from lift_metrics._checks import check_method
 from lift_metrics._test_cases import as_test_cases
-from lift_metrics.errors import InputTypeError, InputValueError
+from lift_metrics.errors import InputValueError
 
 logger = logging.getLogger(__name__)
 
@@ -66,12 +66,6 @@ def _check_field(name: str, value: Any, *, optional: bool = False) -> str | None
     if not isinstance(value, str) or not value.isidentifier():
         allowed = "a Python identifier" + (" or None" if optional else "")
         raise InputValueError(f"{name} must be {allowed} naming a field, got {value!r}")
-    return value
-
-
-def _check_bool(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise InputTypeError(f"{name} must be True or False, got {value!r}")
     return value
 
 

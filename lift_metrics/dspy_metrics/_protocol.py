@@ -13,6 +13,7 @@ import types
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from lift_metrics._checks import (
+    check_bool,
     check_choice,
     check_int,
     check_unit_interval,
@@ -34,7 +35,6 @@ from lift_metrics.dspy_metrics._cache import _ResultCache
 from lift_metrics.dspy_metrics._copying import _EmbedderSettings, _is_bundled_embedder, _is_pool
 from lift_metrics.dspy_metrics._feedback import _feedback_text
 from lift_metrics.dspy_metrics._fields import (
-    _check_bool,
     _ExampleError,
     _fields_of,
     _inputs_of,
@@ -132,8 +132,8 @@ class _Metric:
     ) -> None:
         # None: the class's default, set by the subclass once its weights are known
         self.threshold = 0.5 if threshold is None else check_unit_interval("threshold", threshold)
-        self.reveal_expected = _check_bool("reveal_expected", reveal_expected)
-        self.require_all_tests = _check_bool("require_all_tests", require_all_tests)
+        self.reveal_expected = check_bool("reveal_expected", reveal_expected)
+        self.require_all_tests = check_bool("require_all_tests", require_all_tests)
         # one of "bool" and "float" once checked: a TraceReturns
         self.trace_returns = cast(
             TraceReturns, check_choice("trace_returns", trace_returns, ("bool", "float"))
