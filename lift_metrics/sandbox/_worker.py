@@ -573,10 +573,6 @@ def _write_all(fd: int, data: bytes | memoryview) -> None:
         view = view[os.write(fd, view) :]
 
 
-#: the containers that :func:`pack_call` sends as they are, with dict
-_PLAIN_COLLECTIONS = frozenset({list, tuple, set, frozenset})
-
-
 def pack_call(
     name: str, args: tuple[Any, ...], kwargs: dict[str, Any], *, max_bytes: int = MAX_VALUE_BYTES
 ) -> bytes:
@@ -614,10 +610,9 @@ def _plain_size(x: Any, depth: int, max_bytes: int) -> int:
         return 1 + len(x)
     if t in _SCALARS:  # None, bool, int, float
         return 1
-    if t in _PLAIN_COLLECTIONS or t is dict:
-        items = dict.items(x) if t is dict else list.__iter__(x) if t is list else iter(x)
+    if t in _CONTAINER_TAGS or t is dict:  # exact types: their own iteration, nothing patched
         size = 5
-        for item in items:
+        for item in x.items() if t is dict else x:
             if t is dict:
                 size += _plain_size(item[0], depth + 1, max_bytes)
                 item = item[1]
