@@ -27,7 +27,7 @@ def _arms() -> tuple[list[RunRecord], list[RunRecord]]:
     rng = np.random.default_rng(2026)
     arms: tuple[list[RunRecord], list[RunRecord]] = ([], [])
     for i in range(PAIRS):
-        for side, (arm, p) in enumerate((("with_skelly", 0.62), ("without_skelly", 0.58))):
+        for side, (arm, p) in enumerate((("treatment", 0.62), ("control", 0.58))):
             arms[side].append(
                 RunRecord(
                     task_id=f"task-{i // 10:04d}",

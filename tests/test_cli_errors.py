@@ -112,7 +112,7 @@ def _ab_missing_field(tmp: Path) -> list[str]:
 def _ab_one_arm(tmp: Path) -> list[str]:
     lines = _example("ab_runs.jsonl").read_text().splitlines()
     path = tmp / "one_arm.jsonl"
-    path.write_text("\n".join(line for line in lines if "without_skelly" in line) + "\n")
+    path.write_text("\n".join(line for line in lines if '"arm": "control"' in line) + "\n")
     return ["ab", str(path)]
 
 

@@ -101,7 +101,7 @@ class PairedComparison:
 
     @property
     def decision_text(self) -> str:
-        """The point decision in words (``"prefer with_skelly"``)."""
+        """The point decision in words (``"prefer treatment"``)."""
         return _DECISION_TEXT[self.decision].format(treatment=self.treatment, control=self.control)
 
     @property
@@ -231,9 +231,9 @@ def paired_comparison(
     Parameters
     ----------
     a : iterable of RunRecord or mapping
-        Treatment runs (one arm, e.g. ``with_skelly``).
+        Treatment runs (one arm, e.g. ``treatment``).
     b : iterable of RunRecord or mapping
-        Control runs (one arm, e.g. ``without_skelly``), paired with ``a`` on
+        Control runs (one arm, e.g. ``control``), paired with ``a`` on
         ``(task_id, repeat)``.
     n_resamples : int, default 10_000
         Bootstrap resamples and random sign flips, from 100 to 1,000,000.

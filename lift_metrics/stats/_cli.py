@@ -65,8 +65,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Read A/B run records (JSONL, one RunRecord a line) of exactly two arms, pair them "
             "on (task_id, repeat) and print arm statistics, paired deltas with bootstrap "
             "intervals and permutation p-values, the three-gate decision and the "
-            "interval-aware verdict. Arms: with_skelly/without_skelly, or --treatment/"
-            "--control, or else the first arm in the file is the control."
+            "interval-aware verdict. Arms: --treatment/--control; without them, arms named "
+            "'treatment' and 'control' are what they say, or else the first arm in the file "
+            "is the control."
         ),
     )
     ab.add_argument("runs", metavar="RUNS", help="run records (JSONL)")

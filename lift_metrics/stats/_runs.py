@@ -20,6 +20,10 @@ from lift_metrics.stats._records import (
     load_jsonl_records,
 )
 
+#: The arm names :func:`split_arms` reads as treatment and control when none are given.
+TREATMENT_ARM = "treatment"
+CONTROL_ARM = "control"
+
 
 @dataclass(frozen=True)
 class RunRecord:
@@ -150,7 +154,7 @@ def load_run_records(path: str | os.PathLike[str]) -> tuple[RunRecord, ...]:
     >>> from lift_metrics._paths import datasets_dir
     >>> runs = load_run_records(datasets_dir() / "examples" / "ab_runs.jsonl")
     >>> len(runs), sorted({r.arm for r in runs})
-    (60, ['with_skelly', 'without_skelly'])
+    (60, ['control', 'treatment'])
     """
     return load_jsonl_records(check_path("path", path), RunRecord.from_dict, "run records")
 
@@ -163,8 +167,8 @@ def split_arms(
 ) -> tuple[tuple[RunRecord, ...], tuple[RunRecord, ...]]:
     """Split mixed records into ``(treatment_runs, control_runs)``.
 
-    Without names: ``with_skelly`` (treatment) / ``without_skelly`` (control) when
-    those are the two arms, otherwise the first arm in record order is the control and the
+    Without names: when the two arms are literally named ``"treatment"`` and ``"control"``,
+    they are what they say; otherwise the first arm in record order is the control and the
     second the treatment. Exactly two arms are required.
 
     Parameters
@@ -196,8 +200,8 @@ def split_arms(
     runs = validate_run_records(records)
     arms = list(dict.fromkeys(r.arm for r in runs))
     if treatment is None and control is None:
-        if set(arms) == {"with_skelly", "without_skelly"}:
-            treatment, control = "with_skelly", "without_skelly"
+        if set(arms) == {TREATMENT_ARM, CONTROL_ARM}:
+            treatment, control = TREATMENT_ARM, CONTROL_ARM
         elif len(arms) == 2:
             control, treatment = arms
         else:

@@ -267,15 +267,21 @@ def test_json_has_every_delta_and_markdown_renders() -> None:
 
 
 def test_split_arms() -> None:
-    records = [rec("without_skelly", "x"), rec("with_skelly", "x")]
+    # arms named "treatment" and "control" are what they say, in either order
+    records = [rec("treatment", "x"), rec("control", "x")]
     t, c = split_arms(records)
-    assert (t[0].arm, c[0].arm) == ("with_skelly", "without_skelly")
+    assert (t[0].arm, c[0].arm) == ("treatment", "control")
+    t, c = split_arms(records[::-1])
+    assert (t[0].arm, c[0].arm) == ("treatment", "control")
+    # other names: the first arm in record order is the control
+    t, c = split_arms([rec("b", "x"), rec("a", "x")])
+    assert (t[0].arm, c[0].arm) == ("a", "b")
     t, c = split_arms([rec("b", "x"), rec("a", "x")], treatment="b")
     assert (t[0].arm, c[0].arm) == ("b", "a")
     with pytest.raises(ValueError, match="exactly two arms"):
         split_arms([rec("a", "x"), rec("b", "x"), rec("c", "x")])
     with pytest.raises(ValueError, match="treatment arm 'q' not found"):
-        split_arms(records, treatment="q", control="with_skelly")
+        split_arms(records, treatment="q", control="treatment")
 
 
 def test_swapping_arms_mirrors_every_delta_interval_and_keeps_p_values() -> None:

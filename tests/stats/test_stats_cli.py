@@ -94,7 +94,7 @@ def test_ab_text_json_markdown(capsys: pytest.CaptureFixture[str]) -> None:
     runs = str(EXAMPLES / "ab_runs.jsonl")
     assert main(["ab", runs, "--n-resamples", "2000"]) == 0
     out = capsys.readouterr().out
-    assert "decision (three gates): prefer with_skelly" in out
+    assert "decision (three gates): prefer treatment" in out
     assert "Paired deltas" in out
     assert "solved per $" in out
     assert main(["ab", runs, "--n-resamples", "2000", "--seed", "5", "--format", "json"]) == 0
@@ -102,7 +102,7 @@ def test_ab_text_json_markdown(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["ab", runs, "--n-resamples", "2000", "--seed", "5", "--format", "json"]) == 0
     assert capsys.readouterr().out == first  # fixed seed: identical output
     data = json.loads(first)
-    assert data["treatment"] == "with_skelly"
+    assert data["treatment"] == "treatment"
     assert data["n_pairs"] == 30
     assert (
         main(
