@@ -85,7 +85,7 @@ def test_the_slug_follows_github() -> None:
         "seed h10, section 1",
         "Seed h10 weights",
         "seed 002, weight 0.2",
-        "seed ``forgetest-scoring.md``",
+        "seed ``scoring-rules.md``",
         "seed framework-harness-metrics.md",
         "(seed ``scylla-metrics``)",
         'seed framework-harness-metrics, "Answer Quality"',

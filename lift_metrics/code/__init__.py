@@ -1,4 +1,4 @@
-"""The code_quality metric family, lint-based forge-score inputs and static analysis.
+"""The code_quality metric family, the eval-report score's inputs and static analysis.
 
 Scores follow scikit-learn's naming: every ``*_similarity``/``*_correctness``/``*_rate``/
 ``*_conformance``/``code_quality`` value is higher-is-better in [0, 1].
@@ -20,7 +20,7 @@ Scores follow scikit-learn's naming: every ``*_similarity``/``*_correctness``/``
   (``datasets/conala/README.md``).
 - :func:`chrf_score`, :func:`bleu_score`, :func:`codebleu_score`, :func:`exact_match`: the
   field's reference metrics (sacrebleu, the optional ``codebleu`` package), for comparison.
-- :func:`forge_inputs` / :func:`forge_score_from_code`: forgetest's score on Python code
+- :func:`forge_inputs` / :func:`forge_score_from_code`: the eval-report score of Python code
   (compiles, tests, ruff findings) through :func:`lift_metrics.stats.forge_score`.
 - :func:`lint_code`, :func:`count_lint_findings`, :func:`lint_paths`: ruff's pyflakes rules.
 - :func:`analyze_code` / :func:`analyze_path`: radon + ``ast`` static metrics
@@ -48,7 +48,6 @@ from lift_metrics.code._field import (
     codebleu_score,
     exact_match,
 )
-from lift_metrics.code._forge import ForgeInputs, forge_inputs, forge_score_from_code
 from lift_metrics.code._gate import (
     GATED_COMPONENTS,
     gate_by_wrong_answers,
@@ -73,6 +72,7 @@ from lift_metrics.code._reference import (
     reference_score_breakdown,
     reference_scores,
 )
+from lift_metrics.code._report_score import ForgeInputs, forge_inputs, forge_score_from_code
 from lift_metrics.code._semantic import semantic_similarity
 from lift_metrics.code._static import (
     StaticAnalysis,

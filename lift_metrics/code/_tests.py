@@ -273,8 +273,8 @@ def test_pass_rate(
     Notes
     -----
     Code that does not parse scores 0.0 without starting a process. (The ``"seed"`` profile
-    of :func:`~lift_metrics.code.code_quality` still counts no tests as its tests component
-    1.0, as it always did; the default profile does not.) Wrong code, a missing entry point,
+    of :func:`~lift_metrics.code.code_quality` counts no tests as a tests component of 1.0;
+    the default profile does not.) Wrong code, a missing entry point,
     a crash, a timeout or a memory blow-up are not errors: those tests fail (the score says
     so, and :func:`~lift_metrics.code.code_quality_breakdown` says why).
 

@@ -24,7 +24,6 @@ from lift_metrics.stats._arm_statistics import (
     paired_deltas,
 )
 from lift_metrics.stats._compare import CaseChange, ReportComparison, compare_reports
-from lift_metrics.stats._forge import CaseStats, EvalReport, EvalResult, ModelStats, forge_score
 from lift_metrics.stats._gates import Gate, ab_decision
 from lift_metrics.stats._intervals import (
     ConfidenceInterval,
@@ -35,6 +34,7 @@ from lift_metrics.stats._intervals import (
 from lift_metrics.stats._paired import PairedBootstrap, paired_bootstrap
 from lift_metrics.stats._passk import pass_at_k, pass_hat_k
 from lift_metrics.stats._records import RecordError
+from lift_metrics.stats._reports import CaseStats, EvalReport, EvalResult, ModelStats, forge_score
 from lift_metrics.stats._resample import MAX_RESAMPLES, bootstrap_means
 from lift_metrics.stats._retrieval import (
     DEFAULT_SUMMED_METRICS,

@@ -41,10 +41,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "compare",
         help="regressions and improvements between two eval reports",
         description=(
-            "Compare two forgetest-style eval reports (JSON) case by case. A case regresses "
-            "when its score drops by more than --threshold (absolute score points) and "
-            "improves when it rises by more. Exit code 1 with --fail-on-regression when any "
-            "case regressed."
+            "Compare two eval reports (JSON {name, results: [...]}, one result per generated "
+            "sample) case by case. A case (keyed model/case) is scored by the mean "
+            "compile/test/lint score of its samples; it regresses when that score drops by "
+            "more than --threshold (absolute score points) and improves when it rises by "
+            "more. Exit code 1 with --fail-on-regression when any case regressed."
         ),
     )
     compare.add_argument("--baseline", required=True, metavar="A", help="baseline report JSON")
@@ -140,7 +141,7 @@ def _report(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     from lift_metrics.stats._compare import compare_reports
-    from lift_metrics.stats._forge import EvalReport
+    from lift_metrics.stats._reports import EvalReport
 
     result = compare_reports(
         EvalReport.load(args.baseline), EvalReport.load(args.current), threshold=args.threshold

@@ -9,7 +9,7 @@ from typing import Any
 from lift_metrics._checks import check_non_negative
 from lift_metrics._io import format_number
 from lift_metrics._records import record_dict
-from lift_metrics.stats._forge import EvalReport, EvalResult, as_case_scores
+from lift_metrics.stats._reports import EvalReport, EvalResult, as_case_scores
 
 # differences are rounded to this many decimals before the strict comparison, so that
 # 0.90 - 0.85 counts as exactly 0.05 rather than 0.05000000000000004

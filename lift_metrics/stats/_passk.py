@@ -162,8 +162,8 @@ def pass_at_k(n: Any, c: Any, k: Any) -> Any:
     TypeError
         For non-integer input (floats and bools are refused, not truncated).
     ValueError
-        For ``n < 1``, ``c`` outside ``[0, n]``, ``k < 1`` or ``k > n`` (forgetest silently
-        returns ``c/n`` there; pass@k is undefined with fewer than k samples).
+        For ``n < 1``, ``c`` outside ``[0, n]``, ``k < 1`` or ``k > n`` (pass@k is undefined
+        with fewer than k samples; it is not replaced by ``c/n`` there).
 
     Notes
     -----

@@ -1,4 +1,4 @@
-"""Lint findings (ruff F rules) and forgetest-score inputs from real code."""
+"""Lint findings (ruff F rules) and the eval-report score's inputs from real code."""
 
 from __future__ import annotations
 
@@ -94,13 +94,13 @@ def test_missing_linters_give_an_install_hint(monkeypatch) -> None:
         lint_code("x = 1\n")
 
 
-# --- forge inputs ----------------------------------------------------------------------------
+# --- the eval-report score's inputs ----------------------------------------------------------
 
 
 def test_forge_inputs_of_passing_clean_code(fake_sandbox) -> None:
     inputs = forge_inputs(GOOD, TESTS, sandbox=fake_sandbox)
     assert inputs == ForgeInputs(True, 2, 0, 0, inputs.execution, inputs.reason)
-    assert inputs.score == 1.0  # 0.4 + 0.5 + 0.1 (forgetest-scoring.md "perfect score")
+    assert inputs.score == 1.0  # 0.4 + 0.5 + 0.1: compiled, every test passed, no lint
 
 
 def test_forge_inputs_count_failures_and_lint(fake_sandbox) -> None:
@@ -112,7 +112,7 @@ def test_forge_inputs_count_failures_and_lint(fake_sandbox) -> None:
         1,
         2,
     )
-    # forgetest formula by hand: 0.4 + 0.5 * 1/2 + 0.1 * (1 - 0.2)
+    # the formula by hand: 0.4 + 0.5 * 1/2 + 0.1 * (1 - 0.2)
     assert inputs.score == pytest.approx(0.4 + 0.25 + 0.08)
     assert inputs.score == forge_score(True, 1, 1, 2)
     assert forge_score_from_code(code, TESTS, sandbox=fake_sandbox) == inputs.score
@@ -131,7 +131,7 @@ def test_forge_compile_is_stricter_than_ast_parse() -> None:
 
 
 def test_forge_without_tests_gives_zero_test_score(fake_sandbox) -> None:
-    # forgetest: no tests -> test score 0 (test_pass_rate's old rule gave 1.0, docs/code.md)
+    # no tests -> test score 0 (test_pass_rate refuses an empty test list, docs/code.md)
     inputs = forge_inputs(GOOD, [], sandbox=fake_sandbox)
     assert (inputs.passed, inputs.failed) == (0, 0)
     assert inputs.score == pytest.approx(0.5)

@@ -1,4 +1,7 @@
-"""forgetest's score for Python code: compiles, tests passed/failed, lint findings."""
+"""The eval-report score measured on Python code: compiles, tests passed/failed, lint findings.
+
+The score is :func:`lift_metrics.stats.forge_score`; this module measures its four inputs.
+"""
 
 from __future__ import annotations
 
@@ -87,7 +90,7 @@ def forge_inputs(
     sandbox: SandboxLike | None = None,
     timeout_s: float | None = None,
 ) -> ForgeInputs:
-    r"""Measure forgetest's score inputs on Python code: compiles, tests, lint findings.
+    r"""Measure the inputs of :func:`lift_metrics.stats.forge_score` on Python code.
 
     Parameters
     ----------
@@ -111,14 +114,14 @@ def forge_inputs(
 
     Notes
     -----
-    Python counterparts of forgetest's Rust inputs (docs/decisions.md#forgetest-score-in-python):
+    The inputs on Python code (docs/decisions.md#the-eval-report-score-in-python):
     "compiles" is :func:`compile` succeeding (stricter than :func:`ast.parse`: it also
-    rejects ``return`` outside a function); "clippy warnings" are ruff's pyflakes (``F``)
+    rejects ``return`` outside a function); lint warnings are ruff's pyflakes (``F``)
     findings, counted with ``# noqa`` ignored. Code that does not compile runs no process
     and counts every test as failed. The score is
     ``0 if not compiled else 0.4 + 0.5 * passed / (passed + failed) + 0.1 * max(0, 1 - 0.1 *
-    lint_warnings)`` with a test score of 0 when there are no tests (forgetest's rule, unlike
-    the standalone ``test_pass_rate`` of the original specification).
+    lint_warnings)`` with a test score of 0 when there are no tests (the standalone
+    :func:`~lift_metrics.code.test_pass_rate` refuses an empty test list instead).
 
     Examples
     --------
@@ -152,7 +155,7 @@ def forge_score_from_code(
     sandbox: SandboxLike | None = None,
     timeout_s: float | None = None,
 ) -> float:
-    """Forgetest's score of Python code: ``forge_inputs(...).score``.
+    """Return the compile/test/lint score of Python code: ``forge_inputs(...).score``.
 
     See :func:`forge_inputs` for the parameters, the Python counterparts of the inputs and
     the formula.
