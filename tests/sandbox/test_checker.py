@@ -3,8 +3,9 @@
 A check script runs in one long-lived process per server, never in the process of the code
 under test. These tests hold it to what the design promises: a check that runs on by itself
 ends at the deadline and the next one runs in a fresh checking process; a checking process
-that was killed is forked again; one is forked again after ``CHECKER_RUNS`` checks; and the
-code's process, the execution's child, reports how it ended as it did before.
+that was killed is forked again; one is forked again after ``CHECKER_RUNS`` checks; and how
+the code's process (the execution's child) ends in the middle of a check (an exit code, a
+signal, the deadline) is the execution's status.
 """
 
 from __future__ import annotations

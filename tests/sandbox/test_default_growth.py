@@ -38,7 +38,8 @@ def test_concurrent_callers_get_a_worker_each() -> None:
     for thread in threads:
         thread.join()
     assert results == ["passed"] * 6
-    # six executions at a time: six workers (the old default ran them two by two)
+    # six executions at a time: the default grows to six workers instead of running them
+    # two by two
     assert box.workers == 6
     assert _started(box) == 6
 

@@ -338,8 +338,9 @@ def test_workers_outlive_the_thread_that_created_them() -> None:
 
 
 def test_a_forked_copy_neither_uses_nor_kills_the_parents_workers(box: Sandbox) -> None:
-    # A forked child shares the workers' pipes; its exit-time finalizer used to kill the
-    # parent's servers (os.killpg on their pids) in the middle of the parent's executions.
+    # A forked child shares the workers' pipes; its exit-time finalizer must neither use them
+    # nor kill the parent's servers (os.killpg on their pids) in the middle of the parent's
+    # executions.
     pids = [w.proc.pid for w in box._slots if w is not None]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: fork with threads

@@ -605,9 +605,9 @@ def test_signals_reach_the_caller_and_its_group_only(machine: str) -> None:
 
 
 def test_removing_a_tree_of_any_fan_out_depth_and_mode(tmp_path: Path) -> None:
-    # Subdirectories beside subdirectories (two or more of them not empty used to stop the
-    # walk), symbolic links (never followed), odd names, and directories made read-only,
-    # unreadable, or searchable only.
+    # Subdirectories beside subdirectories (two or more of them not empty), symbolic links
+    # (never followed), odd names, and directories made read-only, unreadable, or searchable
+    # only.
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "kept").write_text("x")

@@ -1,20 +1,20 @@
 """Stress: many short-lived threads running small executions on a busy machine.
 
-Regression test for "a benign ``add1`` comes back ``crashed`` (the sandbox worker died during
-the execution) about once in 180 calls, right after a threaded ``dspy.Evaluate``". Root
-cause: a worker started (or restarted) from one of Evaluate's short-lived threads was
-SIGKILLed when that *thread* exited: bwrap's ``--die-with-parent`` and the server's own
-``PR_SET_PDEATHSIG`` fire on the exit of the creating thread, not of the process. An
-execution that another thread was running on that worker then lost its server. Python's
+A worker started (or restarted) from a short-lived thread, such as one of a threaded
+``dspy.Evaluate``'s, would be SIGKILLed when that *thread* exits: bwrap's
+``--die-with-parent`` and the server's own ``PR_SET_PDEATHSIG`` fire on the exit of the
+creating thread, not of the process. An execution that another thread was running on that
+worker would then lose its server, and a benign ``add1`` come back ``crashed``. Python's
 ``Thread.join()`` returns before the OS thread is gone, so even the first sequential call
 after the pool has been joined could pass the ``alive()`` check and then lose its worker.
-The fix starts every worker from one long-lived daemon thread (``_worker_client._spawn``).
+Every worker is therefore started from one long-lived daemon thread
+(``_worker_client._spawn``).
 
 The test recreates the conditions: the sandbox is created in a short-lived thread, workers
 are killed between rounds so that short-lived threads restart them, every round is followed
 by sequential calls from the main thread, and a busy thread keeps the interpreter loaded.
-Without the fix (workers started from the calling thread) 2 to 8 of its 152 executions
-crashed, in each of 6 runs here; with it, none. About 4 s per isolation mode.
+With workers started from the calling thread instead, 2 to 8 of its 152 executions crashed
+in each of 6 runs here; with the daemon thread, none. About 4 s per isolation mode.
 """
 
 from __future__ import annotations

