@@ -1,9 +1,9 @@
 """Fault injection: arguments are checked at the door, before any work.
 
-``paired_comparison(None, None)`` and ``validate_metric(f, None)`` once raised a bare
+Unchecked, ``paired_comparison(None, None)`` and ``validate_metric(f, None)`` raise a bare
 ``TypeError: 'NoneType' object is not iterable`` from deep inside, and
-``validate --labels conala --target nan`` scored every item (40 s) before it refused the
-target. The contract: a :class:`~lift_metrics.errors.LiftMetricsError` naming the parameter,
+``validate --labels conala --target nan`` scores every item (40 s) before the target is
+refused. The contract: a :class:`~lift_metrics.errors.LiftMetricsError` naming the parameter,
 raised before the first item is scored; on the command line, one line and exit code 2 while
 the options are parsed.
 """

@@ -150,9 +150,9 @@ def test_totals_read_after_settle_count_a_call_still_running_when_the_budget_sto
 
 # The token and dollar caps: each call here is billed 150 tokens and $0.01, so a run making one
 # call at a time stops after 8 calls (1,200 tokens, $0.08): the 8th call starts at 1,050 tokens
-# ($0.07), below the cap, and the 9th is refused. The caps were checked against billed usage
-# only, so calls running together all passed a check made before any of them was billed (on a
-# busy machine "$0.0900 used" where one call at a time gives "$0.0800").
+# ($0.07), below the cap, and the 9th is refused. Caps checked against billed usage only would
+# let calls running together all pass a check made before any of them is billed (on a busy
+# machine "$0.0900 used" where one call at a time gives "$0.0800").
 SIZED_CAPS = {
     "tokens": (Budget(max_tokens=1200), "the budget of 1200 tokens is spent (1200 tokens used)"),
     "dollars": (Budget(max_cost_usd=0.075), "the budget of $0.075 is spent ($0.0800 used)"),

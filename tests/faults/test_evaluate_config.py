@@ -1,8 +1,9 @@
 """Fault injection: ``evaluate --config`` uses every setting it checks.
 
-``[pipeline] code_samples = 3`` was checked and then ignored: the pipeline was built with its
-defaults, and each example made 2 LM calls (one IR, one code answer) instead of 4 (one IR,
-three code answers). The LM is ``DummyLM`` (``tests/optimizers/optimizers_testkit.py``).
+A setting that is checked and then ignored goes unseen: a pipeline built with its defaults
+despite ``[pipeline] code_samples = 3`` makes 2 LM calls per example (one IR, one code answer)
+instead of 4 (one IR, three code answers), and the tests count the calls. The LM is
+``DummyLM`` (``tests/optimizers/optimizers_testkit.py``).
 """
 
 from __future__ import annotations

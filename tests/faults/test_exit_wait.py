@@ -1,8 +1,9 @@
 """Fault injection: an exit that waits for the local LM says so, and keeps the command's code.
 
-A program whose prompt is long for the local model's context once wrote complete results,
-then waited 60 s at exit for a request still reading its prompt (llama.cpp cannot stop it
-before the prompt is read) and left with exit code 130 and nothing on stderr. The contract:
+A program whose prompt is long for the local model's context can write complete results and
+then wait up to 60 s at exit for a request still reading its prompt (llama.cpp cannot stop it
+before the prompt is read); leaving after that with exit code 130 and nothing on stderr would
+look like a hang and a failure. The contract:
 a line on stderr says what the exit waits for, and when the wait runs out, a second line;
 the exit code is the command's own.
 

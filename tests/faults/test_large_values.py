@@ -1,7 +1,7 @@
 """Fault injection: finite values near a float's limit give finite summaries.
 
-``summarize([1e308, 1e308])`` once had a mean of ``inf``: numpy sums before it divides, and
-the sum overflows. The property: for any finite sample, however large its values, the mean,
+A plain ``numpy.mean([1e308, 1e308])`` is ``inf``: numpy sums before it divides, and the sum
+overflows. The property: for any finite sample, however large its values, the mean,
 median and standard deviation are finite and agree with exact rational arithmetic
 (``fractions.Fraction``, an independent reference).
 """

@@ -1,9 +1,9 @@
 """Fault injection: every DSPy metric object scores any prediction, never raises for one.
 
-Each hostile prediction below once raised out of at least one metric object (a RecursionError
-in the result-cache key, an OverflowError on a huge latency, the field listing of a prediction
-whose attribute access raises). The contract: score 0 on the affected part, with the reason
-recorded, and the same for a failure anywhere else while scoring.
+Each hostile prediction below aims at a place a metric object could raise from (a
+RecursionError in the result-cache key, an OverflowError on a huge latency, the field listing
+of a prediction whose attribute access raises). The contract: score 0 on the affected part,
+with the reason recorded, and the same for a failure anywhere else while scoring.
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ def test_a_hostile_prediction_scores_with_a_reason(name: str, case: str) -> None
 @pytest.mark.parametrize("name", sorted(_metrics()))
 def test_lone_surrogates_score_as_replacement_characters(name: str) -> None:
     # JSON's "\ud800" in the IR text and in the code: the model's tokenizer refuses such a
-    # str (TypeError), which scored the part 0 as if the metric had failed
+    # str (TypeError), which would score the part 0 as if the metric had failed
     from testkit import TokenizingEmbedder
 
     text_ir = json.dumps(IR).replace("Add two", "Add \\ud800 two")

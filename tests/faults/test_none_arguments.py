@@ -1,8 +1,8 @@
 """Fault injection: every public function that takes data names the parameter given ``None``.
 
-``load_labels(None)``, ``format_table(None)``, ``krippendorff_alpha(None)``, ``ab_decision(None,
-None)`` and a dozen more public functions of ``lift_metrics.stats`` and
-``lift_metrics.validation`` raised a bare ``TypeError`` (``expected str, bytes or os.PathLike
+Unchecked, ``load_labels(None)``, ``format_table(None)``, ``krippendorff_alpha(None)``,
+``ab_decision(None, None)`` and a dozen more public functions of ``lift_metrics.stats`` and
+``lift_metrics.validation`` raise a bare ``TypeError`` (``expected str, bytes or os.PathLike
 object, not NoneType``, ``'NoneType' object is not iterable``) or an ``AttributeError`` from
 deep inside. The contract (docs/errors.md): a :class:`~lift_metrics.errors.LiftMetricsError`
 whose message starts with the name of the parameter.

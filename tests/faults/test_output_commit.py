@@ -1,9 +1,9 @@
 """Fault injection: a command's result files are all there or none, and only this run's.
 
 ``evaluate`` and ``validate`` stage their files and then rename them into the output folder
-one by one. A Ctrl-C or SIGKILL between two renames once left ``evaluation.json`` alone (the
-first name in order), which reads like a whole result. And ``validate`` into a folder used
-before left the plots of the earlier run beside the new report. The contract: an interrupt
+one by one. A Ctrl-C or SIGKILL between two renames could leave ``evaluation.json`` alone (the
+first name in order), which reads like a whole result; and ``validate`` into a folder used
+before could leave the plots of the earlier run beside the new report. The contract: an interrupt
 during the renames is held back until they are done; a kill leaves the main result file
 absent, and the next use finishes the move; files an earlier run wrote that this one does
 not are removed (and nothing else).

@@ -1,11 +1,11 @@
 """Fault injection: a prompt too long for the local model is refused before it is sent.
 
-A program whose prompt did not fit the local model's context was scored, not refused: every
-call failed inside the pipeline, every example scored 0 and ``evaluate`` exited 0; a prompt
-that fit only without its answer was sent, read for a minute on a busy machine, cut short,
-and the exit then waited 60 s for it. Now the engine counts the prompt with the model's own
-template and tokenizer first and refuses ``prompt tokens + max_tokens > n_ctx`` at once, and
-an evaluation stops at the first refusal with one line naming the length and the limit.
+A prompt that does not fit the local model's context, if sent, fails every call inside the
+pipeline: every example scores 0 and ``evaluate`` exits 0. A prompt that fits only without
+its answer is read for a minute on a busy machine, cut short, and the exit then waits 60 s
+for it. So the engine counts the prompt with the model's own template and tokenizer first
+and refuses ``prompt tokens + max_tokens > n_ctx`` at once, and an evaluation stops at the
+first refusal with one line naming the length and the limit.
 These tests run the REAL bundled model (the refused calls never reach it).
 """
 

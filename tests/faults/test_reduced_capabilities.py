@@ -2,10 +2,10 @@
 
 A container started with a reduced capability set (here ``setpriv --bounding-set=-dac_override``,
 inside a private PID and mount namespace) cannot set up the sandbox's children. Every execution
-was then "crashed" and scored as failing code: ``score`` printed pass@1 0.0000 and exited 0.
-A new sandbox now runs a known-good program before it serves and raises
-``SandboxUnavailableError`` naming the missing capability; ``score`` starts its sandbox
-before it touches the output folder (it once left an empty ``results.jsonl`` and ``run.json``).
+would be "crashed" and scored as failing code: ``score`` would print pass@1 0.0000 and exit 0.
+A new sandbox therefore runs a known-good program before it serves and raises
+``SandboxUnavailableError`` naming the missing capability, and ``score`` starts its sandbox
+before it touches the output folder, so that no empty ``results.jsonl`` or ``run.json`` is left.
 """
 
 from __future__ import annotations

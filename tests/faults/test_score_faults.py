@@ -1,10 +1,11 @@
 """Fault injection for ``score``: bad options touch no file, and no candidate stops a run.
 
-Every option is checked before the output folder is touched: ``--no-resume`` with a bad
-``--concurrency`` once emptied ``results.jsonl`` and then refused, and a ``--timeout-s`` of
-1e308 wrote ``run.json`` before failing, after which the folder refused a normal resume.
-A candidate is untrusted code: one that raised ``ValueError('\\ud800')`` (a lone surrogate
-in its error) crashed the result writer, at the same sample on every rerun.
+Every option is checked before the output folder is touched: otherwise ``--no-resume`` with a
+bad ``--concurrency`` would empty ``results.jsonl`` and then refuse, and a ``--timeout-s`` of
+1e308 would write ``run.json`` before failing, after which the folder refuses a normal resume.
+A candidate is untrusted code: one that raises ``ValueError('\\ud800')`` (a lone surrogate in
+its error) must not crash the result writer, which would then crash at the same sample on
+every rerun.
 """
 
 from __future__ import annotations

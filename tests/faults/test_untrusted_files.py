@@ -4,10 +4,10 @@ Every file a command reads is untrusted text: a number JSON does not have (``NaN
 ``Infinity``, ``1e400``), an integer of more than 4300 digits (past Python's limit on
 converting text to int), a ``.gz`` file that does not decompress, or a saved program whose
 state loads but cannot work (garbage demonstrations, an instruction that is not text, a
-predictor LM of its own, a code step setting out of range). Each once gave a traceback, or
-worse, a run in which every example scored 0 and the command exited 0. The bar: exit 2,
-exactly one stderr line naming the file (and line or key), no traceback, nothing written,
-no LM built.
+predictor LM of its own, a code step setting out of range). Read unchecked, each gives a
+traceback or, worse, a run in which every example scores 0 and the command exits 0. The bar:
+exit 2, exactly one stderr line naming the file (and line or key), no traceback, nothing
+written, no LM built.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Stopping the local LM mid-generation, with the REAL bundled model: a cancelled or timed-out
 generation stops at its next token, and a process that exits or gets Ctrl-C while the
-in-process llama.cpp server is generating exits with its own code, never a segfault (before
-the fix: exit 139 after ``evaluate --timeout-s``, and -11 after Ctrl-C in most runs).
+in-process llama.cpp server is generating exits with its own code, never a segfault (a native
+generation left running while the interpreter tears down crashes it: exit 139 after
+``evaluate --timeout-s``, -11 after Ctrl-C).
 
 Generations here use ``ignore_eos`` with a large ``max_tokens``, so an uncancelled one runs
 for tens of seconds; the checks count tokens and thread liveness, not seconds.

@@ -267,7 +267,7 @@ def test_a_whole_function_keeps_its_first_function_and_drops_what_follows(tail: 
 def test_a_whole_function_that_does_not_parse_is_not_cut_down() -> None:
     broken = "def first(items):\n    return items[0\n\nExample:"
     code = assemble_function("def first(xs):", broken)
-    assert code.startswith("def first(xs):\n")  # the old way: indented under the header
+    assert code.startswith("def first(xs):\n")  # placed under the header, as a body is
 
 
 def test_assemble_function_returns_nothing_for_empty_or_placeholder_answers() -> None:

@@ -1,9 +1,9 @@
 """``optimize --check`` and the start of ``optimize`` reject the same bad configs.
 
-Each config below was approved by ``--check`` and failed only after the whole optimization
-had run (or silently ran nothing). Now both paths exit 2 with one line naming the key, and
-the run stops before any LM is built (``_resolve_lms`` is replaced by a function that fails
-the test) and before anything is written.
+Each config below is well formed but cannot work: unless refused up front, it fails only
+after the whole optimization has run (or silently runs nothing). Both paths exit 2 with one
+line naming the key, and the run stops before any LM is built (``_resolve_lms`` is replaced
+by a function that fails the test) and before anything is written.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ CASES: dict[str, tuple[str, str, str]] = {
 
 def _write_config(tmp_path: Path, name: str) -> Path:
     old, new, _ = CASES[name]
-    assert old in QUICK, f"quick.toml no longer contains {old!r}; update the case"
+    assert old in QUICK, f"quick.toml does not contain {old!r}; update the case"
     not_gguf = tmp_path / "weights.gguf"
     not_gguf.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
     no_test = tmp_path / "no_test.jsonl"
