@@ -194,7 +194,7 @@ def _validate_bad_folds(tmp: Path) -> list[str]:
 
 def _quick_with(tmp: Path, old: str, new: str) -> Path:
     text = (configs_dir() / "quick.toml").read_text()
-    assert old in text, f"quick.toml no longer holds {old!r}"
+    assert old in text, f"quick.toml does not hold {old!r}; update the case"
     path = tmp / "run.toml"
     path.write_text(text.replace(old, new, 1).replace('output_dir = "runs/quick"', ""))
     return path

@@ -61,7 +61,7 @@ def test_every_pure_metric_of_a_reference_is_covered() -> None:
     }
     for name in ("ir_quality", "code_quality", "reference_score", "structural_similarity"):
         assert f"lift_metrics.{name}" in covered
-    assert "lift_metrics.end_to_end" in covered  # the function: no module has that name now
+    assert "lift_metrics.end_to_end" in covered  # the function: no module has that name
     assert "lift_metrics.stats.retrieval_precision" in covered
     assert "lift_metrics.validation.validate_scores" in covered
 

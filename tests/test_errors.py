@@ -136,7 +136,7 @@ def _error_classes() -> list[tuple[str, type[BaseException]]]:
     ]
 
 
-#: the builtin each error class was before the convention (kept, so old handlers still match)
+#: the builtin each error class also subclasses, so that handlers catching the builtin match
 BUILTIN_BASES: dict[str, type[BaseException]] = {
     "IRParseError": ValueError,
     "RecordError": ValueError,

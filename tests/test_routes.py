@@ -78,7 +78,7 @@ def test_route_quality_custom_table_and_validation() -> None:
     with pytest.raises(ValueError, match="metrics must have exactly the keys"):
         route_quality(
             BEST, "reasoning", {"ir_quality": 1.0}
-        )  # the older formula counted the rest as 0
+        )  # missing metrics are refused, not counted as 0
     with pytest.raises(ValueError, match="metrics\\['code_quality'\\] must be in \\[0, 1\\]"):
         route_quality(BEST, "reasoning", {**METRICS, "code_quality": 7})
     with pytest.raises(ValueError, match="route must be one of"):

@@ -12,7 +12,7 @@ from testkit import edit_distance
 
 from lift_metrics.similarity import sequence_similarity
 
-# computed with the python-Levenshtein implementation (Levenshtein 0.27.1) before the switch
+# computed with the python-Levenshtein package (Levenshtein 0.27.1), an independent implementation
 KNOWN: list[tuple[Sequence[Any], Sequence[Any], float]] = [
     ("kitten", "sitting", 0.5714285714285714),
     ("flaw", "lawn", 0.5),
@@ -37,7 +37,7 @@ def test_the_values_of_the_former_implementation(
 
 
 # both sequences of one kind: both libraries compare a one-character string equal to the
-# integer of its code point ("A" and 65), a quirk kept as it was
+# integer of its code point ("A" and 65), a quirk both keep
 texts = st.text(max_size=30)
 kinds = st.lists(st.sampled_from(["Read", "Write", "Call", 1, None]), max_size=12)
 pairs = st.one_of(st.tuples(texts, texts), st.tuples(kinds, kinds))

@@ -409,7 +409,7 @@ def test_onnx_cache_is_reused_without_torch_and_rebuilt_when_corrupt(tmp_path) -
     assert rebuilt == pytest.approx(first, abs=1e-6)
     assert cached.stat().st_size > 1_000_000
     # same-size corruption that ONNX Runtime would load without complaint: a few weight bytes
-    # in the middle of the file flipped (it changed every similarity before the checksum)
+    # in the middle of the file flipped (unchecked, it would change every similarity)
     data = bytearray(cached.read_bytes())
     middle = len(data) // 2
     data[middle : middle + 64] = bytes(b ^ 0x55 for b in data[middle : middle + 64])

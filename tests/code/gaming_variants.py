@@ -115,7 +115,7 @@ SAME_TOLERANCE = 1e-9
 #: worker (once: the scorers share executions through :class:`SharedRuns`).
 TIMEOUT_S = 1.0
 
-#: the problems of the fast subset (spread over the set; 0 is the issue's example)
+#: the problems of the fast subset (spread over the set, HumanEval/0 included)
 FAST_PROBLEMS: tuple[int, ...] = (0, 2, 10, 32, 53, 75, 91, 115, 137, 162)
 
 PROSE = "I would go through the input step by step and return the answer the docstring asks for."
@@ -274,7 +274,7 @@ def _unparsable(program: str, entry_point: str) -> str:
     raise ValueError(f"no ':' on the def line of {entry_point}")  # pragma: no cover
 
 
-# The ways a check script was forged while it ran in the process of the code under test
+# The ways to forge a check script that runs in the process of the code under test
 # (function bodies: each computes nothing). Not one of them may pass a HumanEval check.
 ALWAYS_EQUAL = """\
     class Any:

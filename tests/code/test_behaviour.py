@@ -129,12 +129,12 @@ def _calls(sandbox: Any) -> Any:
     return lambda code, inputs, **options: execute_calls(code, inputs, sandbox=sandbox, **options)
 
 
-# -- findings 1 and 3 --------------------------------------------------------------------------
+# -- tricks without tests and a lookup table with them -----------------------------------------
 @pytest.mark.slow
 def test_without_tests_the_rewrite_beats_dead_code_comments_and_a_bug(
     tasks: list[bv.Task], real_sandbox: Any
 ) -> None:
-    """Today's resemblance ranks all three tricks above a correct rewrite on these tasks."""
+    """Resemblance alone ranks all three tricks above a correct rewrite on these tasks."""
     embedder = HashEmbedder()
     lost = []
     for task in tasks:

@@ -91,7 +91,7 @@ def test_style_formula_by_hand() -> None:
 
 
 def test_style_two_import_free_programs_match_on_imports() -> None:
-    # docs/decisions.md: Jaccard of two empty sets is 1.0 (the older formula gave 0)
+    # docs/decisions.md: Jaccard of two empty sets is 1.0 (x / max(|union|, 1) would give 0)
     code = 'def f(x):\n    """Doc."""\n    return x\n'
     assert style_conformance(code, "def g(y):\n    return y\n") == 1.0
 

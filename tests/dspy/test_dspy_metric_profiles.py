@@ -187,30 +187,32 @@ def test_end_to_end_and_aggregate_use_both_profiles(hash_embedder: HashEmbedder)
     assert agg != pytest.approx(Aggregate(embedder=hash_embedder)(EXAMPLE, prediction))
 
 
-def test_one_profile_leaves_the_other_part_as_before(hash_embedder: HashEmbedder) -> None:
+def test_one_profile_leaves_the_other_part_a_plain_weighted_sum(
+    hash_embedder: HashEmbedder,
+) -> None:
     prediction = pred(ir=OTHER_INTENT, code=STUB_CODE)
     metric = EndToEnd(code_profile="shipped", embedder=hash_embedder)
     assert dict(metric.ir_options) == {}
     assert metric.ir_profile is None
     breakdown = metric.breakdown(EXAMPLE, prediction)
-    # exactly what the object computed before profiles existed: its weights, no options
+    # exactly the plain weighted sum: the object's weights, no options
     assert breakdown.components["ir"] == _pure_ir(
         prediction, hash_embedder, weights=metric.ir_weights
     )
     assert breakdown.components["code"] == 0.1
 
 
-# ------------------------------------------------------------------ profile="seed": as before
+# ------------------------------------------------------ profile="seed": the plain weighted sums
 
 
 @pytest.mark.parametrize("code", [GOOD_CODE, BAD_CODE, STUB_CODE])
-def test_the_seed_profile_gives_exactly_the_previous_scores(
+def test_the_seed_profile_gives_exactly_the_plain_weighted_sums(
     code: str, hash_embedder: HashEmbedder
 ) -> None:
     prediction = pred(ir=OTHER_INTENT, code=code)
     ir_metric = IRQuality(embedder=hash_embedder, profile=None)
     code_metric = CodeQuality(embedder=hash_embedder, profile="seed")
-    # what the objects computed before profiles existed: their normalised weights, no options
+    # the plain weighted sums: the objects' normalised weights, no options
     ir = _pure_ir(prediction, hash_embedder, weights=ir_metric.ir_weights)
     code_score = _pure_code(prediction, hash_embedder, profile="seed")
     assert ir_metric(EXAMPLE, prediction) == ir

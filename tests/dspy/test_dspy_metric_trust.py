@@ -206,7 +206,7 @@ def test_a_reflection_that_parses_the_feedback_cannot_rebuild_the_answers(
             if mode == "default":
                 assert ir == {}, (example.task_id, ir)
                 assert answers == {}, (example.task_id, answers)
-    # the opt-in is the answer key the issue measured; the default gives none of it
+    # the opt-in reveals the answer key on every task; the default gives none of it
     assert rebuilt == {"default": 0, "reveal": len(TASKS)}
 
 
