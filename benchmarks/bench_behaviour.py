@@ -13,13 +13,13 @@ behaviour check) and once with the default (behaviour on):
   ``code_quality`` (which includes the generated inputs).
 
 Then the latency of one warm call: ``code_quality`` with 5 I/O tests and a reference (the
-issue's bar: median under 20 ms) and without tests, behaviour on and off, each call on a
+bar: median under 20 ms) and without tests, behaviour on and off, each call on a
 prediction not scored before (a distinct top-level assignment ``_CALL = i`` after the function:
 the scorers drop comments, so a comment would let the embedding come from the cache), the
 reference's outputs cached.
 
 Bars: the rewrite's mean above each trick's without tests; the lookup table's code_quality
-mean far below its 0.968 of before (under 0.6 here); the 5-test median under 20 ms.
+mean far below its 0.968 with ``behaviour=False`` (under 0.6 here); the 5-test median under 20 ms.
 
 Run: ``PYTHONPATH=. .venv/bin/python benchmarks/bench_behaviour.py [--tasks 16] [--calls 200]``
 """

@@ -6,8 +6,8 @@ Each shape of answer is made as long as the bound allows (100,000 characters) an
 characters long, and scored with the validated and the ``"seed"`` profile, with 3 tests and
 the bundled embedder (its model loaded first), on the default sandbox. Shapes: a Markdown
 fence around 16,500 lines of code, one 100,000-character expression, an unterminated string,
-a run of letters and digits with no call (once quadratic in the reference features' call
-search), a brace with a long run of spaces (once quadratic in the placeholder check), prose,
+a run of letters and digits with no call (the worst case of the reference features' call
+search), a brace with a long run of spaces (the worst case of the placeholder check), prose,
 and 4,000 small functions. An answer over the bound is read by no analysis: it scores 0 with
 the reason, at once.
 

@@ -12,7 +12,7 @@ Three evaluations are timed: a first one (the metric's result cache is empty: ev
 part runs its tests in the sandbox), one with the result cache disabled, and a repeated one
 (the same outputs scored again, as in optimizer runs, where DSPy's LM cache makes outputs
 repeat; the metric then skips the parts it has already scored). The bar is checked on the
-first (cold) evaluation, the case the issue describes; the warm figure is printed for
+first (cold) evaluation, every code part run in the sandbox; the warm figure is printed for
 information. With a DummyLM program that answers in well under a millisecond, the cold
 evaluation cannot meet the bar: one sandbox execution alone takes about 2 ms.
 

@@ -1,7 +1,7 @@
 """The no-test score on the CoNaLa dev grades: agreement with people and throughput.
 
 1. Agreement with people: ``reference_score``'s model refitted in grouped 5-fold
-   cross-validation (folds by intent; the CoNaLa rows alone, today's first eleven features: the
+   cross-validation (folds by intent; the CoNaLa rows alone, the first eleven features: the
    shipped model's choice and its cross-validated figures on both dev sets are printed by
    ``benchmarks/fit_reference_model.py``) on ``datasets/conala/dev.jsonl``: Pearson, Spearman
    and Kendall of the out-of-fold scores with the graders' ``grade``, each with a 95% bootstrap

@@ -3,7 +3,7 @@
 The default profile, ``"validated"``, ranks code the way people do: tests dominate when
 they exist, answers that are not code score near zero, and without tests the score is the
 no-test reference score. The weighted-sum family (``"seed"``, ``"shipped"``, custom
-``weights``) is the earlier syntax/tests/semantic/style sum, kept for comparison.
+``weights``) is the plain syntax/tests/semantic/style weighted sum, for comparison.
 """
 
 from __future__ import annotations
@@ -230,7 +230,7 @@ def code_quality(
     behaviour : bool or None, default None
         Validated profile only: compare the code with the reference on generated inputs
         when the reference runs (see Notes, step 4). None means on; False scores on the
-        given tests and the resemblance alone, as before.
+        given tests and the resemblance alone.
 
     Returns
     -------

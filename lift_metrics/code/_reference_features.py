@@ -116,7 +116,7 @@ _PROSE_WORDS = frozenset(
         "just",
     )
 )
-# possessive, so that a long text is read once (a lazy group before \s* backtracked over it)
+# possessive, so that a long text is read once (a lazy group before \s* would backtrack over it)
 _WRAPPED = re.compile(r"^(\{\{?|<|\[\[?|\$\{)\s*([A-Za-z_][\w \-.]*+)\s*(\}\}?|>|\]\]?)$")
 
 

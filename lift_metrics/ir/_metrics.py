@@ -81,8 +81,9 @@ def intent_match(
         shared with ``semantic_similarity``.
     similarity_floor : float, default 0.0
         Opt-in rescaling ``max(0, (cos - floor) / (1 - floor))``
-        (:func:`lift_metrics.similarity.rescale_similarity`): intents of nearby but
-        different tasks no longer score most of the points. 0 keeps the plain cosine.
+        (:func:`lift_metrics.similarity.rescale_similarity`), so that intents of nearby but
+        different tasks do not score most of the points. 0 keeps the plain cosine, where
+        they do.
 
     Returns
     -------

@@ -128,7 +128,7 @@ def _assert_table(tree: ast.Module, source: str) -> tuple[AssertEntry, ...]:
     script nor imports ``ast`` when a check fails. Each operand is sent compiled (an
     ``"eval"`` code object) where it compiles without a warning, so that the child need not
     compile it (in a freshly forked child, compiling costs more than running); otherwise as
-    its source, which the child compiles, as before.
+    its source, which the child compiles.
     """
     table: list[AssertEntry] = []
     lines = _LINE.findall(source)

@@ -2713,8 +2713,8 @@ def serve(cfg: dict[str, Any]) -> None:
 
     # The parent starts the server with LD_BIND_NOW=1: the dynamic linker binds every symbol
     # of the interpreter's libraries (and of those loaded later) at load time, in the
-    # server, rather than at each first call, which in every child was a symbol look-up and
-    # a write to a page shared with the server. The children get the environment without it.
+    # server, rather than at each first call, which in every child would be a symbol look-up
+    # and a write to a page shared with the server. The children get the environment without it.
     os.environ.pop("LD_BIND_NOW", None)
     ctl_in = os.dup(0)
     ctl_out = os.dup(1)
@@ -2755,7 +2755,7 @@ def serve(cfg: dict[str, Any]) -> None:
     # Warm the modules candidate code usually imports, so that each fork gets them for free
     # (the child itself needs neither ast nor traceback: see format_exc and _explain_assertion).
     # Not hashlib nor shutil: with the libraries they load (libcrypto, zlib, bz2, lzma) they
-    # were a third of the server's memory mappings and a sixth of its private pages, which
+    # make up a third of the server's memory mappings and a sixth of its private pages, which
     # every fork copies and every exit tears down (about 0.07 ms of CPU per execution); a
     # candidate that imports one pays 2 to 3 ms, a net loss only where more than one
     # execution in thirty does (one HumanEval task in 164 imports hashlib).

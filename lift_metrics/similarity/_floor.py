@@ -29,10 +29,10 @@ def rescale_similarity(similarity: float, floor: float) -> float:
     -----
     Sentence embeddings of any two Python snippets, or of any two short task descriptions,
     have a clearly positive cosine: the floor removes that baseline, so a related-but-wrong
-    text no longer earns most of the points. The calibrated profiles shipped with the labels
-    (``datasets/labels/calibrated_*.json``) set the floor to the 95th percentile of the cosine
-    between references of *different* functions. This is an opt-in option; the default
-    metrics use no floor.
+    text does not earn most of the points, as it does with the plain cosine. The calibrated
+    profiles shipped with the labels (``datasets/labels/calibrated_*.json``) set the floor to
+    the 95th percentile of the cosine between references of *different* functions. This is an
+    opt-in option; the default metrics use no floor.
 
     Examples
     --------
