@@ -14,7 +14,7 @@ from typing import Any, Literal
 import numpy as np
 
 from lift_metrics._io import format_number
-from lift_metrics._records import record_dict, short_repr
+from lift_metrics._records import PlainRecord, record_dict, short_repr
 from lift_metrics.errors import InputValueError
 from lift_metrics.stats._arm_statistics import (
     DELTA_NAMES,
@@ -32,7 +32,7 @@ Verdict = Literal["prefer_treatment", "prefer_control", "inconclusive", "mixed"]
 
 
 @dataclass(frozen=True, repr=False)
-class DeltaStatistics:
+class DeltaStatistics(PlainRecord):
     """Mean and median of one paired delta, with an interval and a p-value.
 
     The interval is a bootstrap interval on the mean; the p-value a sign-flip permutation p-value
@@ -49,10 +49,6 @@ class DeltaStatistics:
         return short_repr(
             self, "name!r mean:.4g median:.4g interval p_value:.4g", interval=self.interval.format()
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-dict form for JSON output."""
-        return record_dict(self)
 
 
 _DECISION_TEXT = {
