@@ -4,6 +4,7 @@ A result dataclass lists the keys of its ``to_dict`` once, as a string of attrib
 key order, and :func:`record_dict` reads them. :func:`short_repr` writes the short ``repr``
 of such an object from the same kind of list, and :func:`format_scores` the ``name=value``
 list that the ``repr`` of a breakdown shows for its components (:func:`breakdown_repr`).
+A result whose dict is all its fields in order inherits ``to_dict`` from :class:`PlainRecord`.
 """
 
 from __future__ import annotations
@@ -78,6 +79,27 @@ def record_dict(obj: Any, names: str | None = None, /, **values: Any) -> dict[st
     out = {key: values[key] if key in values else plain(getattr(obj, key)) for key in keys}
     out.update((key, value) for key, value in values.items() if key not in out)
     return out
+
+
+class PlainRecord:
+    """A result dataclass whose ``to_dict`` is all its fields, in declared order.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Row(PlainRecord):
+    ...     name: str
+    ...     scores: tuple[float, ...]
+    >>> Row("a", (0.5, 1.0)).to_dict()
+    {'name': 'a', 'scores': [0.5, 1.0]}
+    """
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form for JSON output."""
+        return record_dict(self)
 
 
 def format_scores(scores: Mapping[str, float], spec: str = ".3f") -> str:

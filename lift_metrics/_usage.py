@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lift_metrics._checks import check_int, check_positive
-from lift_metrics._records import record_dict, short_repr
+from lift_metrics._records import PlainRecord, short_repr
 from lift_metrics.errors import InputValueError
 from lift_metrics.pricing import offline_litellm
 
@@ -81,7 +81,7 @@ class BudgetExceeded(BaseException):
 
 
 @dataclass(frozen=True)
-class Budget:
+class Budget(PlainRecord):
     """Caps on a run's billed LM usage; ``None`` means no cap.
 
     Parameters
@@ -125,10 +125,6 @@ class Budget:
         """True when no cap is set."""
         return self.max_lm_calls is None and self.max_tokens is None and self.max_cost_usd is None
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-dict form for JSON output."""
-        return record_dict(self)
-
     def exceeded_by(self, totals: UsageTotals) -> str | None:
         """Return the first cap ``totals`` has reached, as a sentence; ``None`` when within budget.
 
@@ -163,7 +159,7 @@ class Budget:
 
 
 @dataclass(frozen=True)
-class UsageTotals:
+class UsageTotals(PlainRecord):
     """Billed LM usage: calls, tokens and dollars (cache hits count zero).
 
     ``cost_usd`` is NaN when any of the calls (``unpriced_calls`` of them) had no known price.
@@ -178,10 +174,6 @@ class UsageTotals:
 
     def __repr__(self) -> str:
         return short_repr(self, "lm_calls total_tokens cost_usd:.4g")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-dict form for JSON output."""
-        return record_dict(self)
 
 
 def _as_int(value: Any) -> int:

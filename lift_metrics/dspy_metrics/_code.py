@@ -8,11 +8,14 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from lift_metrics._checks import (
+    check_bool,
     check_positive,
 )
 from lift_metrics.code import DEFAULT_CODE_QUALITY_WEIGHTS, score_code
 
 if TYPE_CHECKING:
+    from typing import Unpack
+
     from lift_metrics._profiles import CalibrationProfile
     from lift_metrics.code import CodeQualityOptions
     from lift_metrics.dspy_metrics._profiles import ProfileLike
@@ -20,7 +23,7 @@ if TYPE_CHECKING:
     from lift_metrics.similarity import Embedder
 
 
-from lift_metrics.dspy_metrics._cache import _cache_key, _ResultCache
+from lift_metrics.dspy_metrics._cache import _cache_key
 from lift_metrics.dspy_metrics._feedback import _failed_tests, _tests_line
 from lift_metrics.dspy_metrics._fields import (
     _MISSING,
@@ -38,43 +41,74 @@ from lift_metrics.dspy_metrics._fields import (
 from lift_metrics.dspy_metrics._profiles import (
     _weights_and_options,
 )
-from lift_metrics.dspy_metrics._protocol import MetricBreakdown, TraceReturns, _Metric
+from lift_metrics.dspy_metrics._protocol import MetricBreakdown, _Metric, _ProtocolOptions
 
 
-class _CodePart:
-    """Scoring of the code part, shared by CodeQuality, EndToEnd and Aggregate."""
+class _RunOptions(_ProtocolOptions, total=False):
+    """The keywords of running a prediction's code: see :class:`_CodePart`."""
 
-    _cache: _ResultCache
-    _sandbox: Callable[[], Sandbox | None]
-    embedder: Embedder | None
+    entry_point_field: str | None
+    prompt_field: str | None
+    code_field: str
     sandbox: Sandbox | None
+    timeout_s: float | None
+    require_all_tests: bool
+
+
+class _CodeOptions(_RunOptions, total=False):
+    """:class:`_RunOptions` and the tests field, which None turns off (no tests)."""
+
+    tests_field: str | None
+
+
+class _CodePart(_Metric):
+    """Scoring of the code part, shared by CodeQuality, TestPassRate, EndToEnd and Aggregate.
+
+    The constructor owns what running the code reads (its fields, the sandbox, the time
+    limit) and ``require_all_tests``; :meth:`_init_code` binds the reference and the scoring.
+    """
+
+    embedder: Embedder | None
+    #: True where an example without tests is an error (the tests field cannot be None)
+    _tests_required = False
+
+    def __init__(
+        self,
+        *,
+        tests_field: str | None = "tests",
+        entry_point_field: str | None = "entry_point",
+        prompt_field: str | None = "prompt",
+        code_field: str = "code",
+        sandbox: Sandbox | None = None,
+        timeout_s: float | None = None,
+        threshold: float | None,
+        require_all_tests: bool = True,
+        **options: Unpack[_ProtocolOptions],
+    ) -> None:
+        super().__init__(threshold=threshold, **options)
+        self.require_all_tests = check_bool("require_all_tests", require_all_tests)
+        optional = not self._tests_required
+        self.tests_field = _check_field("tests_field", tests_field, optional=optional)
+        self.entry_point_field = _check_field("entry_point_field", entry_point_field, optional=True)
+        self.prompt_field = _check_field("prompt_field", prompt_field, optional=True)
+        self.code_field = _check_field("code_field", code_field)
+        self.timeout_s = None if timeout_s is None else check_positive("timeout_s", timeout_s)
+        self.sandbox = _check_sandbox(sandbox)
 
     def _init_code(
         self,
         *,
         expected_code_field: str,
-        tests_field: str | None,
-        entry_point_field: str | None,
-        prompt_field: str | None,
-        code_field: str,
         code_weights: Mapping[str, float] | None,
         code_profile: ProfileLike | CodeQualityOptions | None,
         embedder: Embedder | None,
-        sandbox: Sandbox | None,
-        timeout_s: float | None,
         names: tuple[str, str] = ("code_weights", "code_profile"),
         behaviour: bool | None = None,
     ) -> None:
+        """Check and bind the reference field, the code weights or profile and the embedder."""
         from lift_metrics.code import CodeQualityOptions, code_quality_options
 
         self.expected_code_field = _check_field("expected_code_field", expected_code_field)
-        self._init_run(
-            tests_field=tests_field,
-            entry_point_field=entry_point_field,
-            prompt_field=prompt_field,
-            code_field=code_field,
-            timeout_s=timeout_s,
-        )
         self.code_profile: CalibrationProfile | None = None
         if isinstance(code_profile, CodeQualityOptions) or code_profile in (
             None,
@@ -108,24 +142,6 @@ class _CodePart:
         self.code_weights: dict[str, float] = dict(options.weights or {})
         self._code_options = types.MappingProxyType(options.metric_options())
         self.embedder = _check_embedder(embedder)
-        self.sandbox = _check_sandbox(sandbox)
-
-    def _init_run(
-        self,
-        *,
-        tests_field: str | None,
-        entry_point_field: str | None,
-        prompt_field: str | None,
-        code_field: str,
-        timeout_s: float | None,
-        tests_required: bool = False,
-    ) -> None:
-        """Check and bind the fields that running the code reads, and its time limit."""
-        self.tests_field = _check_field("tests_field", tests_field, optional=not tests_required)
-        self.entry_point_field = _check_field("entry_point_field", entry_point_field, optional=True)
-        self.prompt_field = _check_field("prompt_field", prompt_field, optional=True)
-        self.code_field = _check_field("code_field", code_field)
-        self.timeout_s = None if timeout_s is None else check_positive("timeout_s", timeout_s)
 
     def _failing_code_ceiling(self) -> float:
         """Return the most the code part can score when the code fails every test."""
@@ -274,7 +290,7 @@ class _CodePart:
         return lines
 
 
-class CodeQuality(_CodePart, _Metric):
+class CodeQuality(_CodePart):
     r""":func:`lift_metrics.code.code_quality` as a DSPy metric.
 
     Parameters
@@ -364,43 +380,19 @@ class CodeQuality(_CodePart, _Metric):
         self,
         *,
         expected_code_field: str = "expected_code",
-        tests_field: str | None = "tests",
-        entry_point_field: str | None = "entry_point",
-        prompt_field: str | None = "prompt",
-        code_field: str = "code",
         weights: Mapping[str, float] | None = None,
         profile: ProfileLike | CodeQualityOptions | None = None,
         embedder: Embedder | None = None,
-        sandbox: Sandbox | None = None,
-        timeout_s: float | None = None,
         threshold: float = 0.5,
-        history_size: int = 256,
-        cache_size: int = 4096,
-        trace_returns: TraceReturns = "bool",
-        reveal_expected: bool = False,
-        require_all_tests: bool = True,
         behaviour: bool | None = None,
+        **options: Unpack[_CodeOptions],
     ) -> None:
-        _Metric.__init__(
-            self,
-            threshold=threshold,
-            history_size=history_size,
-            cache_size=cache_size,
-            trace_returns=trace_returns,
-            reveal_expected=reveal_expected,
-            require_all_tests=require_all_tests,
-        )
+        super().__init__(threshold=threshold, **options)
         self._init_code(
             expected_code_field=expected_code_field,
-            tests_field=tests_field,
-            entry_point_field=entry_point_field,
-            prompt_field=prompt_field,
-            code_field=code_field,
             code_weights=weights,
             code_profile=profile,
             embedder=embedder,
-            sandbox=sandbox,
-            timeout_s=timeout_s,
             names=("weights", "profile"),
             behaviour=behaviour,
         )

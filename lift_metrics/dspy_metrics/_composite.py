@@ -29,27 +29,42 @@ from lift_metrics.ir import (
 )
 
 if TYPE_CHECKING:
+    from typing import Unpack
+
     from lift_metrics.code import CodeQualityOptions
     from lift_metrics.dspy_metrics._measured import Measurement
     from lift_metrics.dspy_metrics._profiles import ProfileLike
-    from lift_metrics.sandbox import Sandbox
     from lift_metrics.similarity import Embedder
 
 
-from lift_metrics.dspy_metrics._code import _CodePart
+from lift_metrics.dspy_metrics._code import _CodeOptions, _CodePart
 from lift_metrics.dspy_metrics._fields import _check_field, _number_field
 from lift_metrics.dspy_metrics._ir import _IRPart
 from lift_metrics.dspy_metrics._protocol import (
     MetricBreakdown,
-    TraceReturns,
-    _Metric,
     _threshold_above,
 )
 
 logger = logging.getLogger(__name__)
 
 
-class EndToEnd(_IRPart, _CodePart, _Metric):
+class _EndToEndOptions(_CodeOptions, total=False):
+    """The keywords of :class:`EndToEnd`, which :class:`Aggregate` passes on to it."""
+
+    expected_ir_field: str
+    ir_field: str
+    expected_code_field: str
+    latency_field: str | None
+    target_ms: float
+    weights: Mapping[str, float] | None
+    ir_weights: Mapping[str, float] | None
+    code_weights: Mapping[str, float] | None
+    ir_profile: ProfileLike | None
+    code_profile: ProfileLike | CodeQualityOptions | None
+    embedder: Embedder | None
+
+
+class EndToEnd(_IRPart, _CodePart):
     """:func:`lift_metrics.composite.end_to_end` as a DSPy metric (0.4 IR, 0.5 code, 0.1 latency).
 
     Parameters
@@ -117,10 +132,6 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         expected_ir_field: str = "expected_ir",
         ir_field: str = "ir",
         expected_code_field: str = "expected_code",
-        tests_field: str | None = "tests",
-        entry_point_field: str | None = "entry_point",
-        prompt_field: str | None = "prompt",
-        code_field: str = "code",
         latency_field: str | None = None,
         target_ms: float = DEFAULT_TARGET_MS,
         weights: Mapping[str, float] | None = None,
@@ -129,24 +140,10 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         ir_profile: ProfileLike | None = None,
         code_profile: ProfileLike | CodeQualityOptions | None = None,
         embedder: Embedder | None = None,
-        sandbox: Sandbox | None = None,
-        timeout_s: float | None = None,
         threshold: float | None = None,
-        history_size: int = 256,
-        cache_size: int = 4096,
-        trace_returns: TraceReturns = "bool",
-        reveal_expected: bool = False,
-        require_all_tests: bool = True,
+        **options: Unpack[_CodeOptions],
     ) -> None:
-        _Metric.__init__(
-            self,
-            threshold=threshold,
-            history_size=history_size,
-            cache_size=cache_size,
-            trace_returns=trace_returns,
-            reveal_expected=reveal_expected,
-            require_all_tests=require_all_tests,
-        )
+        super().__init__(threshold=threshold, **options)
         self._init_ir(
             expected_ir_field=expected_ir_field,
             ir_field=ir_field,
@@ -156,15 +153,9 @@ class EndToEnd(_IRPart, _CodePart, _Metric):
         )
         self._init_code(
             expected_code_field=expected_code_field,
-            tests_field=tests_field,
-            entry_point_field=entry_point_field,
-            prompt_field=prompt_field,
-            code_field=code_field,
             code_weights=code_weights,
             code_profile=code_profile,
             embedder=embedder,
-            sandbox=sandbox,
-            timeout_s=timeout_s,
         )
         self.latency_field = _check_field("latency_field", latency_field, optional=True)
         self.target_ms = check_positive("target_ms", target_ms)
@@ -339,60 +330,15 @@ class Aggregate(EndToEnd):
     def __init__(
         self,
         *,
-        expected_ir_field: str = "expected_ir",
-        ir_field: str = "ir",
-        expected_code_field: str = "expected_code",
-        tests_field: str | None = "tests",
-        entry_point_field: str | None = "entry_point",
-        prompt_field: str | None = "prompt",
-        code_field: str = "code",
-        latency_field: str | None = None,
         cost_field: str | None = None,
-        target_ms: float = DEFAULT_TARGET_MS,
-        weights: Mapping[str, float] | None = None,
         aggregate_weights: Mapping[str, float] | None = None,
-        ir_weights: Mapping[str, float] | None = None,
-        code_weights: Mapping[str, float] | None = None,
-        ir_profile: ProfileLike | None = None,
-        code_profile: ProfileLike | CodeQualityOptions | None = None,
         cost_ceiling_usd: float = DEFAULT_COST_CEILING_USD,
         latency_ceiling_ms: float = DEFAULT_LATENCY_CEILING_MS,
-        embedder: Embedder | None = None,
-        sandbox: Sandbox | None = None,
-        timeout_s: float | None = None,
         threshold: float | None = None,
-        history_size: int = 256,
-        cache_size: int = 4096,
-        trace_returns: TraceReturns = "bool",
-        reveal_expected: bool = False,
-        require_all_tests: bool = True,
         gated: bool = True,
+        **options: Unpack[_EndToEndOptions],
     ) -> None:
-        super().__init__(
-            expected_ir_field=expected_ir_field,
-            ir_field=ir_field,
-            expected_code_field=expected_code_field,
-            tests_field=tests_field,
-            entry_point_field=entry_point_field,
-            prompt_field=prompt_field,
-            code_field=code_field,
-            latency_field=latency_field,
-            target_ms=target_ms,
-            weights=weights,
-            ir_weights=ir_weights,
-            code_weights=code_weights,
-            ir_profile=ir_profile,
-            code_profile=code_profile,
-            embedder=embedder,
-            sandbox=sandbox,
-            timeout_s=timeout_s,
-            threshold=threshold,
-            history_size=history_size,
-            cache_size=cache_size,
-            trace_returns=trace_returns,
-            reveal_expected=reveal_expected,
-            require_all_tests=require_all_tests,
-        )
+        super().__init__(threshold=threshold, **options)
         self.cost_field = _check_field("cost_field", cost_field, optional=True)
         self.gated = check_bool("gated", gated)
         self.aggregate_weights = normalize_weights(

@@ -15,11 +15,13 @@ from lift_metrics.ir import (
 )
 
 if TYPE_CHECKING:
+    from typing import Unpack
+
     from lift_metrics.dspy_metrics._profiles import ProfileLike
     from lift_metrics.similarity import Embedder
 
 
-from lift_metrics.dspy_metrics._cache import _cache_key, _ResultCache
+from lift_metrics.dspy_metrics._cache import _cache_key
 from lift_metrics.dspy_metrics._fields import (
     _MISSING,
     _check_embedder,
@@ -36,13 +38,13 @@ from lift_metrics.dspy_metrics._profiles import (
 )
 from lift_metrics.dspy_metrics._protocol import (
     MetricBreakdown,
-    TraceReturns,
     _Metric,
+    _ProtocolOptions,
     _threshold_above,
 )
 
 
-class _IRPart:
+class _IRPart(_Metric):
     """Scoring of the IR part, shared by IRQuality, EndToEnd and Aggregate."""
 
     def _init_ir(
@@ -75,8 +77,6 @@ class _IRPart:
         with one.
         """
         return self._ir_options
-
-    _cache: _ResultCache
 
     def _expected_ir(self, example: Any, value: Any) -> IR:
         name = type(self).__name__
@@ -126,7 +126,7 @@ class _IRPart:
         )
 
 
-class IRQuality(_IRPart, _Metric):
+class IRQuality(_IRPart):
     """:func:`lift_metrics.ir.ir_quality` as a DSPy metric.
 
     Parameters
@@ -205,19 +205,9 @@ class IRQuality(_IRPart, _Metric):
         profile: ProfileLike | None = None,
         embedder: Embedder | None = None,
         threshold: float | None = None,
-        history_size: int = 256,
-        cache_size: int = 4096,
-        trace_returns: TraceReturns = "bool",
-        reveal_expected: bool = False,
+        **options: Unpack[_ProtocolOptions],
     ) -> None:
-        _Metric.__init__(
-            self,
-            threshold=threshold,
-            history_size=history_size,
-            cache_size=cache_size,
-            trace_returns=trace_returns,
-            reveal_expected=reveal_expected,
-        )
+        super().__init__(threshold=threshold, **options)
         self._init_ir(
             expected_ir_field=expected_ir_field,
             ir_field=ir_field,

@@ -6,11 +6,12 @@ import collections
 import copy
 import dataclasses
 import hashlib
+import inspect
 import json
 import logging
 import threading
 import types
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, cast
 
 from lift_metrics._checks import (
     check_bool,
@@ -47,6 +48,15 @@ logger = logging.getLogger(__name__)
 
 #: what a metric object returns under a trace (when DSPy bootstraps demonstrations)
 TraceReturns: TypeAlias = Literal["bool", "float"]
+
+
+class _ProtocolOptions(TypedDict, total=False):
+    """The keywords of DSPy's protocol that every metric object takes: see :class:`_Metric`."""
+
+    history_size: int
+    cache_size: int
+    trace_returns: TraceReturns
+    reveal_expected: bool
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -113,27 +123,34 @@ class MetricBreakdown:
 
 
 class _Metric:
-    """Shared protocol handling: score / bool / feedback, history, thread safety."""
+    """Shared protocol handling: score / bool / feedback, history, thread safety.
+
+    The constructor owns the keywords of the protocol (their defaults and checks). A metric
+    class names its own keywords and passes the rest on as ``**options`` (typed with
+    ``Unpack`` of a TypedDict such as :class:`_ProtocolOptions`); :meth:`__init_subclass__`
+    gives its constructor the whole signature, so that ``inspect.signature``, ``help()``
+    and the run configuration's checks see every keyword with its default.
+    """
 
     #: example/prediction fields of each part, filled in by subclasses
     _part_fields: dict[str, str]
     #: set by the metrics that run code
     sandbox: Sandbox | None
+    #: under a trace, reject code that fails a test (the metrics that run code take it)
+    require_all_tests: bool = True
 
     def __init__(
         self,
         *,
         threshold: float | None,
-        history_size: int,
-        cache_size: int,
-        trace_returns: TraceReturns,
+        history_size: int = 256,
+        cache_size: int = 4096,
+        trace_returns: TraceReturns = "bool",
         reveal_expected: bool = False,
-        require_all_tests: bool = True,
     ) -> None:
         # None: the class's default, set by the subclass once its weights are known
         self.threshold = 0.5 if threshold is None else check_unit_interval("threshold", threshold)
         self.reveal_expected = check_bool("reveal_expected", reveal_expected)
-        self.require_all_tests = check_bool("require_all_tests", require_all_tests)
         # one of "bool" and "float" once checked: a TraceReturns
         self.trace_returns = cast(
             TraceReturns, check_choice("trace_returns", trace_returns, ("bool", "float"))
@@ -143,6 +160,25 @@ class _Metric:
         self._history: collections.deque[MetricBreakdown] = collections.deque(maxlen=size)
         self._cache = _ResultCache(check_int("cache_size", cache_size, minimum=0))
         self._sandbox_spec: dict[str, Any] | None = None  # set on a copy made by pickling
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Give a constructor that ends in ``**options`` the signature it accepts.
+
+        ``**options`` stands for the keyword-only parameters of the parent's constructor
+        that the class does not name itself; the signature lists them after its own.
+        """
+        super().__init_subclass__(**kwargs)
+        init: Any = vars(cls).get("__init__")
+        if init is None:
+            return
+        own = inspect.signature(init)
+        params = [p for p in own.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        if len(params) == len(own.parameters):
+            return
+        named = {p.name for p in params}
+        parent = inspect.signature(super(cls, cls).__init__).parameters.values()
+        params += [p for p in parent if p.kind is p.KEYWORD_ONLY and p.name not in named]
+        init.__signature__ = own.replace(parameters=params)
 
     def breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
         """Score one pair and return the breakdown (never raises for a bad prediction).

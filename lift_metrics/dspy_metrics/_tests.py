@@ -5,26 +5,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lift_metrics.sandbox import Sandbox
+    from typing import Unpack
+
+    from lift_metrics.dspy_metrics._code import _RunOptions
 
 
 from lift_metrics.dspy_metrics._cache import _cache_key
 from lift_metrics.dspy_metrics._code import _CodePart
 from lift_metrics.dspy_metrics._fields import (
     _as_tests,
-    _check_sandbox,
     _example_field,
     _ExampleError,
     _score_part,
 )
-from lift_metrics.dspy_metrics._protocol import (
-    MetricBreakdown,
-    TraceReturns,
-    _Metric,
-)
+from lift_metrics.dspy_metrics._protocol import MetricBreakdown
 
 
-class TestPassRate(_CodePart, _Metric):
+class TestPassRate(_CodePart):
     r"""The share of tests a prediction's code passes, as a DSPy metric (pass@1 as objective).
 
     The code is read as :func:`lift_metrics.code.code_quality` reads it (fences and prose
@@ -72,41 +69,16 @@ class TestPassRate(_CodePart, _Metric):
 
     __test__ = False  # pytest: not a test class
     _strict = False
+    _tests_required = True
 
     def __init__(
         self,
         *,
         tests_field: str = "tests",
-        entry_point_field: str | None = "entry_point",
-        prompt_field: str | None = "prompt",
-        code_field: str = "code",
-        sandbox: Sandbox | None = None,
-        timeout_s: float | None = None,
         threshold: float = 1.0,
-        history_size: int = 256,
-        cache_size: int = 4096,
-        trace_returns: TraceReturns = "bool",
-        reveal_expected: bool = False,
-        require_all_tests: bool = True,
+        **options: Unpack[_RunOptions],
     ) -> None:
-        _Metric.__init__(
-            self,
-            threshold=threshold,
-            history_size=history_size,
-            cache_size=cache_size,
-            trace_returns=trace_returns,
-            reveal_expected=reveal_expected,
-            require_all_tests=require_all_tests,
-        )
-        self._init_run(
-            tests_field=tests_field,
-            entry_point_field=entry_point_field,
-            prompt_field=prompt_field,
-            code_field=code_field,
-            timeout_s=timeout_s,
-            tests_required=True,
-        )
-        self.sandbox = _check_sandbox(sandbox)
+        super().__init__(tests_field=tests_field, threshold=threshold, **options)
         self._part_fields = {"tests": str(self.code_field)}
 
     def __repr__(self) -> str:

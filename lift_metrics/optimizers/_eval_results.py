@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lift_metrics._io import format_number
-from lift_metrics._records import format_scores, record_dict
+from lift_metrics._records import PlainRecord, format_scores, record_dict
 from lift_metrics._usage import UsageTotals
 
 __all__ = ["Evaluation", "ExampleResult", "ExampleSummary"]
@@ -66,7 +66,7 @@ class ExampleResult:
 
 
 @dataclass(frozen=True, repr=False)
-class ExampleSummary:
+class ExampleSummary(PlainRecord):
     """One example over all runs: mean and std (ddof=0) of each score, summed usage."""
 
     index: int
@@ -80,10 +80,6 @@ class ExampleSummary:
 
     def __repr__(self) -> str:
         return f"ExampleSummary({self.task_id!r}, mean_scores={dict(self.mean_scores)})"
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-dict form for JSON output."""
-        return record_dict(self)
 
 
 @dataclass(frozen=True, repr=False)

@@ -13,9 +13,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from lift_metrics._checks import check_int
 from lift_metrics._io import format_number
-from lift_metrics._records import record_dict, short_repr
+from lift_metrics._records import PlainRecord, record_dict, short_repr
 from lift_metrics.errors import InputValueError
 from lift_metrics.stats._arm_statistics import (
     DELTA_NAMES,
@@ -25,24 +24,15 @@ from lift_metrics.stats._arm_statistics import (
     paired_deltas,
 )
 from lift_metrics.stats._gates import _GATES, Decision, Gate, ab_decision
-from lift_metrics.stats._intervals import (
-    ConfidenceInterval,
-    check_confidence_level,
-    check_seed,
-)
-from lift_metrics.stats._resample import (
-    MAX_RESAMPLES,
-    bootstrap_means,
-    percentile_interval,
-    sign_flip_p_values,
-)
+from lift_metrics.stats._intervals import ConfidenceInterval
+from lift_metrics.stats._resample import bootstrap_intervals, check_resampling
 from lift_metrics.stats._runs import RunRecord, validate_run_records
 
 Verdict = Literal["prefer_treatment", "prefer_control", "inconclusive", "mixed"]
 
 
 @dataclass(frozen=True, repr=False)
-class DeltaStatistics:
+class DeltaStatistics(PlainRecord):
     """Mean and median of one paired delta, with an interval and a p-value.
 
     The interval is a bootstrap interval on the mean; the p-value a sign-flip permutation p-value
@@ -59,10 +49,6 @@ class DeltaStatistics:
         return short_repr(
             self, "name!r mean:.4g median:.4g interval p_value:.4g", interval=self.interval.format()
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-dict form for JSON output."""
-        return record_dict(self)
 
 
 _DECISION_TEXT = {
@@ -289,9 +275,7 @@ def paired_comparison(
     >>> result.decision, result.verdict, result.deltas["duration_delta_seconds"].mean
     ('prefer_treatment', 'prefer_treatment', -4.0)
     """
-    resamples = check_int("n_resamples", n_resamples, minimum=100, maximum=MAX_RESAMPLES)
-    level = check_confidence_level(confidence_level)
-    seed_value = check_seed(seed)
+    resamples, level, seed_value = check_resampling(n_resamples, confidence_level, seed)
     t_runs = validate_run_records(a, name="a")
     c_runs = validate_run_records(b, name="b")
     t_name, c_name = _arm_name(t_runs, "a (treatment)"), _arm_name(c_runs, "b (control)")
@@ -308,21 +292,15 @@ def paired_comparison(
 
     data = deltas.matrix()
     rng = np.random.default_rng(seed_value)
-    means = bootstrap_means(data, resamples, rng)
-    p_values = sign_flip_p_values(data, resamples, rng)
-    lows, highs = percentile_interval(means, level)
+    intervals, p_values = bootstrap_intervals(data, resamples, level, rng)
     results: dict[str, DeltaStatistics] = {}
     for j, name in enumerate(DELTA_NAMES):
         column = data[:, j]
-        if np.all(column == column[0]):  # constant: no sampling variability at all
-            low = high = float(column[0])
-        else:
-            low, high = float(lows[j]), float(highs[j])
         results[name] = DeltaStatistics(
             name=name,
             mean=float(column.mean()),
             median=float(np.median(column)),
-            interval=ConfidenceInterval(low, high, level),
+            interval=ConfidenceInterval(*intervals[j], level),
             p_value=float(p_values[j]),
         )
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from lift_metrics._records import record_dict, short_repr
+from lift_metrics._records import PlainRecord, short_repr
 from lift_metrics.errors import InputValueError
 from lift_metrics.stats._intervals import (
     ConfidenceInterval,
@@ -33,7 +33,7 @@ DELTA_NAMES: tuple[str, ...] = (
 
 
 @dataclass(frozen=True, repr=False)
-class ArmStatistics:
+class ArmStatistics(PlainRecord):
     """Per-arm statistics (success rate, medians) plus a Wilson interval and duration percentiles.
 
     ``solved_per_dollar`` is ``None`` when the arm's total cost is zero.
@@ -55,10 +55,6 @@ class ArmStatistics:
 
     def __repr__(self) -> str:
         return short_repr(self, "arm!r runs success_rate:.4g total_cost_usd:.4g")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-dict form for JSON output."""
-        return record_dict(self)
 
 
 def arm_statistics(

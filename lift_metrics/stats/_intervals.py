@@ -13,12 +13,12 @@ import numpy as np
 
 from lift_metrics._checks import as_float_array, check_int, check_real
 from lift_metrics._io import format_number
-from lift_metrics._records import record_dict, short_repr
+from lift_metrics._records import PlainRecord, short_repr
 from lift_metrics.errors import InputValueError
 
 
 @dataclass(frozen=True, repr=False)
-class ConfidenceInterval:
+class ConfidenceInterval(PlainRecord):
     """A two-sided confidence interval ``[low, high]``; unpacks like ``(low, high)``.
 
     Attributes
@@ -42,10 +42,6 @@ class ConfidenceInterval:
     def contains(self, value: float) -> bool:
         """Whether ``low <= value <= high`` (False for a ``nan`` interval)."""
         return bool(self.low <= value <= self.high)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-dict form for JSON output."""
-        return record_dict(self)
 
     def format(self, *, digits: int = 4) -> str:
         """``[low, high]`` with :func:`lift_metrics._io.format_number`."""

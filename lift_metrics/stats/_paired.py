@@ -8,20 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from lift_metrics._checks import as_float_array, check_int
+from lift_metrics._checks import as_float_array
 from lift_metrics._records import record_dict, short_repr
 from lift_metrics.errors import InputValueError
-from lift_metrics.stats._intervals import (
-    ConfidenceInterval,
-    check_confidence_level,
-    check_seed,
-)
-from lift_metrics.stats._resample import (
-    MAX_RESAMPLES,
-    bootstrap_means,
-    percentile_interval,
-    sign_flip_p_values,
-)
+from lift_metrics.stats._intervals import ConfidenceInterval
+from lift_metrics.stats._resample import bootstrap_intervals, check_resampling, sign_flip_p_values
 
 __all__ = ["PairedBootstrap", "paired_bootstrap"]
 
@@ -155,20 +146,16 @@ def paired_bootstrap(
         raise InputValueError(
             f"a and b must have the same length (paired scores), got {x.size} and {y.size}"
         )
-    resamples = check_int("n_resamples", n_resamples, minimum=100, maximum=MAX_RESAMPLES)
-    level = check_confidence_level(confidence_level)
-    seed_value = check_seed(seed)
+    resamples, level, seed_value = check_resampling(n_resamples, confidence_level, seed)
     delta = x - y
     data = delta.reshape(-1, 1)
     rng = np.random.default_rng(seed_value)
-    if np.all(delta == delta[0]):  # constant: no sampling variability at all
+    if np.all(delta == delta[0]):  # constant: no sampling variability, nothing to resample
         low = high = float(delta[0])
         p_value = 1.0 if delta[0] == 0 else float(sign_flip_p_values(data, resamples, rng)[0])
     else:
-        means = bootstrap_means(data, resamples, rng)[:, 0]
-        p_value = float(sign_flip_p_values(data, resamples, rng)[0])
-        lows, highs = percentile_interval(means, level)
-        low, high = float(lows), float(highs)
+        ((low, high),), p_values = bootstrap_intervals(data, resamples, level, rng)
+        p_value = float(p_values[0])
     return PairedBootstrap(
         mean_a=float(x.mean()),
         mean_b=float(y.mean()),

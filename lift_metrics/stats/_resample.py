@@ -1,22 +1,28 @@
 """Resampling kernels of the paired statistics.
 
-Bootstrap means, their percentile interval and sign-flip p-values.
-Both work on an ``(n, m)`` array of paired differences and resample its rows in chunks whose
+Bootstrap means, their percentile interval and sign-flip p-values, the three together per
+column (:func:`bootstrap_intervals`), and the check of the options they share.
+They work on an ``(n, m)`` array of paired differences and resample its rows in chunks whose
 size bounds memory; :func:`~lift_metrics.stats.paired_comparison` and
 :func:`~lift_metrics.stats.paired_bootstrap` use them (docs/statistics.md#paired-ab).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
 from lift_metrics._checks import check_int
 from lift_metrics.errors import InputTypeError
+from lift_metrics.stats._intervals import check_confidence_level, check_seed
 
 __all__ = [
     "MAX_RESAMPLES",
+    "bootstrap_intervals",
     "bootstrap_means",
+    "check_resampling",
     "percentile_interval",
     "sign_flip_p_values",
 ]
@@ -26,6 +32,27 @@ __all__ = [
 MAX_RESAMPLES = 1_000_000
 # elements per resampling chunk: bounds memory (about 8 bytes x 3 per element)
 _CHUNK_ELEMENTS = 4_000_000
+
+
+def check_resampling(
+    n_resamples: Any, confidence_level: Any, seed: Any
+) -> tuple[int, float, int | None]:
+    """Validate the options of a paired bootstrap: ``(n_resamples, confidence_level, seed)``.
+
+    ``n_resamples`` is a whole number from 100 to :data:`MAX_RESAMPLES`, the level is in
+    (0, 1) (:func:`~lift_metrics.stats.check_confidence_level`), the seed None or a
+    non-negative integer.
+
+    Examples
+    --------
+    >>> check_resampling(10_000, 0.95, 0)
+    (10000, 0.95, 0)
+    """
+    return (
+        check_int("n_resamples", n_resamples, minimum=100, maximum=MAX_RESAMPLES),
+        check_confidence_level(confidence_level),
+        check_seed(seed),
+    )
 
 
 def _chunk_rows(n: int) -> int:
@@ -141,3 +168,40 @@ def percentile_interval(
     alpha = 1.0 - confidence_level
     lows, highs = np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
     return lows, highs
+
+
+def bootstrap_intervals(
+    data: npt.NDArray[np.float64],
+    n_resamples: int,
+    confidence_level: float,
+    rng: np.random.Generator,
+) -> tuple[list[tuple[float, float]], npt.NDArray[np.float64]]:
+    """Return the percentile interval of each column's mean and its sign-flip p-value.
+
+    The bootstrap means come first from ``rng``, then the signs (:func:`bootstrap_means`,
+    :func:`sign_flip_p_values`, :func:`percentile_interval`). A column that is the same on
+    every row has no sampling variability: its interval is zero-width at that value.
+
+    Returns
+    -------
+    (intervals, p_values)
+        ``[(low, high)]`` one per column, and the p-values, shape ``(m,)``.
+
+    Examples
+    --------
+    >>> data = np.array([[1.0, 2.0], [1.0, 4.0], [1.0, 3.0]])
+    >>> intervals, p_values = bootstrap_intervals(data, 200, 0.95, np.random.default_rng(0))
+    >>> intervals[0]
+    (1.0, 1.0)
+    """
+    means = bootstrap_means(data, n_resamples, rng)
+    p_values = sign_flip_p_values(data, n_resamples, rng)
+    lows, highs = percentile_interval(means, confidence_level)
+    intervals = []
+    for j in range(data.shape[1]):
+        column = data[:, j]
+        if np.all(column == column[0]):  # constant: no sampling variability at all
+            intervals.append((float(column[0]), float(column[0])))
+        else:
+            intervals.append((float(lows[j]), float(highs[j])))
+    return intervals, p_values

@@ -13,12 +13,12 @@ import numpy.typing as npt
 
 from lift_metrics._checks import as_float_array, check_int
 from lift_metrics._io import format_number
-from lift_metrics._records import record_dict, short_repr
+from lift_metrics._records import PlainRecord, short_repr
 from lift_metrics.errors import InputValueError
 
 
 @dataclass(frozen=True, repr=False)
-class Statistics:
+class Statistics(PlainRecord):
     """Summary statistics of one sample (docs/statistics.md#summary).
 
     Attributes
@@ -42,10 +42,6 @@ class Statistics:
 
     def __repr__(self) -> str:
         return short_repr(self, "median:.4g mean:.4g mode:.4g min:.4g max:.4g std_dev:.4g count")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-dict form for JSON output."""
-        return record_dict(self)
 
     def format(self, *, digits: int = 4) -> str:
         """One-line human-readable form (``∞`` for infinities)."""
@@ -190,7 +186,7 @@ def summarize(values: Sequence[float] | np.ndarray, *, ddof: int = 0) -> Statist
 
 
 @dataclass(frozen=True, repr=False)
-class LatencyPercentiles:
+class LatencyPercentiles(PlainRecord):
     """The median (p50) and 95th percentile (p95) of latencies, in the input's unit."""
 
     p50: float
@@ -199,10 +195,6 @@ class LatencyPercentiles:
 
     def __repr__(self) -> str:
         return short_repr(self, "p50:.4g p95:.4g count")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-dict form for JSON output."""
-        return record_dict(self)
 
 
 def latency_percentiles(latencies: Sequence[float] | np.ndarray) -> LatencyPercentiles:

@@ -16,10 +16,12 @@ from testkit import HashEmbedder
 from lift_metrics import aggregate_metric, latency_penalty
 from lift_metrics.dspy_metrics import (
     Aggregate,
+    AllTestsPass,
     CodeQuality,
     EndToEnd,
     IRQuality,
     MetricBreakdown,
+    TestPassRate,
     record_measurement,
 )
 from lift_metrics.ir import ir_quality
@@ -55,6 +57,28 @@ ALL_METRICS = [IRQuality, CodeQuality, EndToEnd, Aggregate]
 def test_gepa_can_bind_five_positional_arguments(cls: type, hash_embedder: HashEmbedder) -> None:
     # GEPA checks this at construction (dspy 3.4's GEPA.__init__)
     inspect.signature(cls(embedder=hash_embedder)).bind(None, None, None, None, None)
+
+
+PROTOCOL = {"threshold", "history_size", "cache_size", "trace_returns", "reveal_expected"}
+RUNS_CODE = {
+    *("tests_field", "entry_point_field", "prompt_field", "code_field"),
+    *("sandbox", "timeout_s", "require_all_tests"),
+}
+
+
+@pytest.mark.parametrize("cls", [*ALL_METRICS, TestPassRate, AllTestsPass])
+def test_the_signature_lists_every_keyword_the_constructor_takes(cls: type) -> None:
+    # the run configuration and help() read it: each keyword with the default it has
+    params = inspect.signature(cls).parameters
+    assert all(p.kind is p.KEYWORD_ONLY for p in params.values())
+    assert set(params) >= PROTOCOL
+    assert (set(params) >= RUNS_CODE) is (cls is not IRQuality)
+    cls(**{name: p.default for name, p in params.items()})  # every one of them is accepted
+    with pytest.raises(TypeError):
+        cls(no_such_keyword=1)
+    if cls is IRQuality:  # it runs no code: no test to require
+        with pytest.raises(TypeError):
+            IRQuality(require_all_tests=False)
 
 
 @pytest.mark.parametrize("cls", ALL_METRICS)
