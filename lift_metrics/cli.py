@@ -2,6 +2,8 @@
 
 Each subcommand lives next to the library code it drives and registers itself here through a
 ``register(subparsers)`` function; handlers only parse arguments, call the library and print.
+A command's help and description are its handler's docstring
+(:func:`lift_metrics._commands.add_command`).
 Exit codes: 0 success, 1 a gate failed (a regression, a metric below its target), 2 bad input
 (a :class:`~lift_metrics.errors.LiftMetricsError`, printed as one line). Any other exception is
 a bug and keeps Python's traceback and exit code 1 (docs/errors.md).

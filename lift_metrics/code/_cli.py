@@ -7,6 +7,7 @@ import math
 import sys
 from typing import Any
 
+from lift_metrics._commands import add_command
 from lift_metrics.code._lint import lint_paths
 from lift_metrics.code._static import StaticAnalysis, analyze_code, python_files
 from lift_metrics.errors import InputValueError
@@ -33,17 +34,7 @@ _ROWS: tuple[tuple[str, str], ...] = (
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``analyze`` command."""
-    parser = subparsers.add_parser(
-        "analyze",
-        help="static code-quality metrics (radon + ast + ruff) of Python files or directories",
-        description=(
-            "Static code-quality metrics of Python files: SLOC, comment ratio, cyclomatic "
-            "complexity, maintainability index, Halstead metrics, imports, classes, functions, "
-            "return-annotation coverage and lint findings (ruff's pyflakes rules). Directories "
-            "are searched recursively for *.py files (hidden directories and __pycache__ "
-            "skipped). Exit code 2 if a path is missing or a file does not parse."
-        ),
-    )
+    parser = add_command(subparsers, "analyze", _run)
     parser.add_argument("paths", nargs="+", metavar="PATH", help="Python file or directory")
     parser.add_argument(
         "--format", choices=("table", "json"), default="table", help="output format"
@@ -56,7 +47,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="module counted as a framework import (repeatable), e.g. --framework-prefix dspy",
     )
     parser.add_argument("--no-lint", action="store_true", help="skip the ruff lint findings")
-    parser.set_defaults(handler=_run)
 
 
 def _show(value: Any) -> str:
@@ -68,6 +58,14 @@ def _show(value: Any) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
+    """Static code-quality metrics (radon + ast + ruff) of Python files or directories.
+
+    Static code-quality metrics of Python files: SLOC, comment ratio, cyclomatic complexity,
+    maintainability index, Halstead metrics, imports, classes, functions, return-annotation
+    coverage and lint findings (ruff's pyflakes rules). Directories are searched recursively
+    for *.py files (hidden directories and __pycache__ skipped). Exit code 2 if a path is
+    missing or a file does not parse.
+    """  # noqa: D401 (the command's help text, see add_command)
     from lift_metrics._io import dumps_json
 
     prefixes = tuple(args.framework_prefix or ())

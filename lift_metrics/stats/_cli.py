@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from lift_metrics._commands import add_command
 from lift_metrics._io import dumps_json
 from lift_metrics.errors import InputValueError
 
@@ -17,17 +18,7 @@ EXAMPLE_TIER_RUNS = "examples/tier_runs.jsonl"
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``report``, ``compare`` and ``ab`` subcommands."""
-    report = subparsers.add_parser(
-        "report",
-        help="per-tier statistics, grades, uplift and cost of pass from tier run records",
-        description=(
-            "Read tier run records (JSONL, one run per line with the fields tier, passed, "
-            "impl_rate, cost_usd, duration_seconds) and print per-tier statistics: pass rate "
-            "with a Wilson interval, median composite score and its letter grade, uplift over "
-            "the first tier, cost of pass, and the cross-tier variances. Without FILE, the "
-            "shipped example datasets/examples/tier_runs.jsonl is used."
-        ),
-    )
+    report = add_command(subparsers, "report", _report)
     report.add_argument("file", metavar="FILE", nargs="?", help="tier run records (JSONL)")
     report.add_argument("--format", choices=FORMATS, default="text", help="output format")
     report.add_argument(
@@ -35,19 +26,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     report.add_argument("--pass-weight", type=float, default=0.5, help="composite pass weight")
     report.add_argument("--impl-weight", type=float, default=0.5, help="composite impl weight")
-    report.set_defaults(handler=_report)
 
-    compare = subparsers.add_parser(
-        "compare",
-        help="regressions and improvements between two eval reports",
-        description=(
-            "Compare two eval reports (JSON {name, results: [...]}, one result per generated "
-            "sample) case by case. A case (keyed model/case) is scored by the mean "
-            "compile/test/lint score of its samples; it regresses when that score drops by "
-            "more than --threshold (absolute score points) and improves when it rises by "
-            "more. Exit code 1 with --fail-on-regression when any case regressed."
-        ),
-    )
+    compare = add_command(subparsers, "compare", _compare)
     compare.add_argument("--baseline", required=True, metavar="A", help="baseline report JSON")
     compare.add_argument("--current", required=True, metavar="B", help="current report JSON")
     compare.add_argument("--format", choices=FORMATS, default="text", help="output format")
@@ -57,20 +37,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     compare.add_argument(
         "--fail-on-regression", action="store_true", help="exit with code 1 on any regression"
     )
-    compare.set_defaults(handler=_compare)
 
-    ab = subparsers.add_parser(
-        "ab",
-        help="paired A/B analysis of benchmark runs with bootstrap intervals",
-        description=(
-            "Read A/B run records (JSONL, one RunRecord a line) of exactly two arms, pair them "
-            "on (task_id, repeat) and print arm statistics, paired deltas with bootstrap "
-            "intervals and permutation p-values, the three-gate decision and the "
-            "interval-aware verdict. Arms: --treatment/--control; without them, arms named "
-            "'treatment' and 'control' are what they say, or else the first arm in the file "
-            "is the control."
-        ),
-    )
+    ab = add_command(subparsers, "ab", _ab)
     ab.add_argument("runs", metavar="RUNS", help="run records (JSONL)")
     ab.add_argument("--format", choices=FORMATS, default="text", help="output format")
     ab.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples")
@@ -78,7 +46,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ab.add_argument("--confidence-level", type=float, default=0.95, help="level of the intervals")
     ab.add_argument("--treatment", default=None, help="name of the treatment arm")
     ab.add_argument("--control", default=None, help="name of the control arm")
-    ab.set_defaults(handler=_ab)
 
 
 def _console() -> Any:
@@ -115,6 +82,14 @@ def _print_table(console: Any, title: str, rows: Sequence[Sequence[str]]) -> Non
 
 
 def _report(args: argparse.Namespace) -> int:
+    """Per-tier statistics, grades, uplift and cost of pass from tier run records.
+
+    Read tier run records (JSONL, one run per line with the fields tier, passed, impl_rate,
+    cost_usd, duration_seconds) and print per-tier statistics: pass rate with a Wilson interval,
+    median composite score and its letter grade, uplift over the first tier, cost of pass, and
+    the cross-tier variances. Without FILE, the shipped example
+    datasets/examples/tier_runs.jsonl is used.
+    """
     from lift_metrics.stats._tiers import load_tier_runs, summarize_tiers
 
     if args.file is None:
@@ -140,6 +115,14 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    """Regressions and improvements between two eval reports.
+
+    Compare two eval reports (JSON {name, results: [...]}, one result per generated sample) case
+    by case. A case (keyed model/case) is scored by the mean compile/test/lint score of its
+    samples; it regresses when that score drops by more than --threshold (absolute score points)
+    and improves when it rises by more. Exit code 1 with --fail-on-regression when any case
+    regressed.
+    """
     from lift_metrics.stats._compare import compare_reports
     from lift_metrics.stats._reports import EvalReport
 
@@ -156,6 +139,14 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _ab(args: argparse.Namespace) -> int:
+    """Paired A/B analysis of benchmark runs with bootstrap intervals.
+
+    Read A/B run records (JSONL, one RunRecord a line) of exactly two arms, pair them on
+    (task_id, repeat) and print arm statistics, paired deltas with bootstrap intervals and
+    permutation p-values, the three-gate decision and the interval-aware verdict. Arms:
+    --treatment/--control; without them, arms named 'treatment' and 'control' are what they say,
+    or else the first arm in the file is the control.
+    """
     from lift_metrics.stats._ab import paired_comparison
     from lift_metrics.stats._runs import load_run_records, split_arms
 

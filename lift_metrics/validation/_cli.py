@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from lift_metrics._commands import add_command
 from lift_metrics.errors import InputValueError
 from lift_metrics.validation._adapters import (
     BUILTIN_METRICS,
@@ -58,23 +59,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     from lift_metrics._checks import check_unit_interval
     from lift_metrics.cli import at_least, checked
 
-    parser = subparsers.add_parser(
-        "validate",
-        help="how well metrics agree with hand-labelled data (Pearson with CI); a CI gate",
-        description=(
-            "Score labelled items with each metric and report Pearson's r with its confidence "
-            "interval, Spearman, Kendall tau-b, the calibration line and, with several rating "
-            "fields, Krippendorff's alpha among raters. Writes a Markdown report, a JSON file "
-            "and one scatter plot per metric to --out. METRIC is ir_quality, code_quality, "
-            "end_to_end, reference_score (code against a reference, no tests) or an import "
-            "path 'package.module:attribute' (default: ir_quality and code_quality on the "
-            "shipped labels; with --labels conala, reference_score). --baselines adds the "
-            "field's metrics (chrF, BLEU, CodeBLEU, exact match) as extra rows. Example: "
-            "'lift-metrics validate --labels conala' reports reference_score and the field's "
-            "metrics on programmers' grades of CoNaLa snippets (datasets/conala/README.md). "
-            "Exit code 1 when a metric misses its target, 2 on bad input."
-        ),
-    )
+    parser = add_command(subparsers, "validate", _run)
     parser.add_argument("metrics", nargs="*", metavar="METRIC", help="metric(s) to validate")
     add_gaming_arguments(parser)
     parser.add_argument(
@@ -236,7 +221,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="pass even when up to N items per metric could not be scored (default 0: any "
         "missing score fails with exit 1; the report says why each is missing)",
     )
-    parser.set_defaults(handler=_run)
 
 
 def _field_map(entries: Sequence[str] | None) -> dict[str, str] | None:
@@ -523,6 +507,19 @@ def _validate_one(
 
 
 def _run(args: argparse.Namespace) -> int:
+    """How well metrics agree with hand-labelled data (Pearson with CI); a CI gate.
+
+    Score labelled items with each metric and report Pearson's r with its confidence interval,
+    Spearman, Kendall tau-b, the calibration line and, with several rating fields,
+    Krippendorff's alpha among raters. Writes a Markdown report, a JSON file and one scatter
+    plot per metric to --out. METRIC is ir_quality, code_quality, end_to_end, reference_score
+    (code against a reference, no tests) or an import path 'package.module:attribute' (default:
+    ir_quality and code_quality on the shipped labels; with --labels conala, reference_score).
+    --baselines adds the field's metrics (chrF, BLEU, CodeBLEU, exact match) as extra rows.
+    Example: 'lift-metrics validate --labels conala' reports reference_score and the field's
+    metrics on programmers' grades of CoNaLa snippets (datasets/conala/README.md). Exit code 1
+    when a metric misses its target, 2 on bad input.
+    """
     from lift_metrics._io import check_output_dir
     from lift_metrics.validation._report import format_table
 
