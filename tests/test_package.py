@@ -65,6 +65,18 @@ def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
         assert command in out
 
 
+def test_every_command_has_a_help_line_and_a_description() -> None:
+    subparsers = next(action for action in build_parser()._actions if action.dest == "command")
+    helps = {action.dest: action.help for action in subparsers._choices_actions}  # type: ignore[attr-defined]
+    for name, parser in subparsers.choices.items():  # type: ignore[attr-defined]
+        assert helps[name], name  # the first paragraph of the handler's docstring
+        assert parser.description, name  # the paragraphs after it
+    # listed as argparse lists help: lower-case first letter, no final period
+    assert helps["analyze"] == (
+        "static code-quality metrics (radon + ast + ruff) of Python files or directories"
+    )
+
+
 def test_console_script_runs_as_module() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "lift_metrics", "--version"], capture_output=True, text=True
