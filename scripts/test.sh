@@ -5,7 +5,8 @@
 # optimizer runs; one process, since its tests time real executions and use every core). Each lane
 # records how many tests it collected and selected (--lane-record, tests/conftest.py) and
 # the two must add up to the whole suite (tests/testkit.py checks), so no test falls between.
-# Arguments go to both pytest runs (e.g. `bash scripts/test.sh -x`).
+# Arguments go to both pytest runs (e.g. `bash scripts/test.sh -x`; `--full` also runs the
+# whole-dataset checks, marker full, about 20 minutes more on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LITELLM_LOCAL_MODEL_COST_MAP=True

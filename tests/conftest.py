@@ -9,6 +9,10 @@ Lanes: ``scripts/test.sh`` runs the fast lane (``-m "not slow"``), then the slow
 (``-m slow``), each with ``--lane-record=FILE``; every run appends the number of tests it
 collected and selected, and the script checks that the two lanes' selections add up to the
 suite (``testkit.check_lanes``), so that no test falls between them.
+
+Whole-dataset checks (marker ``full``: every HumanEval problem through every scorer, about
+20 minutes on 2 cores) belong to the slow lane but skip, saying so, unless ``--full`` is given
+(``bash scripts/test.sh --full``); the slow lane runs the same checks on a fixed subset.
 """
 
 from __future__ import annotations
@@ -64,6 +68,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="append one JSON line to FILE: the -m expression, tests collected and selected "
         "(scripts/test.sh checks that its two lanes add up to the whole suite)",
     )
+    parser.addoption(
+        "--full",
+        action="store_true",
+        default=False,
+        help="also run the whole-dataset checks (marker full; about 20 minutes on 2 cores)",
+    )
+
+
+_FULL_REASON = (
+    "whole-dataset check (about 20 minutes on 2 cores): run with --full "
+    "(bash scripts/test.sh --full); the slow lane checks a fixed subset"
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--full"):
+        return
+    skip = pytest.mark.skip(reason=_FULL_REASON)
+    for item in items:
+        if item.get_closest_marker("full") is not None:
+            item.add_marker(skip)
 
 
 _deselected: list[int] = [0]

@@ -70,6 +70,21 @@ def test_pytest_writes_the_lane_record(tmp_path: Path) -> None:
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert [json.loads(line) for line in spread.read_text().splitlines()] == [records[0]]
-    assert records[1]["selected"] == 1  # this test, the file's only slow one
-    assert records[0]["selected"] == records[0]["collected"] - 1
+    assert records[1]["selected"] == 2  # the file's two slow tests
+    assert records[0]["selected"] == records[0]["collected"] - 2
     assert check_lanes(str(lanes)).endswith(f"of {records[0]['collected']} tests")
+
+
+@pytest.mark.slow
+def test_whole_dataset_checks_skip_with_their_reason_unless_full_is_given() -> None:
+    command = [sys.executable, "-m", "pytest", "tests/code/test_gaming.py", "-m", "slow and full"]
+    command += ["-p", "no:cacheprovider", "-q", "-rs", "--setup-only"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 skipped" in done.stdout, done.stdout
+    assert "whole-dataset check" in done.stdout, done.stdout
+    assert "run with --full" in done.stdout, done.stdout
+    done = subprocess.run([*command, "--full"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "skipped" not in done.stdout, done.stdout
+    assert "SETUP    M sandbox" in done.stdout, done.stdout

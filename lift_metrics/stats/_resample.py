@@ -40,7 +40,7 @@ def check_resampling(
     """Validate the options of a paired bootstrap: ``(n_resamples, confidence_level, seed)``.
 
     ``n_resamples`` is a whole number from 100 to :data:`MAX_RESAMPLES`, the level is in
-    (0, 1) (:func:`~lift_metrics.stats.check_confidence_level`), the seed None or a
+    (0, 1) (:func:`~lift_metrics.stats.check_confidence_level`) and ``seed`` None or a
     non-negative integer.
 
     Examples

@@ -8,7 +8,8 @@ hog, a renamed function, code that does not parse, one mutated operator), keep t
 below 0.2 and the non-code variants (placeholder, empty text, a bare name, prose, imports
 only, the prompt echoed, a ``pass`` stub) at or below 0.05. Every inversion is listed in the
 failure message. The ground truth of each variant is a real run of the check script in the
-real sandbox; nothing is cached between runs.
+real sandbox; nothing is cached between runs. The whole 164 run with ``pytest --full``
+(marker ``full``, about 20 minutes on 2 cores); the slow lane checks ten fixed problems.
 
 Also: ``dspy.BootstrapFewShot`` with the default ``CodeQuality()`` accepts no demonstration
 whose code fails every test. The figures are printed by ``benchmarks/bench_gaming.py``.
@@ -181,6 +182,7 @@ def test_fast_io_subset_has_no_inversion(sandbox: Any) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.full
 @pytest.mark.timeout(2400)  # every scorer also runs each candidate on generated inputs
 def test_all_problems_have_no_inversion(sandbox: Any) -> None:
     """164 problems x every variant x every scorer, the real sandbox and embedder."""
@@ -198,6 +200,7 @@ def test_all_problems_have_no_inversion(sandbox: Any) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.full
 @pytest.mark.timeout(2400)  # every scorer also runs each candidate on generated inputs
 def test_all_io_problems_have_no_inversion(sandbox: Any) -> None:
     """More tests passed never scores lower: every problem whose check turns into I/O cases."""

@@ -186,6 +186,20 @@ def private_tmp_entries(box: Sandbox) -> list[str]:
     return entries
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _frozen_heap() -> Iterator[None]:
+    """Collect once and freeze what exists while a module of sandbox tests runs.
+
+    :func:`snapshot` collects garbage before every count; a full collection walks every
+    object of the process (about a second where earlier tests loaded torch and DSPy), a
+    collection after :func:`gc.freeze` only what the module made since.
+    """
+    gc.collect()
+    gc.freeze()
+    yield
+    gc.unfreeze()
+
+
 @dataclass
 class Snapshot:
     fds: int
