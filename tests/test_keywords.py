@@ -88,7 +88,8 @@ def test_the_twins_differ_only_in_what_they_return(
 @pytest.mark.parametrize("function", FUNCTIONS, ids=lambda f: f.__name__)
 def test_an_unknown_keyword_is_refused_naming_the_function(function: Callable[..., Any]) -> None:
     arguments: dict[str, Any] = {"wieghts": {"ir": 1}}
-    args = ("x = 1", "x = 1", []) if function in (code_quality, code_quality_breakdown) else ()
+    code = function in (code_quality, code_quality_breakdown)
+    args: tuple[Any, ...] = ("x = 1", "x = 1", []) if code else ()
     message = f"{function.__name__}() got an unexpected keyword argument 'wieghts'"
     with pytest.raises(TypeError) as info:
         function(*args, **arguments)
