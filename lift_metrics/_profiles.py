@@ -26,17 +26,6 @@ from lift_metrics._io import JSONTextError, TOMLTextError, parse_json, parse_tom
 from lift_metrics._records import format_scores
 from lift_metrics.errors import InputTypeError, InputValueError
 
-__all__ = [
-    "CalibrationProfile",
-    "SHIPPED_PROFILES",
-    "load_profile",
-    "load_weights",
-    "resolve_profile",
-    "save_weights",
-    "shipped_profile_path",
-    "weights_file_metric",
-]
-
 
 def save_weights(
     path: str | os.PathLike[str],

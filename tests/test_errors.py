@@ -34,6 +34,10 @@ BUILTIN_RAISES_ALLOWED = {
     ("lift_metrics/_io.py", "to_jsonable", "TypeError"): (
         "an object lift-metrics writes has no JSON form: a bug in the writer"
     ),
+    ("lift_metrics/_keywords.py", "keyword_arguments", "TypeError"): (
+        "a keyword the function does not take, or a required one missing: the TypeError Python "
+        "raises for a call that does not fit a written-out signature"
+    ),
 }
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from lift_metrics._checks import check_method
+from lift_metrics._keywords import keyword_arguments, takes_keywords
 from lift_metrics._text import clean_text
 from lift_metrics.code._features import check_code
 from lift_metrics.code._tests import (
@@ -28,6 +29,8 @@ from lift_metrics.similarity import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Unpack
+
     from lift_metrics._profiles import CalibrationProfile
 
 from lift_metrics.code._breakdown import CodeQualityBreakdown
@@ -36,22 +39,25 @@ from lift_metrics.code._validated import _validated
 from lift_metrics.code._weighted import _weighted
 
 
+class _CodeQualityKeywords(TypedDict, total=False):
+    """The keywords of :func:`code_quality` and :func:`code_quality_breakdown`, default None."""
+
+    profile: str | os.PathLike[str] | CalibrationProfile | CodeQualityOptions | None
+    weights: Mapping[str, float] | None
+    embedder: Embedder | None
+    sandbox: SandboxLike | None
+    entry_point: str | None
+    prompt: str | None
+    timeout_s: float | None
+    similarity_floor: float | None
+    wrong_answer_gate: bool | None
+    stub_cap: float | None
+    behaviour: bool | None
+
+
+@takes_keywords(_CodeQualityKeywords)
 def code_quality_breakdown(
-    predicted: str,
-    expected: str,
-    tests: TestCases,
-    *,
-    profile: str | os.PathLike[str] | CalibrationProfile | CodeQualityOptions | None = None,
-    weights: Mapping[str, float] | None = None,
-    embedder: Embedder | None = None,
-    sandbox: SandboxLike | None = None,
-    entry_point: str | None = None,
-    prompt: str | None = None,
-    timeout_s: float | None = None,
-    similarity_floor: float | None = None,
-    wrong_answer_gate: bool | None = None,
-    stub_cap: float | None = None,
-    behaviour: bool | None = None,
+    predicted: str, expected: str, tests: TestCases, **options: Unpack[_CodeQualityKeywords]
 ) -> CodeQualityBreakdown:
     r"""Score generated code like :func:`code_quality` and say why.
 
@@ -81,21 +87,24 @@ def code_quality_breakdown(
     >>> result.reasons[0]
     "syntax: SyntaxError: expected ':' (line 1)"
     """
+    given = keyword_arguments(code_quality_breakdown, options)
     predicted = check_code("predicted", predicted)
     expected = check_code("expected", expected)
+    prompt = given.get("prompt")
     if prompt is not None:
         prompt = check_code("prompt", prompt)
     normalized = normalize_tests(tests)
-    entry = check_entry_point(entry_point)
-    options = code_quality_options(
-        profile,
-        weights=weights,
-        similarity_floor=similarity_floor,
-        wrong_answer_gate=wrong_answer_gate,
-        stub_cap=stub_cap,
-        timeout_s=timeout_s,
-        behaviour=behaviour,
+    entry = check_entry_point(given.get("entry_point"))
+    resolved = code_quality_options(
+        given.get("profile"),
+        weights=given.get("weights"),
+        similarity_floor=given.get("similarity_floor"),
+        wrong_answer_gate=given.get("wrong_answer_gate"),
+        stub_cap=given.get("stub_cap"),
+        timeout_s=given.get("timeout_s"),
+        behaviour=given.get("behaviour"),
     )
+    embedder, sandbox = given.get("embedder"), given.get("sandbox")
     if embedder is not None:
         check_method("embedder", embedder, "embed", wanted="have an embed(texts) method")
     if sandbox is not None:
@@ -104,7 +113,7 @@ def code_quality_breakdown(
         predicted,
         expected,
         normalized,
-        options,
+        resolved,
         entry_point=entry,
         prompt=prompt,
         embedder=embedder,
@@ -160,22 +169,9 @@ def score_code(
     return _weighted(predicted, expected, tests, options, entry_point, embedder, sandbox)
 
 
+@takes_keywords(_CodeQualityKeywords)
 def code_quality(
-    predicted: str,
-    expected: str,
-    tests: TestCases,
-    *,
-    profile: str | os.PathLike[str] | CalibrationProfile | CodeQualityOptions | None = None,
-    weights: Mapping[str, float] | None = None,
-    embedder: Embedder | None = None,
-    sandbox: SandboxLike | None = None,
-    entry_point: str | None = None,
-    prompt: str | None = None,
-    timeout_s: float | None = None,
-    similarity_floor: float | None = None,
-    wrong_answer_gate: bool | None = None,
-    stub_cap: float | None = None,
-    behaviour: bool | None = None,
+    predicted: str, expected: str, tests: TestCases, **options: Unpack[_CodeQualityKeywords]
 ) -> float:
     r"""Quality of generated code against a reference and tests, in [0, 1].
 
@@ -329,19 +325,5 @@ def code_quality(
     >>> round(code_quality(stub, reference, tests, embedder=Parallel(), profile="seed"), 3)
     0.583
     """
-    return code_quality_breakdown(
-        predicted,
-        expected,
-        tests,
-        profile=profile,
-        weights=weights,
-        embedder=embedder,
-        sandbox=sandbox,
-        entry_point=entry_point,
-        prompt=prompt,
-        timeout_s=timeout_s,
-        similarity_floor=similarity_floor,
-        wrong_answer_gate=wrong_answer_gate,
-        stub_cap=stub_cap,
-        behaviour=behaviour,
-    ).score
+    given = keyword_arguments(code_quality, options)
+    return code_quality_breakdown(predicted, expected, tests, **given).score

@@ -12,14 +12,16 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from lift_metrics._checks import check_non_negative, check_positive, normalize_weights
+from lift_metrics._keywords import keyword_arguments, takes_keywords
 from lift_metrics._records import breakdown_repr, record_dict
 from lift_metrics.errors import InputTypeError, InputValueError
 
 if TYPE_CHECKING:
     import os
+    from typing import Unpack
 
     from lift_metrics._profiles import CalibrationProfile
     from lift_metrics.code import CodeQualityOptions
@@ -216,26 +218,120 @@ def end_to_end_from_parts(
     )
 
 
-def end_to_end_breakdown(
-    *,
-    predicted_ir: IR | Mapping[str, Any] | str,
-    expected_ir: IR | Mapping[str, Any] | str,
-    predicted_code: str,
-    expected_code: str,
-    tests: Sequence[tuple[dict[str, Any], Any]] | str,
-    latency_ms: float | None,
-    target_ms: float = DEFAULT_TARGET_MS,
-    weights: Mapping[str, float] | None = None,
-    ir_weights: Mapping[str, float] | None = None,
-    code_weights: Mapping[str, float] | None = None,
-    code_profile: str | os.PathLike[str] | CalibrationProfile | CodeQualityOptions | None = None,
-    embedder: Embedder | None = None,
-    sandbox: Sandbox | None = None,
-    entry_point: str | None = None,
-    prompt: str | None = None,
-    timeout_s: float | None = None,
-) -> EndToEndBreakdown:
+class _EndToEndInputs(TypedDict):
+    """The required keywords of :func:`end_to_end`: what it scores."""
+
+    predicted_ir: IR | Mapping[str, Any] | str
+    expected_ir: IR | Mapping[str, Any] | str
+    predicted_code: str
+    expected_code: str
+    tests: Sequence[tuple[dict[str, Any], Any]] | str
+    latency_ms: float | None
+
+
+class _EndToEndKeywords(_EndToEndInputs, total=False):
+    """The keywords of :func:`end_to_end` and :func:`end_to_end_breakdown`; see ``_DEFAULTS``."""
+
+    target_ms: float
+    weights: Mapping[str, float] | None
+    ir_weights: Mapping[str, float] | None
+    code_weights: Mapping[str, float] | None
+    code_profile: str | os.PathLike[str] | CalibrationProfile | CodeQualityOptions | None
+    embedder: Embedder | None
+    sandbox: Sandbox | None
+    entry_point: str | None
+    prompt: str | None
+    timeout_s: float | None
+
+
+#: the defaults of :class:`_EndToEndKeywords` other than None
+_DEFAULTS: Mapping[str, Any] = {"target_ms": DEFAULT_TARGET_MS}
+
+
+@takes_keywords(_EndToEndKeywords, _DEFAULTS)
+def end_to_end_breakdown(**options: Unpack[_EndToEndKeywords]) -> EndToEndBreakdown:
     r"""Compute :func:`end_to_end` and keep the IR and code breakdowns and what lost points.
+
+    Parameters, raised errors and the formula are those of :func:`end_to_end`.
+
+    Returns
+    -------
+    EndToEndBreakdown
+
+    Examples
+    --------
+    Without the embedding terms (intent and semantic weights 0, the code part as the plain
+    weighted sum), so no model is loaded:
+
+    >>> ir = {"intent": "Add a and b.", "signature": {"name": "add",
+    ...       "parameters": [{"name": "a"}, {"name": "b"}]}}
+    >>> result = end_to_end_breakdown(
+    ...     predicted_ir=ir, expected_ir=ir,
+    ...     predicted_code="def add(a, b):\n    return a - b\n",
+    ...     expected_code="def add(a, b):\n    return a + b\n",
+    ...     tests=[({"a": 1, "b": 2}, 3), ({"a": 0, "b": 0}, 0)], latency_ms=1_000,
+    ...     ir_weights={"intent": 0, "signature": 1, "structure": 1, "constraints": 1},
+    ...     code_weights={"syntax": 0.2, "tests": 0.4, "semantic": 0, "style": 0.1})
+    >>> result.components["ir"], result.code.tests_passed
+    (1.0, 1)
+    >>> round(result.score, 4) == round(0.4 + 0.5 * result.components["code"] + 0.1, 4)
+    True
+    """
+    from lift_metrics.ir import IR, ir_quality_breakdown
+
+    given = keyword_arguments(end_to_end_breakdown, options)
+    latency_ms = given["latency_ms"]
+    latency = (
+        None if latency_ms is None else check_non_negative("latency_ms", latency_ms, allow_inf=True)
+    )
+    target = check_positive("target_ms", given["target_ms"])
+    weights = given.get("weights")
+    normalize_weights("weights", weights, DEFAULT_E2E_WEIGHTS)  # fail before the slow parts
+    from lift_metrics.code import code_quality_breakdown, code_quality_options
+
+    code_options = code_quality_options(
+        given.get("code_profile"),
+        weights=given.get("code_weights"),
+        timeout_s=given.get("timeout_s"),
+        name="code_profile",
+        weights_name="code_weights",
+    )
+    predicted_ir, expected_ir = given["predicted_ir"], given["expected_ir"]
+    for name, value in (("predicted_ir", predicted_ir), ("expected_ir", expected_ir)):
+        if not isinstance(value, IR | Mapping | str | bytes):  # named here, not as ir_quality's
+            raise InputTypeError(
+                f"{name} must be an IR, a mapping or a JSON string, got {type(value).__name__}"
+            )
+    embedder = given.get("embedder")
+    ir_weights = given.get("ir_weights")
+    ir = ir_quality_breakdown(predicted_ir, expected_ir, weights=ir_weights, embedder=embedder)
+    code = code_quality_breakdown(
+        given["predicted_code"],
+        given["expected_code"],
+        given["tests"],
+        profile=code_options,
+        embedder=embedder,
+        sandbox=given.get("sandbox"),
+        entry_point=given.get("entry_point"),
+        prompt=given.get("prompt"),
+    )
+    return end_to_end_from_parts(
+        ir=ir,
+        ir_score=ir.score,
+        code=code,
+        code_score=float(code.score),
+        latency_ms=latency,
+        target_ms=target,
+        weights=weights,
+    )
+
+
+@takes_keywords(_EndToEndKeywords, _DEFAULTS)
+def end_to_end(**options: Unpack[_EndToEndKeywords]) -> float:
+    r"""End-to-end pipeline quality in [0, 1]: 0.4 IR + 0.5 code + 0.1 latency.
+
+    All arguments are keyword-only; :func:`end_to_end_breakdown` takes the same ones and
+    returns the parts and reasons behind the score.
 
     Parameters
     ----------
@@ -265,7 +361,7 @@ def end_to_end_breakdown(
 
     Returns
     -------
-    EndToEndBreakdown
+    float
 
     Raises
     ------
@@ -281,119 +377,6 @@ def end_to_end_breakdown(
         \text{e2e} = w_{ir}\,\text{ir\_quality} + w_{code}\,\text{code\_quality}
         + w_{lat}\,\text{latency\_penalty}(L)
 
-    Examples
-    --------
-    Without the embedding terms (intent and semantic weights 0, the code part as the plain
-    weighted sum), so no model is loaded:
-
-    >>> ir = {"intent": "Add a and b.", "signature": {"name": "add",
-    ...       "parameters": [{"name": "a"}, {"name": "b"}]}}
-    >>> result = end_to_end_breakdown(
-    ...     predicted_ir=ir, expected_ir=ir,
-    ...     predicted_code="def add(a, b):\n    return a - b\n",
-    ...     expected_code="def add(a, b):\n    return a + b\n",
-    ...     tests=[({"a": 1, "b": 2}, 3), ({"a": 0, "b": 0}, 0)], latency_ms=1_000,
-    ...     ir_weights={"intent": 0, "signature": 1, "structure": 1, "constraints": 1},
-    ...     code_weights={"syntax": 0.2, "tests": 0.4, "semantic": 0, "style": 0.1})
-    >>> result.components["ir"], result.code.tests_passed
-    (1.0, 1)
-    >>> round(result.score, 4) == round(0.4 + 0.5 * result.components["code"] + 0.1, 4)
-    True
-    """
-    from lift_metrics.ir import IR, ir_quality_breakdown
-
-    latency = (
-        None if latency_ms is None else check_non_negative("latency_ms", latency_ms, allow_inf=True)
-    )
-    target = check_positive("target_ms", target_ms)
-    normalize_weights("weights", weights, DEFAULT_E2E_WEIGHTS)  # fail before the slow parts
-    from lift_metrics.code import code_quality_breakdown, code_quality_options
-
-    options = code_quality_options(
-        code_profile,
-        weights=code_weights,
-        timeout_s=timeout_s,
-        name="code_profile",
-        weights_name="code_weights",
-    )
-    for name, value in (("predicted_ir", predicted_ir), ("expected_ir", expected_ir)):
-        if not isinstance(value, IR | Mapping | str | bytes):  # named here, not as ir_quality's
-            raise InputTypeError(
-                f"{name} must be an IR, a mapping or a JSON string, got {type(value).__name__}"
-            )
-    ir = ir_quality_breakdown(predicted_ir, expected_ir, weights=ir_weights, embedder=embedder)
-    code = code_quality_breakdown(
-        predicted_code,
-        expected_code,
-        tests,
-        profile=options,
-        embedder=embedder,
-        sandbox=sandbox,
-        entry_point=entry_point,
-        prompt=prompt,
-    )
-    return end_to_end_from_parts(
-        ir=ir,
-        ir_score=ir.score,
-        code=code,
-        code_score=float(code.score),
-        latency_ms=latency,
-        target_ms=target,
-        weights=weights,
-    )
-
-
-def end_to_end(
-    *,
-    predicted_ir: IR | Mapping[str, Any] | str,
-    expected_ir: IR | Mapping[str, Any] | str,
-    predicted_code: str,
-    expected_code: str,
-    tests: Sequence[tuple[dict[str, Any], Any]] | str,
-    latency_ms: float | None,
-    target_ms: float = DEFAULT_TARGET_MS,
-    weights: Mapping[str, float] | None = None,
-    ir_weights: Mapping[str, float] | None = None,
-    code_weights: Mapping[str, float] | None = None,
-    code_profile: str | os.PathLike[str] | CalibrationProfile | CodeQualityOptions | None = None,
-    embedder: Embedder | None = None,
-    sandbox: Sandbox | None = None,
-    entry_point: str | None = None,
-    prompt: str | None = None,
-    timeout_s: float | None = None,
-) -> float:
-    """End-to-end pipeline quality in [0, 1]: 0.4 IR + 0.5 code + 0.1 latency.
-
-    All arguments are keyword-only; :func:`end_to_end_breakdown` takes the same ones and
-    returns the parts and reasons behind the score.
-
-    Parameters
-    ----------
-    predicted_ir, expected_ir : IR, mapping or JSON string
-        Generated and ground-truth IR (see :func:`lift_metrics.ir.ir_quality`).
-    predicted_code, expected_code : str
-        Generated and ground-truth Python source.
-    tests : sequence of (kwargs, expected) or str
-        I/O cases or a HumanEval-style ``check(candidate)`` script.
-    latency_ms : float or None
-        Pipeline latency in milliseconds; ``None`` (not measured) leaves the latency term out.
-    target_ms : float, default 16000
-        Latency budget for :func:`latency_penalty`.
-    weights : mapping, optional
-        Keys ``ir``, ``code``, ``latency``; default 0.4 / 0.5 / 0.1.
-    ir_weights, code_weights : mapping, optional
-        ``weights`` of the IR and the code metric.
-    code_profile : str, path, CalibrationProfile, CodeQualityOptions or None, default None
-        The code metric's profile, as ``profile`` in :func:`lift_metrics.code.code_quality`.
-    embedder, sandbox, entry_point, prompt, timeout_s
-        Passed on to the IR and code metrics.
-
-    Returns
-    -------
-    float
-
-    Notes
-    -----
     The specification defines ``end_to_end(example, prediction)`` on DSPy objects; here the pure
     function takes plain values and :class:`lift_metrics.dspy_metrics.EndToEnd` is the
     DSPy-facing adapter.
@@ -403,21 +386,4 @@ def end_to_end(
     >>> round(0.4 * 1.0 + 0.5 * 1.0 + 0.1 * latency_penalty(32_000), 4)  # perfect but 2x slow
     0.9135
     """
-    return end_to_end_breakdown(
-        predicted_ir=predicted_ir,
-        expected_ir=expected_ir,
-        predicted_code=predicted_code,
-        expected_code=expected_code,
-        tests=tests,
-        latency_ms=latency_ms,
-        target_ms=target_ms,
-        weights=weights,
-        ir_weights=ir_weights,
-        code_weights=code_weights,
-        code_profile=code_profile,
-        embedder=embedder,
-        sandbox=sandbox,
-        entry_point=entry_point,
-        prompt=prompt,
-        timeout_s=timeout_s,
-    ).score
+    return end_to_end_breakdown(**keyword_arguments(end_to_end, options)).score

@@ -17,7 +17,6 @@ from lift_metrics.code import code_quality
 from lift_metrics.composite import (
     aggregate_metric,
     end_to_end,
-    end_to_end_breakdown,
     latency_penalty,
 )
 from lift_metrics.dspy_metrics import (
@@ -114,7 +113,7 @@ def _documented_keys(function: Any, parameter: str) -> list[str]:
 
 IR_KEYS = _documented_keys(ir_quality, "weights")
 CODE_KEYS = _documented_keys(code_quality, "weights")
-E2E_KEYS = _documented_keys(end_to_end_breakdown, "weights")
+E2E_KEYS = _documented_keys(end_to_end, "weights")
 AGGREGATE_KEYS = _documented_keys(aggregate_metric, "weights")
 
 #: (pure function, its weights parameter, its documented keys) -> (metric, its parameter,
