@@ -19,6 +19,7 @@ from typing import Any
 
 from lift_metrics._checks import check_int, check_positive
 from lift_metrics._io import atomic_write_json, atomic_write_text
+from lift_metrics._progress import ProgressBar
 from lift_metrics._usage import BudgetExceeded, UsageRecorder, UsageTotals
 from lift_metrics.dspy_metrics import record_measurement
 from lift_metrics.errors import InputValueError
@@ -190,10 +191,12 @@ def evaluate_program(
     names = tuple(metrics)
     started = time.perf_counter()
     all_runs: list[tuple[ExampleResult, ...]] = []
-    with _progress(progress, description, len(examples) * runs) as advance:
+    with ProgressBar(description, len(examples) * runs, enabled=progress) as bar:
         for run in range(runs):
             try:
-                results = _one_run(program, examples, metrics, run, timeout_s, num_threads, advance)
+                results = _one_run(
+                    program, examples, metrics, run, timeout_s, num_threads, bar.advance
+                )
             except BudgetExceeded as exc:
                 partial_run: list[ExampleResult] = exc.partial or []
                 done = [*all_runs, tuple(partial_run)] if partial_run else all_runs
@@ -203,40 +206,6 @@ def evaluate_program(
                 raise
             all_runs.append(tuple(results))
     return _assemble(names, all_runs, timeout_s, time.perf_counter() - started, None)
-
-
-class _progress:  # noqa: N801 - used like a function
-    def __init__(self, enabled: bool, description: str, total: int) -> None:
-        self.enabled = enabled
-        self.description = description
-        self.total = total
-        self._bar: Any = None
-
-    def __enter__(self) -> Callable[[], None]:
-        if not self.enabled:
-            return lambda: None
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-        )
-
-        self._bar = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            transient=False,
-        )
-        self._bar.start()
-        task = self._bar.add_task(self.description, total=self.total)
-        return lambda: self._bar.advance(task)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
 
 
 def _run_lm_context(run: int) -> Any:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
-from typing import TextIO
 
 from lift_metrics._commands import add_command
+from lift_metrics._progress import ProgressBar
 
 _LOCAL_RAY = ""  # ``--ray`` without an address
 
@@ -93,43 +92,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--no-progress",
         dest="progress",
         action="store_false",
-        help="no progress line (done/total, rate, ETA) on stderr",
+        help="no progress bar (done/total, elapsed and remaining time) on stderr",
     )
-
-
-class _Progress:
-    """A one-line progress report on stderr: done/total, rate and ETA."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.tty = stream.isatty()
-        self.interval_s = 0.5 if self.tty else 10.0
-        self.start = time.monotonic()
-        self.first_done: int | None = None
-        self.last_shown = 0.0
-        self.done = 0
-        self.total = 0
-
-    def __call__(self, done: int, total: int) -> None:
-        self.done, self.total = done, total
-        if self.first_done is None:
-            self.first_done = done
-        now = time.monotonic()
-        if now - self.last_shown >= self.interval_s or done == total:
-            self.last_shown = now
-            self.show(final=done == total)
-
-    def show(self, *, final: bool = False) -> None:
-        elapsed = time.monotonic() - self.start
-        scored = self.done - (self.first_done or 0)
-        rate = scored / elapsed if elapsed > 0 else 0.0
-        left = self.total - self.done
-        eta = f"{left / rate:.0f} s" if rate > 0 else "?"
-        percent = 100.0 * self.done / self.total if self.total else 100.0
-        line = f"scored {self.done}/{self.total} ({percent:.1f}%)  {rate:.1f} samples/s  ETA {eta}"
-        end = "\n" if final or not self.tty else ""
-        self.stream.write(("\r" if self.tty else "") + line + end)
-        self.stream.flush()
 
 
 def default_output(samples: str) -> Path:
@@ -167,25 +131,24 @@ def _run(args: argparse.Namespace) -> int:
         backend = RayBackend(args.ray or None, workers=args.concurrency, importable=importable)
         if args.ray:  # a cluster: reach it before anything is written (fails in seconds)
             backend.connect()
-    progress = _Progress(sys.stderr) if args.progress else None
+    progress = ProgressBar("scored", 0, enabled=args.progress)
     try:
-        summary = score_samples(
-            args.samples,
-            args.tasks,
-            output=output,
-            k=args.k,
-            concurrency=args.concurrency,
-            timeout_s=args.timeout_s,
-            backend=backend,
-            resume=args.resume,
-            code_quality=args.code_quality,
-            progress=progress,
-            importable=() if backend is not None else importable,
-        )
+        with progress:
+            summary = score_samples(
+                args.samples,
+                args.tasks,
+                output=output,
+                k=args.k,
+                concurrency=args.concurrency,
+                timeout_s=args.timeout_s,
+                backend=backend,
+                resume=args.resume,
+                code_quality=args.code_quality,
+                progress=progress.update,
+                importable=() if backend is not None else importable,
+            )
     except KeyboardInterrupt:
-        if progress is not None and progress.tty:
-            sys.stderr.write("\n")
-        done = f"{progress.done} of {progress.total} samples" if progress else "the samples"
+        done = f"{progress.done} of {progress.total} samples"
         print(
             f"lift-metrics score: interrupted; {done} scored are saved in {output}; "
             "rerun the same command to resume",
