@@ -14,7 +14,7 @@ Formulas, sources and edge-case decisions: docs/statistics.md and docs/decisions
 
 from __future__ import annotations
 
-# importable from here for callers that know them, outside __all__ (shared internals)
+# "name as name": importable from here, outside __all__ (shared internals)
 from lift_metrics._checks import check_confidence_level as check_confidence_level
 from lift_metrics._resampling import bootstrap_means as bootstrap_means
 from lift_metrics.stats._ab import DeltaStatistics, PairedComparison, paired_comparison
