@@ -99,6 +99,41 @@ def check_choice(name: str, value: Any, allowed: Iterable[str]) -> str:
     return str(value)
 
 
+def check_confidence_level(confidence_level: Any) -> float:
+    """Validate a confidence level: a real number strictly between 0 and 1.
+
+    Parameters
+    ----------
+    confidence_level : Any
+        The value to check.
+
+    Returns
+    -------
+    float
+        The level as a float.
+
+    Raises
+    ------
+    TypeError
+        If it is not a real number.
+    ValueError
+        If it is not strictly between 0 and 1.
+
+    Examples
+    --------
+    >>> check_confidence_level(0.95)
+    0.95
+    >>> check_confidence_level(1)
+    Traceback (most recent call last):
+    ...
+    lift_metrics.errors.InputValueError: confidence_level must be in (0, 1), got 1
+    """
+    level = check_real("confidence_level", confidence_level)
+    if not 0.0 < level < 1.0:
+        raise InputValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}")
+    return level
+
+
 def check_similarity_floor(value: object) -> float:
     """Validate a ``similarity_floor`` option: a real number in [0, 1).
 

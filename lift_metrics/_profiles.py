@@ -5,6 +5,8 @@ floor; for ``code_quality`` a wrong-answer gate and a stub cap). :func:`save_wei
 one, :func:`load_profile` reads one, :func:`resolve_profile` turns what a user passes as
 ``profile=`` (a :class:`CalibrationProfile`, a path or ``"shipped"``) into one; the shipped
 profiles are in ``datasets/labels/`` (:func:`shipped_profile_path`; docs/validation.md).
+The ``"validated"`` profile has no file: its cap on an output that fails every test,
+:data:`FAIL_CEILING`, is here for the code scorers and the DSPy metric objects.
 """
 
 from __future__ import annotations
@@ -25,6 +27,12 @@ from lift_metrics._checks import (
 from lift_metrics._io import JSONTextError, TOMLTextError, parse_json, parse_toml, read_text_file
 from lift_metrics._records import format_scores
 from lift_metrics.errors import InputTypeError, InputValueError
+
+FAIL_CEILING = 0.2
+"""The most an output that fails every test can score under the ``"validated"`` profile.
+
+``code_quality`` caps such an output there; the DSPy metric objects read it as the code part's
+ceiling (``lift_metrics.code.FAIL_CEILING`` names the same value)."""
 
 
 def save_weights(

@@ -4,16 +4,32 @@ CPython 3.11 before 3.11.8 keeps one recursion-depth counter per interpreter for
 syntax trees between C and Python (CPython issue gh-106905). Two threads doing so at once can
 trip ``SystemError: AST constructor recursion depth mismatch``. Metrics run in DSPy's thread
 pools, so every conversion in this package goes through one lock.
+
+:func:`parses` tells, cached, whether text is Python that parses; no text over
+:data:`MAX_CODE_CHARS`, the bound on code that the code metrics read, is parsed.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import threading
 from types import CodeType
 from typing import Literal, overload
 
 _LOCK = threading.RLock()
+
+MAX_CODE_CHARS = 100_000
+"""The most characters of code the metrics analyse (``lift_metrics.code.MAX_CODE_CHARS``).
+
+Longer text is not parsed, linted, embedded or compared with the reference: it scores 0 on
+each of those, with the reason (``over_limit`` of the code metrics), and ``code_quality``
+neither reads nor runs it. This bounds the time of every analysis: one ``code_quality`` call
+on hostile text just under the limit takes about 2 s at most on a 2-core machine, and on text
+over it no time at all (``benchmarks/bench_code_bound.py``). Model answers are far shorter
+(HumanEval solutions: under 3,000 characters). The sandbox's own limit on code it runs is
+1,000,000.
+"""
 
 
 @overload
@@ -43,3 +59,22 @@ def compile_tree(tree: ast.Module, filename: str, mode: str = "exec") -> CodeTyp
     """
     with _LOCK:
         return compile(tree, filename, mode, dont_inherit=True)
+
+
+def parses(code: str) -> bool:
+    """Tell whether ``code`` is Python that :func:`ast.parse` accepts.
+
+    Cached; code longer than :data:`MAX_CODE_CHARS` characters is refused without parsing.
+    """
+    if len(code) > MAX_CODE_CHARS:
+        return False
+    return _parses(code)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parses(code: str) -> bool:
+    try:
+        parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True

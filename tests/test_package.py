@@ -37,6 +37,26 @@ def test_all_is_sorted_unique_and_resolvable(package: str) -> None:
         assert getattr(module, name) is not None, f"{package}.{name} does not resolve"
 
 
+#: (package, name, home): importable from the package, outside its __all__; home is the
+#: module the library itself imports it from
+INTERNALS = [
+    ("lift_metrics.code", "check_stub_cap", "lift_metrics._checks"),
+    ("lift_metrics.code", "check_wrong_answer_gate", "lift_metrics._checks"),
+    ("lift_metrics.code", "FAIL_CEILING", "lift_metrics._profiles"),
+    ("lift_metrics.code", "parses", "lift_metrics._pyast"),
+    ("lift_metrics.code", "score_code", "lift_metrics.code._quality"),
+    ("lift_metrics.stats", "bootstrap_means", "lift_metrics._resampling"),
+    ("lift_metrics.stats", "check_confidence_level", "lift_metrics._checks"),
+]
+
+
+@pytest.mark.parametrize(("package", "name", "home"), INTERNALS)
+def test_internals_keep_their_import_path_outside_all(package: str, name: str, home: str) -> None:
+    module = importlib.import_module(package)
+    assert name not in module.__all__
+    assert getattr(module, name) is getattr(importlib.import_module(home), name)
+
+
 def test_top_level_exports_are_the_design_contract() -> None:
     design = {  # the public API contract (README, docs/)
         "IR", "ir_quality", "intent_match", "signature_match", "structure_match",

@@ -27,20 +27,27 @@ Scores follow scikit-learn's naming: every ``*_similarity``/``*_correctness``/``
   (``lift-metrics analyze PATH``).
 
 Building blocks that other subpackages share (the DSPy metric objects, calibration, scoring):
-:func:`score_code` (the scoring core on validated inputs), :func:`run_answer` (tests only),
-:func:`normalize_tests` / :class:`NormalizedTests`, :func:`check_entry_point`,
-:func:`complete_with_prompt`, :func:`parses`, the option checks :func:`check_wrong_answer_gate` and
-:func:`check_stub_cap`, :func:`gate_by_wrong_answers` (:data:`GATED_COMPONENTS`),
-:data:`FAIL_CEILING` and :func:`codebleu_available`.
+:func:`run_answer` (tests only), :func:`normalize_tests` / :class:`NormalizedTests`,
+:func:`check_entry_point`, :func:`complete_with_prompt`, :func:`gate_by_wrong_answers`
+(:data:`GATED_COMPONENTS`) and :func:`codebleu_available`.
+
+Importable from here but outside ``__all__`` (internals): ``score_code``, the scoring core on
+validated inputs that the DSPy metric objects call; ``parses`` and ``FAIL_CEILING``, whose home
+is a shared internal module (``lift_metrics._pyast``, ``lift_metrics._profiles``); and the
+option checks ``check_stub_cap`` and ``check_wrong_answer_gate`` (``lift_metrics._checks``).
 """
 
 from __future__ import annotations
 
-from lift_metrics._checks import check_stub_cap, check_wrong_answer_gate
+# "name as name": importable from here, outside __all__ (internals, see the docstring)
+from lift_metrics._checks import check_stub_cap as check_stub_cap
+from lift_metrics._checks import check_wrong_answer_gate as check_wrong_answer_gate
+from lift_metrics._profiles import FAIL_CEILING as FAIL_CEILING
+from lift_metrics._pyast import MAX_CODE_CHARS
+from lift_metrics._pyast import parses as parses
 from lift_metrics.code._breakdown import CodeQualityBreakdown
 from lift_metrics.code._degenerate import degenerate_kind
-from lift_metrics.code._extract import complete_with_prompt, extract_code, parses
-from lift_metrics.code._features import MAX_CODE_CHARS
+from lift_metrics.code._extract import complete_with_prompt, extract_code
 from lift_metrics.code._field import (
     bleu_score,
     chrf_score,
@@ -61,11 +68,11 @@ from lift_metrics.code._lint import (
 )
 from lift_metrics.code._options import (
     DEFAULT_CODE_QUALITY_WEIGHTS,
-    FAIL_CEILING,
     CodeQualityOptions,
     code_quality_options,
 )
-from lift_metrics.code._quality import code_quality, code_quality_breakdown, score_code
+from lift_metrics.code._quality import code_quality, code_quality_breakdown
+from lift_metrics.code._quality import score_code as score_code
 from lift_metrics.code._reference import (
     ReferenceScoreBreakdown,
     reference_score,
@@ -98,7 +105,6 @@ __all__ = [
     "CodeQualityBreakdown",
     "CodeQualityOptions",
     "DEFAULT_CODE_QUALITY_WEIGHTS",
-    "FAIL_CEILING",
     "ForgeInputs",
     "GATED_COMPONENTS",
     "LintFinding",
@@ -111,8 +117,6 @@ __all__ = [
     "analyze_path",
     "bleu_score",
     "check_entry_point",
-    "check_stub_cap",
-    "check_wrong_answer_gate",
     "chrf_score",
     "code_quality",
     "code_quality_breakdown",
@@ -133,13 +137,11 @@ __all__ = [
     "lint_paths",
     "maintainability_grade",
     "normalize_tests",
-    "parses",
     "python_files",
     "reference_score",
     "reference_score_breakdown",
     "reference_scores",
     "run_answer",
-    "score_code",
     "semantic_similarity",
     "structural_similarity",
     "style_conformance",

@@ -7,7 +7,8 @@ import re
 from typing import Any
 
 from lift_metrics import _pyast as pyast
-from lift_metrics.code._extract import complete_with_prompt, extract_code, is_prose_line, parses
+from lift_metrics._pyast import parses
+from lift_metrics.code._extract import complete_with_prompt, extract_code, is_prose_line
 from lift_metrics.code._features import check_code, over_limit
 from lift_metrics.code._stub import placeholder_kind
 from lift_metrics.code._tests import check_entry_point

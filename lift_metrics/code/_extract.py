@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import ast
-import functools
 import keyword
 import re
 
 from lift_metrics import _pyast as pyast
-from lift_metrics.code._features import MAX_CODE_CHARS, check_code
+from lift_metrics._pyast import MAX_CODE_CHARS, parses
+from lift_metrics.code._features import check_code
 from lift_metrics.errors import InputTypeError
 
 _FENCE = re.compile(
@@ -21,25 +21,6 @@ _INLINE = re.compile(r"^`([^`\n]+)`$")
 _WORD = re.compile(r"^[A-Za-z][A-Za-z'’-]*[,.!?;:]?$")
 _CODE_STARTERS = frozenset(keyword.kwlist) | {"print", "async", "await", "match", "case"}
 _MAX_LINES = 400  # beyond this, prose trimming stops at the ends instead of trying every run
-
-
-def parses(code: str) -> bool:
-    """Tell whether ``code`` is Python that :func:`ast.parse` accepts.
-
-    Cached; code longer than :data:`MAX_CODE_CHARS` characters is refused without parsing.
-    """
-    if len(code) > MAX_CODE_CHARS:
-        return False
-    return _parses(code)
-
-
-@functools.lru_cache(maxsize=4096)
-def _parses(code: str) -> bool:
-    try:
-        pyast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
 
 
 def defines(code: str, name: str) -> bool:

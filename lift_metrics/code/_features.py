@@ -15,19 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from lift_metrics import _pyast as pyast
+from lift_metrics._pyast import MAX_CODE_CHARS
 from lift_metrics._text import clean_text
 from lift_metrics.errors import InputTypeError, InputValueError
-
-MAX_CODE_CHARS = 100_000
-"""The most characters of code the metrics analyse.
-
-Longer text is not parsed, linted, embedded or compared with the reference: it scores 0 on
-each of those, with the reason (:func:`over_limit`), and ``code_quality`` neither reads nor
-runs it. This bounds the time of every analysis: one ``code_quality`` call on hostile text
-just under the limit takes about 2 s at most on a 2-core machine, and on text over it no time
-at all (``benchmarks/bench_code_bound.py``). Model answers are far shorter (HumanEval
-solutions: under 3,000 characters). The sandbox's own limit on code it runs is 1,000,000.
-"""
 
 _SNAKE_CASE = re.compile(r"^_*[a-z][a-z0-9_]*$")
 _DUNDER = re.compile(r"^__[a-z][a-z0-9_]*__$")

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lift_metrics.code._features import MAX_CODE_CHARS, check_code
+from lift_metrics._pyast import MAX_CODE_CHARS
+from lift_metrics.code._features import check_code
 
 if TYPE_CHECKING:
     from pyflakes.messages import Message

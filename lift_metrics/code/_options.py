@@ -38,8 +38,6 @@ def _weights(weights: Mapping[str, Any] | None, name: str = "weights") -> dict[s
 PROFILES: tuple[str, ...] = ("validated", "seed", "shipped")
 """The named profiles; a path to a profile file or a CalibrationProfile works too."""
 
-FAIL_CEILING = 0.2
-"""The most an output that fails every test can score (validated profile)."""
 PASS_FLOOR = 0.25
 """The least an output that passes at least one test scores (validated profile)."""
 RESEMBLANCE_SPAN = 0.3

@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from lift_metrics import _pyast as pyast
+from lift_metrics._pyast import MAX_CODE_CHARS
 from lift_metrics.code._executed import ExecutedView, executed_view
-from lift_metrics.code._features import MAX_CODE_CHARS, check_code, over_limit
+from lift_metrics.code._features import check_code, over_limit
 from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.similarity import Embedder, resolve_embedder, sequence_similarity
 

@@ -6,8 +6,9 @@ import ast
 import functools
 
 from lift_metrics import _pyast as pyast
+from lift_metrics._pyast import MAX_CODE_CHARS
 from lift_metrics.code._executed import executed_view
-from lift_metrics.code._features import MAX_CODE_CHARS, check_code
+from lift_metrics.code._features import check_code
 from lift_metrics.code._tests import check_entry_point
 
 _CACHED_CODE_CHARS = 100_000  # as in _features: longer code is analysed but not cached

@@ -29,10 +29,10 @@ from lift_metrics.similarity import (
 if TYPE_CHECKING:  # pragma: no cover
     pass
 
+from lift_metrics._profiles import FAIL_CEILING
 from lift_metrics.code._breakdown import CodeQualityBreakdown
 from lift_metrics.code._options import (
     DEGENERATE_SCORE,
-    FAIL_CEILING,
     PASS_FLOOR,
     RESEMBLANCE_SPAN,
     CodeQualityOptions,

@@ -11,6 +11,7 @@ from lift_metrics._checks import (
     check_bool,
     check_positive,
 )
+from lift_metrics._profiles import FAIL_CEILING
 from lift_metrics.code import DEFAULT_CODE_QUALITY_WEIGHTS, score_code
 
 if TYPE_CHECKING:
@@ -145,8 +146,6 @@ class _CodePart(_Metric):
 
     def _failing_code_ceiling(self) -> float:
         """Return the most the code part can score when the code fails every test."""
-        from lift_metrics.code import FAIL_CEILING
-
         if self.code_quality_options.validated:
             return FAIL_CEILING
         return 1.0 - self.code_weights.get("tests", 0.0)

@@ -41,7 +41,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError, core_schema
 
-from lift_metrics._checks import check_path
+from lift_metrics._checks import check_confidence_level, check_path
 from lift_metrics._usage import Budget
 from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.optimizers._config_checks import (
@@ -56,7 +56,7 @@ from lift_metrics.optimizers._config_checks import (
 )
 from lift_metrics.optimizers._evaluate import MAX_RUNS
 from lift_metrics.optimizers._select import MAX_CODE_SAMPLES
-from lift_metrics.stats import MAX_RESAMPLES, check_confidence_level
+from lift_metrics.stats import MAX_RESAMPLES
 
 __all__ = [
     "INSTRUCTION_SOURCES",

@@ -12,7 +12,7 @@ import textwrap
 from typing import Any
 
 from lift_metrics import _pyast as pyast
-from lift_metrics.code import parses
+from lift_metrics._pyast import parses
 from lift_metrics.errors import InputValueError
 from lift_metrics.ir import parse_ir
 

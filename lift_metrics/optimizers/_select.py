@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from lift_metrics import _pyast as pyast
-from lift_metrics.code import degenerate_kind, parses
+from lift_metrics._pyast import parses
+from lift_metrics.code import degenerate_kind
 
 __all__ = ["MAX_CODE_SAMPLES", "PROBE_VALUES", "CodeChoice", "choose_code", "probe_inputs"]
 

@@ -154,7 +154,9 @@ def summarize_results(
     reported figure is its mean over tasks. The interval resamples tasks with replacement
     (10,000 times) and takes the percentiles of the mean.
     """
-    from lift_metrics.stats import bootstrap_means, check_confidence_level, pass_at_k
+    from lift_metrics._checks import check_confidence_level
+    from lift_metrics._resampling import bootstrap_means
+    from lift_metrics.stats import pass_at_k
 
     level = check_confidence_level(confidence_level)
     n_by_task: Counter[str] = Counter()

@@ -9,12 +9,14 @@ with an ``<key>_is_infinite`` flag); reports print ``∞``.
 Formulas, sources and edge-case decisions: docs/statistics.md and docs/decisions.md.
 ``scipy`` is imported only inside the functions that need it.
 
-Shared building blocks are public too: :func:`bootstrap_means` (the paired bootstrap kernel),
-:func:`check_confidence_level` and :data:`MAX_RESAMPLES` (the most resamples accepted).
+:data:`MAX_RESAMPLES` is the most bootstrap resamples a statistic accepts.
 """
 
 from __future__ import annotations
 
+# "name as name": importable from here, outside __all__ (shared internals)
+from lift_metrics._checks import check_confidence_level as check_confidence_level
+from lift_metrics._resampling import bootstrap_means as bootstrap_means
 from lift_metrics.stats._ab import DeltaStatistics, PairedComparison, paired_comparison
 from lift_metrics.stats._arm_statistics import (
     DELTA_NAMES,
@@ -27,7 +29,6 @@ from lift_metrics.stats._compare import CaseChange, ReportComparison, compare_re
 from lift_metrics.stats._gates import Gate, ab_decision
 from lift_metrics.stats._intervals import (
     ConfidenceInterval,
-    check_confidence_level,
     mean_interval,
     wilson_interval,
 )
@@ -35,7 +36,7 @@ from lift_metrics.stats._paired import PairedBootstrap, paired_bootstrap
 from lift_metrics.stats._passk import pass_at_k, pass_hat_k
 from lift_metrics.stats._records import RecordError
 from lift_metrics.stats._reports import CaseStats, EvalReport, EvalResult, ModelStats, forge_score
-from lift_metrics.stats._resample import MAX_RESAMPLES, bootstrap_means
+from lift_metrics.stats._resample import MAX_RESAMPLES
 from lift_metrics.stats._retrieval import (
     DEFAULT_SUMMED_METRICS,
     MultiRunAggregate,
@@ -101,8 +102,6 @@ __all__ = [  # plain sorted() order (tests/test_package.py checks names == sorte
     "ab_decision",
     "aggregate_runs",
     "arm_statistics",
-    "bootstrap_means",
-    "check_confidence_level",
     "compare_reports",
     "composite_score",
     "cost_delta",

@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from lift_metrics._checks import check_confidence_level
 from lift_metrics._records import PlainRecord, short_repr
 from lift_metrics.errors import InputValueError
 from lift_metrics.stats._intervals import (
     ConfidenceInterval,
-    check_confidence_level,
     wilson_interval,
 )
 from lift_metrics.stats._runs import RunRecord, validate_run_records

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from lift_metrics._checks import as_float_array, check_int, check_real
+from lift_metrics._checks import as_float_array, check_confidence_level, check_int
 from lift_metrics._io import format_number
 from lift_metrics._records import PlainRecord, short_repr
 from lift_metrics.errors import InputValueError
@@ -48,41 +48,6 @@ class ConfidenceInterval(PlainRecord):
         low = format_number(self.low, digits=digits)
         high = format_number(self.high, digits=digits)
         return f"[{low}, {high}]"
-
-
-def check_confidence_level(confidence_level: Any) -> float:
-    """Validate a confidence level: a real number strictly between 0 and 1.
-
-    Parameters
-    ----------
-    confidence_level : Any
-        The value to check.
-
-    Returns
-    -------
-    float
-        The level as a float.
-
-    Raises
-    ------
-    TypeError
-        If it is not a real number.
-    ValueError
-        If it is not strictly between 0 and 1.
-
-    Examples
-    --------
-    >>> check_confidence_level(0.95)
-    0.95
-    >>> check_confidence_level(1)
-    Traceback (most recent call last):
-    ...
-    lift_metrics.errors.InputValueError: confidence_level must be in (0, 1), got 1
-    """
-    level = check_real("confidence_level", confidence_level)
-    if not 0.0 < level < 1.0:
-        raise InputValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}")
-    return level
 
 
 def _z(confidence_level: float) -> float:

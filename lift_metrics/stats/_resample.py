@@ -1,7 +1,8 @@
 """Resampling kernels of the paired statistics.
 
-Bootstrap means, their percentile interval and sign-flip p-values, the three together per
-column (:func:`bootstrap_intervals`), and the check of the options they share.
+Bootstrap means (:func:`lift_metrics._resampling.bootstrap_means`), their percentile interval
+and sign-flip p-values, the three together per column (:func:`bootstrap_intervals`), and the
+check of the options they share.
 They work on an ``(n, m)`` array of paired differences and resample its rows in chunks whose
 size bounds memory; :func:`~lift_metrics.stats.paired_comparison` and
 :func:`~lift_metrics.stats.paired_bootstrap` use them (docs/statistics.md#paired-ab).
@@ -14,14 +15,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from lift_metrics._checks import check_int
-from lift_metrics.errors import InputTypeError
-from lift_metrics.stats._intervals import check_confidence_level, check_seed
+from lift_metrics._checks import check_confidence_level, check_int
+from lift_metrics._resampling import bootstrap_means, chunk_rows
+from lift_metrics.stats._intervals import check_seed
 
 __all__ = [
     "MAX_RESAMPLES",
     "bootstrap_intervals",
-    "bootstrap_means",
     "check_resampling",
     "percentile_interval",
     "sign_flip_p_values",
@@ -30,8 +30,6 @@ __all__ = [
 #: the most bootstrap resamples a statistic accepts: far past where percentile intervals stop
 #: changing, and a bound on the memory that the resampled statistics themselves take
 MAX_RESAMPLES = 1_000_000
-# elements per resampling chunk: bounds memory (about 8 bytes x 3 per element)
-_CHUNK_ELEMENTS = 4_000_000
 
 
 def check_resampling(
@@ -40,7 +38,7 @@ def check_resampling(
     """Validate the options of a paired bootstrap: ``(n_resamples, confidence_level, seed)``.
 
     ``n_resamples`` is a whole number from 100 to :data:`MAX_RESAMPLES`, the level is in
-    (0, 1) (:func:`~lift_metrics.stats.check_confidence_level`) and ``seed`` None or a
+    (0, 1) (:func:`lift_metrics._checks.check_confidence_level`) and ``seed`` None or a
     non-negative integer.
 
     Examples
@@ -53,70 +51,6 @@ def check_resampling(
         check_confidence_level(confidence_level),
         check_seed(seed),
     )
-
-
-def _chunk_rows(n: int) -> int:
-    return max(1, _CHUNK_ELEMENTS // max(n, 1))
-
-
-def bootstrap_means(
-    data: npt.NDArray[np.float64], n_resamples: int, rng: np.random.Generator
-) -> npt.NDArray[np.float64]:
-    """Means of every column of ``data`` (n, m) over ``n_resamples`` paired resamples.
-
-    Rows are resampled with replacement, the same rows for every column (a paired
-    bootstrap). Each chunk of resamples is a sparse 0/1 selection matrix (one row per
-    resample, ``n`` drawn row indices, repeats summed by the product) multiplied by
-    ``data``: one pass over the drawn indices serves all columns, so 10,000 pairs x 10,000
-    resamples take about half a second.
-
-    Parameters
-    ----------
-    data : numpy.ndarray of float64, shape (n, m)
-        One row per pair, one column per statistic.
-    n_resamples : int
-        Number of bootstrap resamples, at least 1 (the callers bound it by
-        :data:`MAX_RESAMPLES`).
-    rng : numpy.random.Generator
-        Source of the resampled row indices.
-
-    Returns
-    -------
-    numpy.ndarray of float64, shape (n_resamples, m)
-        The column means of each resample.
-
-    Examples
-    --------
-    >>> data = np.array([[1.0, 0.0], [1.0, 2.0]])
-    >>> bootstrap_means(data, 3, np.random.default_rng(0)).shape
-    (3, 2)
-    """
-    from scipy import sparse
-
-    if not isinstance(data, np.ndarray) or data.ndim != 2:
-        shape = f"an array of shape {data.shape}" if isinstance(data, np.ndarray) else None
-        raise InputTypeError(
-            f"data must be a 2-D numpy array (pairs x statistics), got "
-            f"{shape or type(data).__name__}"
-        )
-    n_resamples = check_int("n_resamples", n_resamples, minimum=1)
-    if not isinstance(rng, np.random.Generator):
-        raise InputTypeError(
-            f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got "
-            f"{type(rng).__name__}"
-        )
-    n = data.shape[0]
-    out = np.empty((n_resamples, data.shape[1]), dtype=np.float64)
-    step = _chunk_rows(n)
-    index_dtype = np.int64 if step * n >= 2**31 else np.int32
-    ones = np.ones(min(step, n_resamples) * n, dtype=np.float64)  # the largest chunk's
-    for start in range(0, n_resamples, step):
-        size = min(step, n_resamples - start)
-        idx = rng.integers(0, n, size=size * n, dtype=index_dtype)
-        indptr = np.arange(0, size * n + 1, n, dtype=index_dtype)
-        selection = sparse.csr_matrix((ones[: size * n], idx, indptr), shape=(size, n))
-        out[start : start + size] = (selection @ data) / n
-    return out
 
 
 def sign_flip_p_values(
@@ -146,7 +80,7 @@ def sign_flip_p_values(
     total = data.sum(axis=0)
     tolerance = 1e-12 * (np.abs(data).sum(axis=0) / n) + 1e-300
     hits = np.zeros(m, dtype=np.int64)
-    step = _chunk_rows(n)
+    step = chunk_rows(n)
     n_bytes = (n + 7) // 8
     for start in range(0, n_resamples, step):
         size = min(step, n_resamples - start)
@@ -178,9 +112,10 @@ def bootstrap_intervals(
 ) -> tuple[list[tuple[float, float]], npt.NDArray[np.float64]]:
     """Return the percentile interval of each column's mean and its sign-flip p-value.
 
-    The bootstrap means come first from ``rng``, then the signs (:func:`bootstrap_means`,
-    :func:`sign_flip_p_values`, :func:`percentile_interval`). A column that is the same on
-    every row has no sampling variability: its interval is zero-width at that value.
+    The bootstrap means come first from ``rng``, then the signs
+    (:func:`lift_metrics._resampling.bootstrap_means`, :func:`sign_flip_p_values`,
+    :func:`percentile_interval`). A column that is the same on every row has no sampling
+    variability: its interval is zero-width at that value.
 
     Returns
     -------

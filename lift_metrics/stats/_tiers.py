@@ -9,13 +9,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from lift_metrics._checks import check_iterable, check_path
+from lift_metrics._checks import check_confidence_level, check_iterable, check_path
 from lift_metrics._io import format_number
 from lift_metrics._records import record_dict, short_repr
 from lift_metrics.errors import InputValueError
 from lift_metrics.stats._intervals import (
     ConfidenceInterval,
-    check_confidence_level,
     mean_interval,
     wilson_interval,
 )
