@@ -1,4 +1,4 @@
-"""The one progress display of the command line: a rich progress bar on stderr.
+"""The one progress display of the command line: a rich progress bar.
 
 The evaluation of a program (one step per example and run) and ``lift-metrics score`` (the
 count of scored samples, reported by the scoring loop) both show it; rich loads when a bar
@@ -28,6 +28,9 @@ class ProgressBar:
         Steps to do; :meth:`update` may change it.
     enabled : bool, default True
         False: nothing is shown.
+    stderr : bool, default True
+        Show the bar on stderr (a command whose stdout is its result), else on stdout (a
+        command that reports on the terminal).
 
     Examples
     --------
@@ -38,8 +41,11 @@ class ProgressBar:
     (2, 3)
     """
 
-    def __init__(self, description: str, total: int, *, enabled: bool = True) -> None:
+    def __init__(
+        self, description: str, total: int, *, enabled: bool = True, stderr: bool = True
+    ) -> None:
         self.description = description
+        self.stderr = stderr
         self.total = total
         self.enabled = enabled
         self.done = 0
@@ -77,7 +83,7 @@ class ProgressBar:
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
-            console=Console(stderr=True),
+            console=Console(stderr=self.stderr),
             transient=False,
         )
         self._bar.start()

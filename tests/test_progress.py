@@ -46,3 +46,15 @@ def test_a_bar_without_a_total_shows_nothing_until_the_first_count(
     with ProgressBar("scored", 0):
         pass  # a run refused before it starts
     assert capsys.readouterr() == ("", "")
+
+
+def test_a_bar_for_the_terminal_report_writes_to_stdout(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with ProgressBar("baseline", 2, stderr=False) as bar:
+        bar.advance()
+        bar.advance()
+    out, err = capsys.readouterr()
+    assert "baseline" in out
+    assert "2/2" in out
+    assert err == ""

@@ -191,7 +191,7 @@ def evaluate_program(
     names = tuple(metrics)
     started = time.perf_counter()
     all_runs: list[tuple[ExampleResult, ...]] = []
-    with ProgressBar(description, len(examples) * runs, enabled=progress) as bar:
+    with ProgressBar(description, len(examples) * runs, enabled=progress, stderr=False) as bar:
         for run in range(runs):
             try:
                 results = _one_run(
