@@ -65,7 +65,7 @@ _EXPORTS: dict[str, str] = {
     "CodeQualityOptions": "lift_metrics.code",
     "EndToEnd": "lift_metrics.dspy_metrics",
     "IR": "lift_metrics.ir",
-    "IRParseError": "lift_metrics.ir",
+    "IRParseError": "lift_metrics.errors",
     "IRQuality": "lift_metrics.dspy_metrics",
     "InputTypeError": "lift_metrics.errors",
     "InputValueError": "lift_metrics.errors",
@@ -180,10 +180,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         IRQuality,
         TestPassRate,
     )
-    from lift_metrics.errors import InputTypeError, InputValueError, LiftMetricsError
+    from lift_metrics.errors import InputTypeError, InputValueError, IRParseError, LiftMetricsError
     from lift_metrics.ir import (
         IR,
-        IRParseError,
         constraint_match,
         constraint_satisfied,
         intent_match,

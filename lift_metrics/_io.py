@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from lift_metrics.errors import InputValueError
+from lift_metrics.errors import InputValueError, JSONTextError, TOMLTextError
 
 
 def existing_file(path: str | os.PathLike[str], what: str) -> Path:
@@ -76,13 +76,6 @@ def read_text_file(
         raise error(
             f"{file}: line {line} is not UTF-8 text (byte {exc.start}: {exc.reason})"
         ) from None
-
-
-class JSONTextError(InputValueError):
-    """Text that is not JSON as lift-metrics reads it; the message is the reason alone.
-
-    The reader that catches it adds the file and line.
-    """
 
 
 class _NotJSONError(ValueError):
@@ -138,7 +131,7 @@ def parse_json(text: str | bytes) -> Any:
     >>> parse_json('{"expected": NaN}')
     Traceback (most recent call last):
     ...
-    lift_metrics._io.JSONTextError: NaN is not a JSON value
+    lift_metrics.errors.JSONTextError: NaN is not a JSON value
     """
     with _ParserLimits(JSONTextError):
         try:
@@ -147,10 +140,6 @@ def parse_json(text: str | bytes) -> Any:
             raise JSONTextError(f"{exc.msg}: line {exc.lineno} column {exc.colno}") from None
         except _NotJSONError as exc:
             raise JSONTextError(str(exc)) from None
-
-
-class TOMLTextError(InputValueError):
-    """Text that is not TOML as lift-metrics reads it; the message is the reason alone."""
 
 
 def parse_toml(text: str) -> dict[str, Any]:
@@ -166,7 +155,7 @@ def parse_toml(text: str) -> dict[str, Any]:
     >>> parse_toml("seed = " + "1" * 5000)
     Traceback (most recent call last):
     ...
-    lift_metrics._io.TOMLTextError: an integer has more than 4300 digits
+    lift_metrics.errors.TOMLTextError: an integer has more than 4300 digits
     """
     import tomllib
 

@@ -24,9 +24,9 @@ from lift_metrics._checks import (
     check_stub_cap,
     check_wrong_answer_gate,
 )
-from lift_metrics._io import JSONTextError, TOMLTextError, parse_json, parse_toml, read_text_file
+from lift_metrics._io import parse_json, parse_toml, read_text_file
 from lift_metrics._records import format_scores
-from lift_metrics.errors import InputTypeError, InputValueError
+from lift_metrics.errors import InputTypeError, InputValueError, JSONTextError, TOMLTextError
 
 FAIL_CEILING = 0.2
 """The most an output that fails every test can score under the ``"validated"`` profile.

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from lift_metrics import _pyast as pyast
 from lift_metrics._checks import check_choice
 from lift_metrics._paths import datasets_dir
-from lift_metrics.errors import InputValueError
+from lift_metrics.errors import InputValueError, RecordError
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from dspy.primitives.example import Example
@@ -50,10 +50,6 @@ _REQUIRED: dict[str, type] = {
     "tests": list,
 }
 _OPTIONAL: dict[str, type] = {"difficulty": str, "tags": list}
-
-
-class _RecordError(InputValueError):
-    """A problem with one field of one record (the caller adds file and line)."""
 
 
 def default_tasks_path() -> Path:
@@ -129,40 +125,40 @@ def _check_record(record: Any) -> dict[str, Any]:
     try:
         tests = io_tests_from_json(record["tests"])
     except ValueError as exc:
-        raise _RecordError(f"field {exc}") from None
+        raise RecordError(f"field {exc}") from None
     if not tests:
-        raise _RecordError("field 'tests' must hold at least one test")
+        raise RecordError("field 'tests' must hold at least one test")
     return {**record, "difficulty": difficulty, "tags": list(tags)}
 
 
 def _check_fields(record: Any) -> tuple[str, list[str]]:
     """Check the record's fields, their types and plain values; return difficulty and tags."""
     if not isinstance(record, dict):
-        raise _RecordError(f"a task must be a JSON object, got {type(record).__name__}")
+        raise RecordError(f"a task must be a JSON object, got {type(record).__name__}")
     unknown = sorted(set(record) - set(_REQUIRED) - set(_OPTIONAL))
     if unknown:
         allowed = sorted([*_REQUIRED, *_OPTIONAL])
-        raise _RecordError(f"unknown field(s) {unknown}; allowed fields are {allowed}")
+        raise RecordError(f"unknown field(s) {unknown}; allowed fields are {allowed}")
     for field in _REQUIRED:
         if field not in record:
-            raise _RecordError(f"missing required field {field!r}")
+            raise RecordError(f"missing required field {field!r}")
     for field, kind in {**_REQUIRED, **_OPTIONAL}.items():
         if field in record and not isinstance(record[field], kind):
-            raise _RecordError(
+            raise RecordError(
                 f"field {field!r} must be a JSON {'object' if kind is dict else kind.__name__}"
                 f", got {type(record[field]).__name__}"
             )
     for field in ("id", "prompt", "expected_code"):
         if not record[field].strip():
-            raise _RecordError(f"field {field!r} must not be empty")
+            raise RecordError(f"field {field!r} must not be empty")
     if record["split"] not in SPLITS:
-        raise _RecordError(f"field 'split' must be one of {SPLITS}, got {record['split']!r}")
+        raise RecordError(f"field 'split' must be one of {SPLITS}, got {record['split']!r}")
     difficulty = record.get("difficulty", "medium")
     if difficulty not in DIFFICULTIES:
-        raise _RecordError(f"field 'difficulty' must be one of {DIFFICULTIES}, got {difficulty!r}")
+        raise RecordError(f"field 'difficulty' must be one of {DIFFICULTIES}, got {difficulty!r}")
     tags = record.get("tags", [])
     if not all(isinstance(tag, str) for tag in tags):
-        raise _RecordError("field 'tags' must be a list of strings")
+        raise RecordError("field 'tags' must be a list of strings")
     return difficulty, tags
 
 
@@ -170,18 +166,18 @@ def _check_expected_code(record: dict[str, Any]) -> None:
     """Check that ``expected_code`` parses and defines the entry point at top level."""
     entry_point = record["entry_point"]
     if not entry_point.isidentifier():
-        raise _RecordError(f"field 'entry_point' must be a Python name, got {entry_point!r}")
+        raise RecordError(f"field 'entry_point' must be a Python name, got {entry_point!r}")
     try:
         tree = pyast.parse(record["expected_code"])
     except SyntaxError as exc:
-        raise _RecordError(
+        raise RecordError(
             f"field 'expected_code' does not parse: {exc.msg} (code line {exc.lineno})"
         ) from None
     defined = {
         node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
     }
     if entry_point not in defined:
-        raise _RecordError(
+        raise RecordError(
             f"field 'expected_code' defines no top-level function {entry_point!r} "
             f"(it defines {sorted(defined)})"
         )
@@ -198,13 +194,13 @@ def _check_expected_ir(record: dict[str, Any]) -> None:
     except ValidationError as exc:
         first = exc.errors()[0]
         location = ".".join(str(part) for part in first["loc"])
-        raise _RecordError(
+        raise RecordError(
             f"field 'expected_ir' is not a valid IR: {location}: {first['msg']}"
             f" ({exc.error_count()} error(s))"
         ) from None
     entry_point = record["entry_point"]
     if ir.signature.name != entry_point:
-        raise _RecordError(
+        raise RecordError(
             f"field 'expected_ir' names the function {ir.signature.name!r} but "
             f"'entry_point' is {entry_point!r}"
         )
@@ -265,7 +261,7 @@ def task_records(
         where = f"{file}, line {line_number}"
         try:
             record = _check_record(raw)
-        except _RecordError as exc:
+        except RecordError as exc:
             task = f" (task {raw['id']!r})" if isinstance(raw, dict) and "id" in raw else ""
             raise InputValueError(f"{where}{task}: {exc}") from None
         task_id = record["id"]

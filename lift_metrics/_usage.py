@@ -43,6 +43,7 @@ from typing import Any
 
 from lift_metrics._checks import check_int, check_positive
 from lift_metrics._records import PlainRecord, short_repr
+from lift_metrics.errors import BudgetExceeded as BudgetExceeded
 from lift_metrics.errors import InputValueError
 from lift_metrics.pricing import offline_litellm
 
@@ -65,19 +66,6 @@ _FREE_MODEL_PREFIXES = ("local/", "dummy")
 _RESERVED_CALL: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "lift_metrics_reserved_lm_call", default=None
 )
-
-
-class BudgetExceeded(BaseException):
-    """Raised before an LM call that would go past a run's budget.
-
-    A ``BaseException`` (like ``KeyboardInterrupt``) so that DSPy's ``except Exception``
-    handlers let it through to the runner. ``partial`` may carry what the interrupted step had
-    finished (an evaluation, for instance).
-    """
-
-    def __init__(self, message: str, *, partial: Any = None) -> None:
-        super().__init__(message)
-        self.partial = partial
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TypeVar
 
+from lift_metrics.errors import CommandError as CommandError
 from lift_metrics.errors import LiftMetricsError
 
 T = TypeVar("T")
@@ -50,14 +51,6 @@ examples (all offline, on the data shipped in datasets/):
 
 exit codes: 0 success, 1 a gate failed (regression, metric below target), 2 bad input
 """
-
-
-class CommandError(LiftMetricsError):
-    """A problem with the command's input; printed as one line, exit code 2.
-
-    Any :class:`~lift_metrics.errors.LiftMetricsError` is printed the same way; this one is
-    for problems only the command line has (an option that conflicts with another).
-    """
 
 
 class _Parser(argparse.ArgumentParser):

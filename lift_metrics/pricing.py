@@ -225,7 +225,8 @@ def load_price_overrides(path: str | os.PathLike[str]) -> dict[str, ModelPrice]:
         For a file without a ``[models]`` table, or an entry without both prices (the message
         names the entry).
     """
-    from lift_metrics._io import TOMLTextError, parse_toml, read_text_file
+    from lift_metrics._io import parse_toml, read_text_file
+    from lift_metrics.errors import TOMLTextError
 
     file = Path(path)
     try:

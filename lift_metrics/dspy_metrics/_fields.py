@@ -51,7 +51,7 @@ def _score_part(
     except _PartFailedError as exc:
         return None, f"{part}: scored 0 because {exc}"
     except Exception as exc:
-        from lift_metrics.sandbox import SandboxUnavailableError
+        from lift_metrics.errors import SandboxUnavailableError
 
         if isinstance(exc, SandboxUnavailableError):
             raise

@@ -194,7 +194,7 @@ class _Metric:
         except _ExampleError:
             raise
         except Exception as exc:
-            from lift_metrics.sandbox import SandboxUnavailableError
+            from lift_metrics.errors import SandboxUnavailableError
 
             if isinstance(exc, SandboxUnavailableError):
                 raise

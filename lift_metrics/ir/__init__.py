@@ -26,6 +26,7 @@ Importing this package loads pydantic but not torch, sentence-transformers or ds
 
 from __future__ import annotations
 
+from lift_metrics.errors import IRParseError
 from lift_metrics.ir._constraints import constraint_satisfied
 from lift_metrics.ir._metrics import (
     DEFAULT_IR_WEIGHTS,
@@ -62,7 +63,7 @@ from lift_metrics.ir._mutations import (
     ir_mutations,
     mutation_inversions,
 )
-from lift_metrics.ir._parse import IRParseError, callable_ir, parse_ir
+from lift_metrics.ir._parse import callable_ir, parse_ir
 
 __all__ = [
     "Constraint",

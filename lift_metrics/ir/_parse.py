@@ -10,7 +10,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from lift_metrics.errors import InputTypeError, InputValueError
+from lift_metrics.errors import InputTypeError
+from lift_metrics.errors import IRParseError as IRParseError
 from lift_metrics.ir._model import IR
 
 __all__ = ["IRParseError", "parse_ir"]
@@ -29,14 +30,6 @@ _EFFECT_ALIASES = {
     "mutates": "mutation",
     "mutating": "mutation",
 }
-
-
-class IRParseError(InputValueError):
-    """Raised by :func:`parse_ir` when text or data cannot be turned into an IR.
-
-    The message says what was wrong (no JSON found, or which fields failed validation) and
-    shows the start of the offending input.
-    """
 
 
 def _preview(text: str, limit: int = 60) -> str:
@@ -175,7 +168,7 @@ def parse_ir(source: IR | Mapping[str, Any] | str | bytes) -> IR:
     >>> parse_ir("no json here")
     Traceback (most recent call last):
     ...
-    lift_metrics.ir._parse.IRParseError: no JSON object found in the text 'no json here'
+    lift_metrics.errors.IRParseError: no JSON object found in the text 'no json here'
     """
     if isinstance(source, IR):
         return source

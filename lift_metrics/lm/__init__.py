@@ -56,7 +56,8 @@ Examples
 
 from __future__ import annotations
 
-from lift_metrics.lm._cancel import GenerationCancelledError, cancel_requested, cancel_scope
+from lift_metrics.errors import GenerationCancelledError, PromptTooLongError
+from lift_metrics.lm._cancel import cancel_requested, cancel_scope
 from lift_metrics.lm._engine import DEFAULT_N_CTX, AsyncLocalEngine, LocalEngine
 from lift_metrics.lm._factory import (
     LOCAL_OPTIONS,
@@ -66,7 +67,7 @@ from lift_metrics.lm._factory import (
     resolve_lm,
 )
 from lift_metrics.lm._model import check_gguf, default_model_path
-from lift_metrics.lm._prompt import PromptTooLongError, prompt_too_long, refused_prompts
+from lift_metrics.lm._prompt import prompt_too_long, refused_prompts
 from lift_metrics.lm._server import default_n_threads, stop_local_servers
 
 __all__ = [  # plain sorted() order (tests/test_package.py checks names == sorted(names))

@@ -15,7 +15,7 @@ import contextvars
 import threading
 from collections.abc import Callable, Iterator
 
-from lift_metrics.errors import InputTypeError
+from lift_metrics.errors import GenerationCancelledError, InputTypeError
 
 __all__ = [
     "GenerationCancelledError",
@@ -30,13 +30,6 @@ _SCOPE: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
     "lift_metrics_cancel_scope", default=None
 )
 _SHUTDOWN = threading.Event()
-
-
-class GenerationCancelledError(RuntimeError):
-    """An LM call stopped before its answer was complete.
-
-    Its example timed out, or the process is shutting down (Ctrl-C, interpreter exit).
-    """
 
 
 @contextlib.contextmanager

@@ -14,7 +14,8 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from lift_metrics.lm._cancel import GenerationCancelledError, cancel_checker
+from lift_metrics.errors import GenerationCancelledError
+from lift_metrics.lm._cancel import cancel_checker
 from lift_metrics.lm._prompt import note_refusal, prompt_too_long
 
 # Request settings llama.cpp cannot honour here; the engine refuses them rather than drop them.

@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from lift_metrics.errors import InputValueError
+from lift_metrics.errors import PromptTooLongError as PromptTooLongError
 
 __all__ = ["PromptTooLongError", "prompt_too_long", "refused_prompts"]
 
@@ -30,15 +30,6 @@ _COUNT_TIMEOUT_S = 60.0
 _REFUSALS: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
     "lift_metrics_refused_prompts", default=None
 )
-
-
-class PromptTooLongError(InputValueError):
-    """A program's prompt does not fit the local model's context with room for its answer.
-
-    Raised by an evaluation (:func:`lift_metrics.optimizers.evaluate_program`, ``lift-metrics
-    evaluate``) at the first refused call, instead of scoring every such example 0. The
-    message names the prompt's length and the limit, in tokens.
-    """
 
 
 def prompt_too_long(prompt_tokens: int, max_tokens: int | None, n_ctx: int) -> str | None:

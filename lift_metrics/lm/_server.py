@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from lift_metrics.errors import InputValueError
-from lift_metrics.lm._cancel import GenerationCancelledError, request_shutdown, shutdown_requested
+from lift_metrics.errors import GenerationCancelledError, InputValueError
+from lift_metrics.lm._cancel import request_shutdown, shutdown_requested
 
 __all__ = ["default_n_threads", "stop_local_servers"]
 

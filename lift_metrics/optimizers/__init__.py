@@ -65,7 +65,8 @@ _LAZY: dict[str, str] = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
-    from lift_metrics._usage import Budget, BudgetExceeded, UsageRecorder
+    from lift_metrics._usage import Budget, UsageRecorder
+    from lift_metrics.errors import BudgetExceeded, TrackingError
     from lift_metrics.optimizers._config import RunConfig, load_config
     from lift_metrics.optimizers._eval_results import Evaluation
     from lift_metrics.optimizers._evaluate import evaluate_program, save_evaluation
@@ -73,7 +74,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from lift_metrics.optimizers._result import MetricDelta, OptimizationResult
     from lift_metrics.optimizers._runner import run_optimizer
     from lift_metrics.optimizers._select import CodeChoice, choose_code, probe_inputs
-    from lift_metrics.optimizers._tracking import TrackedRun, TrackingError, log_run_to_mlflow
+    from lift_metrics.optimizers._tracking import TrackedRun, log_run_to_mlflow
 
 
 def __getattr__(name: str) -> Any:

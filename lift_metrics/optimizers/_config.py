@@ -551,7 +551,8 @@ def load_config(path: str | os.PathLike[str]) -> RunConfig:
     >>> load_config(configs_dir() / "quick.toml").optimizer.class_name
     'MIPROv2'
     """
-    from lift_metrics._io import TOMLTextError, parse_toml, read_text_file
+    from lift_metrics._io import parse_toml, read_text_file
+    from lift_metrics.errors import TOMLTextError
 
     file = check_path("path", path)
     text = read_text_file(file, "config file")

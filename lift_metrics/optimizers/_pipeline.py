@@ -180,7 +180,7 @@ class LiftPipeline(Module):  # type: ignore[misc]  # dspy is untyped: mypy sees 
     from the fields.
 
     A bad LM answer never raises: the error is kept in the prediction and the metrics score
-    it. (A :class:`~lift_metrics._usage.BudgetExceeded` or ``KeyboardInterrupt``
+    it. (A :class:`~lift_metrics.errors.BudgetExceeded` or ``KeyboardInterrupt``
     does propagate.) Save and load with DSPy's own format: ``program.save("p.json")`` and
     ``LiftPipeline().load("p.json")``.
 

@@ -15,14 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from lift_metrics._io import (
-    JSONTextError,
     atomic_write_with,
     existing_file,
     parse_json,
     read_text_file,
     to_jsonable,
 )
-from lift_metrics.errors import InputValueError, LiftMetricsError
+from lift_metrics.errors import InputValueError, JSONTextError, LiftMetricsError
 
 __all__ = ["load_program", "save_program", "to_jsonable_safe"]
 

@@ -13,7 +13,7 @@ One run writes into its own folder (``output_dir`` of the config), every file at
     result.json, report.md   the summary
     cache/                   DSPy's LM cache (unless cache_dir is set): a rerun resumes here
 
-A budget stop (:class:`~lift_metrics._usage.BudgetExceeded`) ends the run
+A budget stop (:class:`~lift_metrics.errors.BudgetExceeded`) ends the run
 cleanly: what finished is saved and ``OptimizationResult.stop_reason`` says why. Ctrl-C or a
 killed process leaves only whole files (atomic writes); rerunning the same config replays
 finished LM calls from the cache for free.
@@ -32,11 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from lift_metrics._io import atomic_write_json, atomic_write_text
-from lift_metrics._usage import (
-    BudgetExceeded,
-    UsageMeter,
-    check_budget_prices,
-)
+from lift_metrics._usage import UsageMeter, check_budget_prices
+from lift_metrics.errors import BudgetExceeded
 from lift_metrics.optimizers._code_report import (
     code_summary,
     predictor_summary,
@@ -386,11 +383,8 @@ def _track(result: OptimizationResult, tracking_uri: str | None) -> Any:
     A failure becomes one :class:`TrackingError` line (the run's files are already complete:
     tracking comes after result.json and report.md).
     """
-    from lift_metrics.optimizers._tracking import (
-        TrackingError,
-        default_tracking_uri,
-        log_run_to_mlflow,
-    )
+    from lift_metrics.errors import TrackingError
+    from lift_metrics.optimizers._tracking import default_tracking_uri, log_run_to_mlflow
 
     try:
         return log_run_to_mlflow(result, tracking_uri=tracking_uri)

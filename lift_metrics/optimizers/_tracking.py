@@ -41,7 +41,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from lift_metrics.errors import InputTypeError, InputValueError, LiftMetricsError
+from lift_metrics.errors import InputTypeError, InputValueError
+from lift_metrics.errors import TrackingError as TrackingError
 from lift_metrics.optimizers._run_metrics import (
     comparison_metrics,
     evaluation_metrics,
@@ -115,10 +116,6 @@ def require_mlflow() -> None:
         With the install command: ``pip install 'lift-metrics[tracking]'``.
     """
     _import_mlflow()
-
-
-class TrackingError(LiftMetricsError, RuntimeError):
-    """Logging a finished run to MLflow failed; the run's own files are complete on disk."""
 
 
 # schemes MLflow 3 accepts for a tracking store (the file store needs MLFLOW_ALLOW_FILE_STORE)

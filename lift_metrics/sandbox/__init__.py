@@ -14,8 +14,8 @@ the returned value, with exact types.
 
 from __future__ import annotations
 
+from lift_metrics.errors import SandboxIsolationWarning, SandboxUnavailableError
 from lift_metrics.sandbox._default import execute_calls, execute_code, get_default_sandbox
-from lift_metrics.sandbox._isolation import SandboxIsolationWarning, SandboxUnavailableError
 from lift_metrics.sandbox._pool import Sandbox
 from lift_metrics.sandbox._results import ExecutionOutput, ExecutionResult, TestOutcome
 

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lift_metrics.errors import InputValueError, LiftMetricsError
+from lift_metrics.errors import InputValueError
+from lift_metrics.errors import SandboxIsolationWarning as SandboxIsolationWarning
+from lift_metrics.errors import SandboxUnavailableError as SandboxUnavailableError
 from lift_metrics.sandbox._native_cache import native_library
 from lift_metrics.sandbox._worker import BOOTSTRAP
 
@@ -25,14 +27,6 @@ PROCESS_ISOLATION_GAPS = (
     "sockets, ptrace, mounts and signals to other processes, the server's memory stays "
     "closed to it, and rlimits still cap memory, CPU time and file size"
 )
-
-
-class SandboxIsolationWarning(RuntimeWarning):
-    """bwrap could not start, so the sandbox fell back to the weaker process isolation."""
-
-
-class SandboxUnavailableError(LiftMetricsError, RuntimeError):
-    """The requested isolation cannot be provided on this machine."""
 
 
 def bwrap_binary() -> str | None:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from lift_metrics._checks import check_choice, check_importable, check_int, check_positive
 from lift_metrics._closing import ClosesOnExit
-from lift_metrics.errors import InputTypeError, InputValueError
+from lift_metrics.errors import InputTypeError, InputValueError, SandboxUnavailableError
 from lift_metrics.sandbox import _isolation, _native_cache, _selfcheck
 from lift_metrics.sandbox._judge import error_result, judge, short
 from lift_metrics.sandbox._prepare import (
@@ -212,13 +212,13 @@ class Sandbox(ClosesOnExit):
                     failure = f"the bwrap sandbox did not start: {exc}"
             if first is None:
                 if requested == "bwrap":
-                    raise _isolation.SandboxUnavailableError(
+                    raise SandboxUnavailableError(
                         f"isolation='bwrap' was requested but {failure}; use isolation='auto' "
                         "or 'process' to run with weaker isolation"
                     )
                 refusal = _isolation.process_refusal(self._visible.packages)
                 if refusal is not None:
-                    raise _isolation.SandboxUnavailableError(f"{failure}, and {refusal}")
+                    raise SandboxUnavailableError(f"{failure}, and {refusal}")
                 _warn_fallback(failure)
         # a Sandbox that is never closed is cleaned up when collected or at interpreter exit
         self._owner_pid = os.getpid()
@@ -234,7 +234,7 @@ class Sandbox(ClosesOnExit):
             if first is not None and self._slots[0] is None:
                 first.close(graceful=False)
             self._finalizer()
-            raise _isolation.SandboxUnavailableError(
+            raise SandboxUnavailableError(
                 f"the sandbox workers did not start ({exc or type(exc).__name__})"
             ) from exc
         for index in range(self.workers):
@@ -244,7 +244,7 @@ class Sandbox(ClosesOnExit):
         self.native: bool = bool(ready.get("native"))
         try:  # a sandbox that cannot run a known-good program fails here, not as "crashed" runs
             _selfcheck.self_check(self)
-        except _isolation.SandboxUnavailableError:
+        except SandboxUnavailableError:
             self.close()
             raise
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from lift_metrics.sandbox._isolation import SandboxUnavailableError
+from lift_metrics.errors import SandboxUnavailableError
 
 #: the capabilities a root server needs, by bit number (:data:`SERVER_CAPS` but CAP_SETPCAP,
 #: which it only uses to shrink its bounding set where it has it)

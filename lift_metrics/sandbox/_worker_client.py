@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from lift_metrics.errors import SandboxUnavailableError
 from lift_metrics.sandbox import _isolation
 from lift_metrics.sandbox._worker import (
     MAX_RESULT_BYTES,
@@ -75,7 +76,7 @@ class _Worker:
         else:
             refusal = _isolation.process_refusal(visible.packages)
             if refusal is not None:
-                raise _isolation.SandboxUnavailableError(refusal)
+                raise SandboxUnavailableError(refusal)
             self.tmp_root = _isolation.make_process_tmp_root()
             os.chmod(self.tmp_root, 0o711)
             landlock = None

@@ -17,6 +17,7 @@ reports pass@k through the same path.
 
 from __future__ import annotations
 
+from lift_metrics.errors import SampleError
 from lift_metrics.scoring._backend import (
     JobResult,
     LocalBackend,
@@ -33,7 +34,7 @@ from lift_metrics.scoring._dspy import (
 )
 from lift_metrics.scoring._ray import RayBackend
 from lift_metrics.scoring._results import RESULTS_NAME, SampleResult
-from lift_metrics.scoring._samples import Sample, SampleError, load_samples
+from lift_metrics.scoring._samples import Sample, load_samples
 from lift_metrics.scoring._score import score_samples
 from lift_metrics.scoring._summary import SUMMARY_NAME, ScoreSummary, TaskCount, summarize_results
 from lift_metrics.scoring._tasks import ScoringTask, assert_lines_script, load_tasks

@@ -121,8 +121,8 @@ def _run(args: argparse.Namespace) -> int:
     importable = tuple(args.importable)
     backend = None
     if args.ray is not None:
-        from lift_metrics.cli import CommandError
-        from lift_metrics.scoring._ray import RayBackend, RayUnavailableError, import_ray
+        from lift_metrics.errors import CommandError, RayUnavailableError
+        from lift_metrics.scoring._ray import RayBackend, import_ray
 
         try:
             import_ray()  # before anything is read or written

@@ -16,16 +16,13 @@ from typing import Any
 
 from lift_metrics._checks import check_importable, check_int
 from lift_metrics._closing import ClosesOnExit
-from lift_metrics.errors import InputValueError, LiftMetricsError
+from lift_metrics.errors import InputValueError
+from lift_metrics.errors import RayUnavailableError as RayUnavailableError
 from lift_metrics.scoring._backend import JobResult, ScoringJob, execute_job
 
 RAY_INSTALL_HINT = "pip install 'lift-metrics[ray]'"
 _IN_FLIGHT_PER_ACTOR = 2  # one batch running, one waiting: an actor never idles between them
 _ACTOR_RETRIES = 3
-
-
-class RayUnavailableError(LiftMetricsError, ImportError):
-    """Ray is not installed; the message says which extra to install."""
 
 
 def import_ray() -> Any:
@@ -323,7 +320,7 @@ class RayBackend(ClosesOnExit):
         weak = sorted({info["host"] for info in described if info["isolation"] != "bwrap"})
         self.isolation = "process" if weak else "bwrap"
         if weak:
-            from lift_metrics.sandbox import SandboxIsolationWarning
+            from lift_metrics.errors import SandboxIsolationWarning
 
             warnings.warn(
                 f"bwrap could not start on Ray node(s) {', '.join(weak)}; their sandboxes use "

@@ -12,11 +12,8 @@ from typing import Any, Literal
 from lift_metrics._checks import check_path
 from lift_metrics._io import read_jsonl
 from lift_metrics._text import lone_surrogate
-from lift_metrics.errors import InputValueError
-
-
-class SampleError(InputValueError):
-    """A sample file (or list of samples) that cannot be scored; the message names the line."""
+from lift_metrics.errors import RecordError
+from lift_metrics.errors import SampleError as SampleError
 
 
 @dataclass(frozen=True)
@@ -59,14 +56,14 @@ def sample_digest(task_id: str, kind: str, text: str, sample_id: str | None) -> 
 
 
 def _check_text(value: str, field: str, where: str) -> str:
-    r"""Return ``value``; a lone surrogate (JSON's ``"\ud800"``) is a SampleError naming it.
+    r"""Return ``value``; a lone surrogate (JSON's ``"\ud800"``) is a RecordError naming it.
 
     A program is run as it is and the ids are written back as they are, but Python compiles
     no surrogate and no UTF-8 file holds one: like bytes that are not UTF-8, it is bad input.
     """
     position = lone_surrogate(value)
     if position is not None:
-        raise SampleError(
+        raise RecordError(
             f"{where}: {field!r} must be Unicode text, got a lone surrogate "
             f"({value[position]!r}) at position {position}"
         )
@@ -75,31 +72,31 @@ def _check_text(value: str, field: str, where: str) -> str:
 
 def _sample_from(record: Any, line: int, where: str) -> Sample:
     if not isinstance(record, Mapping):
-        raise SampleError(f"{where}: a sample must be a JSON object, got {type(record).__name__}")
+        raise RecordError(f"{where}: a sample must be a JSON object, got {type(record).__name__}")
     task_id = record.get("task_id")
     if task_id is None:
-        raise SampleError(f"{where}: missing field 'task_id'")
+        raise RecordError(f"{where}: missing field 'task_id'")
     if not isinstance(task_id, str) or not task_id:
-        raise SampleError(f"{where}: 'task_id' must be a non-empty string, got {task_id!r}")
+        raise RecordError(f"{where}: 'task_id' must be a non-empty string, got {task_id!r}")
     _check_text(task_id, "task_id", where)
     has_completion = record.get("completion") is not None
     has_solution = record.get("solution") is not None
     if has_completion and has_solution:
-        raise SampleError(
+        raise RecordError(
             f"{where}: give either 'completion' (continues the prompt) or 'solution' "
             "(the whole program), not both"
         )
     if not has_completion and not has_solution:
-        raise SampleError(f"{where}: missing field 'completion' or 'solution'")
+        raise RecordError(f"{where}: missing field 'completion' or 'solution'")
     kind: Literal["completion", "solution"] = "completion" if has_completion else "solution"
     text = record[kind]
     if not isinstance(text, str):
-        raise SampleError(f"{where}: {kind!r} must be a string, got {type(text).__name__}")
+        raise RecordError(f"{where}: {kind!r} must be a string, got {type(text).__name__}")
     _check_text(text, kind, where)
     sample_id = record.get("sample_id")
     if sample_id is not None:
         if isinstance(sample_id, bool) or not isinstance(sample_id, str | int):
-            raise SampleError(
+            raise RecordError(
                 f"{where}: 'sample_id' must be a string or an integer, got {sample_id!r}"
             )
         sample_id = _check_text(str(sample_id), "sample_id", where)
@@ -115,7 +112,7 @@ def _check_ids(samples: list[Sample], label: str) -> None:
             continue
         first = seen.setdefault(sample.sample_id, sample.line)
         if first != sample.line:
-            raise SampleError(
+            raise RecordError(
                 f"{label}line {sample.line}: duplicate sample_id {sample.sample_id!r} "
                 f"(first on line {first})"
             )
@@ -142,11 +139,11 @@ def load_samples(path: str | os.PathLike[str]) -> list[Sample]:
     ------
     FileNotFoundError
         When the file does not exist.
-    SampleError
-        (a ``ValueError``) naming the file and line: malformed JSON, text that is not Unicode
-        (bytes that are not UTF-8, or a lone surrogate such as JSON's ``"\ud800"``), a missing
-        or mistyped field, both ``completion`` and ``solution``, a repeated ``sample_id``, no
-        samples.
+    RecordError
+        (``SampleError``, a ``ValueError``) naming the file and line: malformed JSON, text
+        that is not Unicode (bytes that are not UTF-8, or a lone surrogate such as JSON's
+        ``"\ud800"``), a missing or mistyped field, both ``completion`` and ``solution``, a
+        repeated ``sample_id``, no samples.
 
     Examples
     --------
@@ -162,12 +159,12 @@ def load_samples(path: str | os.PathLike[str]) -> list[Sample]:
     for number, record in read_jsonl(
         source,
         "samples file",
-        lambda n, why: SampleError(f"{source}: line {n}: not valid JSON ({why})"),
-        error=SampleError,
+        lambda n, why: RecordError(f"{source}: line {n}: not valid JSON ({why})"),
+        error=RecordError,
     ):
         samples.append(_sample_from(record, number, f"{source}: line {number}"))
     if not samples:
-        raise SampleError(f"{source}: holds no samples")
+        raise RecordError(f"{source}: holds no samples")
     _check_ids(samples, label)
     return samples
 
@@ -175,7 +172,8 @@ def load_samples(path: str | os.PathLike[str]) -> list[Sample]:
 def samples_from_records(records: Iterable[Mapping[str, Any] | Sample]) -> list[Sample]:
     """Validate in-memory samples (dicts in the file's shape, or :class:`Sample`).
 
-    Line numbers are positions + 1. Raises :class:`SampleError` like :func:`load_samples`.
+    Line numbers are positions + 1. Raises :class:`~lift_metrics.errors.RecordError` like
+    :func:`load_samples`.
     """
     samples: list[Sample] = []
     for position, record in enumerate(records, start=1):
@@ -184,9 +182,9 @@ def samples_from_records(records: Iterable[Mapping[str, Any] | Sample]) -> list[
         else:
             samples.append(_sample_from(record, position, f"sample {position}"))
     if not samples:
-        raise SampleError("samples holds no samples")
+        raise RecordError("samples holds no samples")
     lines = [sample.line for sample in samples]
     if len(set(lines)) != len(lines):
-        raise SampleError("samples: two Sample objects have the same line number")
+        raise RecordError("samples: two Sample objects have the same line number")
     _check_ids(samples, "samples: ")
     return samples

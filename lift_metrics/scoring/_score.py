@@ -12,7 +12,7 @@ from typing import Any
 
 from lift_metrics._checks import check_importable, check_positive
 from lift_metrics._io import atomic_write_json
-from lift_metrics.errors import InputTypeError, InputValueError
+from lift_metrics.errors import InputTypeError, InputValueError, RecordError
 from lift_metrics.scoring._backend import (
     JobResult,
     LocalBackend,
@@ -29,7 +29,7 @@ from lift_metrics.scoring._results import (
     _tasks_digest,
     read_results,
 )
-from lift_metrics.scoring._samples import Sample, SampleError, load_samples, samples_from_records
+from lift_metrics.scoring._samples import Sample, load_samples, samples_from_records
 from lift_metrics.scoring._summary import SUMMARY_NAME, ScoreSummary, _ks_for, summarize_results
 from lift_metrics.scoring._tasks import ScoringTask, load_tasks
 
@@ -99,7 +99,7 @@ def _check_known(samples: list[Sample], tasks: Mapping[str, ScoringTask], label:
     for sample in samples:
         if sample.task_id not in tasks:
             known = ", ".join(list(tasks)[:3])
-            raise SampleError(
+            raise RecordError(
                 f"{label}: line {sample.line}: unknown task_id {sample.task_id!r} "
                 f"(the tasks have {len(tasks)} ids, e.g. {known})"
             )
@@ -162,9 +162,9 @@ def score_samples(
 
     Raises
     ------
-    SampleError
-        Before anything is written or run: a malformed sample (named by its line), an
-        unknown task id, a repeated sample id.
+    RecordError
+        (``SampleError``), before anything is written or run: a malformed sample (named by
+        its line), an unknown task id, a repeated sample id.
     ValueError
         A bad task file, a k larger than the fewest samples of a task, results in
         ``output`` that belong to another samples file, ``importable`` naming a module this

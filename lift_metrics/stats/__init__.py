@@ -17,6 +17,7 @@ from __future__ import annotations
 # "name as name": importable from here, outside __all__ (shared internals)
 from lift_metrics._checks import check_confidence_level as check_confidence_level
 from lift_metrics._resampling import bootstrap_means as bootstrap_means
+from lift_metrics.errors import RecordError
 from lift_metrics.stats._ab import DeltaStatistics, PairedComparison, paired_comparison
 from lift_metrics.stats._arm_statistics import (
     DELTA_NAMES,
@@ -34,7 +35,6 @@ from lift_metrics.stats._intervals import (
 )
 from lift_metrics.stats._paired import PairedBootstrap, paired_bootstrap
 from lift_metrics.stats._passk import pass_at_k, pass_hat_k
-from lift_metrics.stats._records import RecordError
 from lift_metrics.stats._reports import CaseStats, EvalReport, EvalResult, ModelStats, forge_score
 from lift_metrics.stats._resample import MAX_RESAMPLES
 from lift_metrics.stats._retrieval import (

@@ -10,18 +10,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from lift_metrics._io import JSONTextError, existing_file, parse_json, read_text_file
+from lift_metrics._io import existing_file, parse_json, read_text_file
 from lift_metrics._io import read_jsonl as _io_read_jsonl
-from lift_metrics.errors import InputValueError
+from lift_metrics.errors import InputValueError, JSONTextError
+from lift_metrics.errors import RecordError as RecordError
 
 T = TypeVar("T")
-
-
-class RecordError(InputValueError):
-    """A record is missing a field or a field has the wrong type or value."""
-
-
-RecordError.__module__ = "lift_metrics.stats"  # the public name, shown in tracebacks
 
 
 def _where(index: int | str, field: str) -> str:

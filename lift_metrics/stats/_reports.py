@@ -15,10 +15,9 @@ from typing import Any
 import numpy as np
 
 from lift_metrics._checks import check_int, check_real
-from lift_metrics.errors import InputTypeError, InputValueError
+from lift_metrics.errors import InputTypeError, InputValueError, RecordError
 from lift_metrics.stats._passk import pass_at_k
 from lift_metrics.stats._records import (
-    RecordError,
     check_text,
     get_bool,
     get_float,

@@ -67,7 +67,7 @@ class RunRecord:
         >>> RunRecord.from_dict({"task_id": "t1", "arm": "a", "repeat": 0})
         Traceback (most recent call last):
         ...
-        lift_metrics.stats.RecordError: record 0: missing required field 'success'
+        lift_metrics.errors.RecordError: record 0: missing required field 'success'
         """
         task_id = record.get("task_id") if isinstance(record, Mapping) else None
         if isinstance(task_id, int) and not isinstance(task_id, bool):
@@ -117,7 +117,7 @@ def validate_run_records(
     >>> validate_run_records([rec, {**rec, "input_tokens": -1}])
     Traceback (most recent call last):
     ...
-    lift_metrics.stats.RecordError: record 1: field 'input_tokens' must be >= 0, got -1
+    lift_metrics.errors.RecordError: record 1: field 'input_tokens' must be >= 0, got -1
     """
     check_iterable(name, records, of="run records")
     out = tuple(

@@ -33,6 +33,7 @@ Importing this package loads numpy only; scipy, krippendorff and matplotlib load
 
 from __future__ import annotations
 
+from lift_metrics.errors import ConstantInputWarning, LabelFileError, TooFewScoresError
 from lift_metrics.validation._adapters import (
     BUILTIN_METRICS,
     FIELD_METRICS,
@@ -44,7 +45,7 @@ from lift_metrics.validation._adapters import (
     builtin_scorer,
     import_metric,
 )
-from lift_metrics.validation._agreement import ConstantInputWarning, krippendorff_alpha
+from lift_metrics.validation._agreement import krippendorff_alpha
 from lift_metrics.validation._calibrate import CalibrationResult, calibrate_weights
 from lift_metrics.validation._calibrate_metric import (
     MetricCalibration,
@@ -61,7 +62,6 @@ from lift_metrics.validation._gaming_tricks import CODE_TRICKS, Trick
 from lift_metrics.validation._labels import (
     SHIPPED_DATASETS,
     SHIPPED_LABELS,
-    LabelFileError,
     LabelledItem,
     ShippedDataset,
     load_labels,
@@ -70,11 +70,7 @@ from lift_metrics.validation._labels import (
 )
 from lift_metrics.validation._plot import plot_validation
 from lift_metrics.validation._report import format_table, markdown_report
-from lift_metrics.validation._validate import (
-    TooFewScoresError,
-    ValidationResult,
-    validate_scores,
-)
+from lift_metrics.validation._validate import ValidationResult, validate_scores
 from lift_metrics.validation._validate_metric import (
     score_value,
     validate_field_baselines,

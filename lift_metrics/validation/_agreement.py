@@ -10,17 +10,10 @@ from typing import Any, Literal
 import numpy as np
 
 from lift_metrics._checks import check_choice, check_iterable
+from lift_metrics.errors import ConstantInputWarning as ConstantInputWarning
 from lift_metrics.errors import InputTypeError, InputValueError
 
 _LEVELS = ("nominal", "ordinal", "interval", "ratio")
-
-
-class ConstantInputWarning(RuntimeWarning):
-    """All scores (or all labels) are equal, so a correlation is undefined and reported as nan.
-
-    The counterpart of :class:`scipy.stats.ConstantInputWarning`, raised by this package
-    before scipy is called.
-    """
 
 
 def krippendorff_alpha(

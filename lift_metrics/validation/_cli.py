@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lift_metrics._commands import add_command
-from lift_metrics.errors import InputValueError
+from lift_metrics.errors import InputValueError, TooFewScoresError
 from lift_metrics.validation._adapters import (
     BUILTIN_METRICS,
     FIELD_METRICS,
@@ -36,12 +36,7 @@ from lift_metrics.validation._labels import (
     shipped_dataset_path,
     shipped_labels_path,
 )
-from lift_metrics.validation._validate import (
-    TooFewScoresError,
-    ValidationResult,
-    check_level,
-    check_target,
-)
+from lift_metrics.validation._validate import ValidationResult, check_level, check_target
 from lift_metrics.validation._validate_metric import validate_field_baselines, validate_metric
 from lift_metrics.validation.profiles import (
     SHIPPED_PROFILES,

@@ -9,8 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lift_metrics.errors import TooFewScoresError
 from lift_metrics.validation._calibrate import CalibrationResult
-from lift_metrics.validation._validate import TooFewScoresError, ValidationResult
+from lift_metrics.validation._validate import ValidationResult
 
 
 def slug(name: str) -> str:

@@ -12,15 +12,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lift_metrics._checks import check_path
-from lift_metrics._io import (
-    JSONTextError,
-    existing_file,
-    jsonl_values,
-    parse_json,
-    read_text_file,
-)
+from lift_metrics._io import existing_file, jsonl_values, parse_json, read_text_file
 from lift_metrics._profiles import shipped_labels_file
-from lift_metrics.errors import InputTypeError, InputValueError
+from lift_metrics.errors import InputTypeError, InputValueError, JSONTextError, RecordError
+from lift_metrics.errors import LabelFileError as LabelFileError
 
 SHIPPED_LABELS: Mapping[str, str] = {
     "ir_quality": "ir_pairs.jsonl",
@@ -89,10 +84,6 @@ def shipped_dataset_path(name: str) -> Path:
     return datasets_dir() / SHIPPED_DATASETS[name].path
 
 
-class LabelFileError(InputValueError):
-    """A labelled-data file is malformed; the message names the file, line and field."""
-
-
 @dataclass(frozen=True, repr=False)
 class LabelledItem:
     """One item to score with its label.
@@ -145,30 +136,30 @@ def _records(path: Path, fmt: str, json_fields: Sequence[str]) -> list[tuple[int
     if fmt == "jsonl":
         for number, value in jsonl_values(
             text.split("\n"),
-            lambda n, why: LabelFileError(f"{path}:{n}: not valid JSON: {why}"),
+            lambda n, why: RecordError(f"{path}:{n}: not valid JSON: {why}"),
         ):
             if not isinstance(value, dict):
-                raise LabelFileError(
+                raise RecordError(
                     f"{path}:{number}: each line must be a JSON object, got {type(value).__name__}"
                 )
             records.append((number, value))
         return records
     reader = csv.DictReader(text.splitlines())
     if not reader.fieldnames:
-        raise LabelFileError(f"{path}:1: the CSV file has no header line")
+        raise RecordError(f"{path}:1: the CSV file has no header line")
     for row in reader:
         number = reader.line_num
         if None in row:
-            raise LabelFileError(f"{path}:{number}: more cells than header fields")
+            raise RecordError(f"{path}:{number}: more cells than header fields")
         record: dict[str, Any] = {}
         for key, cell in row.items():
             if cell is None:
-                raise LabelFileError(f"{path}:{number}: field {key!r}: missing cell")
+                raise RecordError(f"{path}:{number}: field {key!r}: missing cell")
             if key in json_fields and cell != "":
                 try:
                     record[key] = parse_json(cell)
                 except JSONTextError as exc:
-                    raise LabelFileError(
+                    raise RecordError(
                         f"{path}:{number}: field {key!r}: not valid JSON: {exc}"
                     ) from None
             else:
@@ -181,17 +172,17 @@ def _number(path: Path, line: int, name: str, value: Any, *, optional: bool) -> 
     if value is None or (isinstance(value, str) and not value.strip()):
         if optional:
             return None
-        raise LabelFileError(f"{path}:{line}: field {name!r} is empty")
+        raise RecordError(f"{path}:{line}: field {name!r} is empty")
     if isinstance(value, bool):
-        raise LabelFileError(f"{path}:{line}: field {name!r} must be a number, got {value!r}")
+        raise RecordError(f"{path}:{line}: field {name!r} must be a number, got {value!r}")
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise LabelFileError(
+        raise RecordError(
             f"{path}:{line}: field {name!r} must be a number, got {value!r:.40}"
         ) from None
     if not math.isfinite(number):
-        raise LabelFileError(f"{path}:{line}: field {name!r} must be finite, got {value!r}")
+        raise RecordError(f"{path}:{line}: field {name!r} must be finite, got {value!r}")
     return number
 
 
@@ -240,7 +231,7 @@ def _item_fields(
     mapping = dict(fields) if isinstance(fields, Mapping) else {f: f for f in fields}
     absent = [source for source in mapping.values() if source not in record]
     if absent:
-        raise LabelFileError(
+        raise RecordError(
             f"{where}: field {absent[0]!r} is missing (the item has {sorted(record)})"
         )
     return {key: record[source] for key, source in mapping.items()}
@@ -295,10 +286,10 @@ def load_labels(
     ------
     FileNotFoundError
         If the file does not exist.
-    LabelFileError
-        (a ValueError) naming the file, line and field: bad JSON, a missing or
-        non-numeric score, a missing mapped field, a duplicate id, an item without a split
-        when one was asked for.
+    RecordError
+        (``LabelFileError``, a ValueError) naming the file, line and field: bad JSON, a
+        missing or non-numeric score, a missing mapped field, a duplicate id, an item without
+        a split when one was asked for.
     ValueError
         For an unknown suffix or option.
 
@@ -318,9 +309,9 @@ def load_labels(
     try:
         records = _records(file, fmt, tuple(json_fields))
     except csv.Error as exc:  # a field over csv's size limit
-        raise LabelFileError(f"{file}: not valid CSV: {exc}") from None
+        raise RecordError(f"{file}: not valid CSV: {exc}") from None
     if not records:
-        raise LabelFileError(f"{file}: no items")
+        raise RecordError(f"{file}: no items")
 
     raters = _rater_fields(records, score_field, rater_fields)
     reserved = {id_field, score_field, split_field, *raters}
@@ -331,10 +322,10 @@ def load_labels(
     seen: dict[str, int] = {}
     for line, record in records:
         if score_field not in record:
-            raise LabelFileError(f"{file}:{line}: field {score_field!r} (the label) is missing")
+            raise RecordError(f"{file}:{line}: field {score_field!r} (the label) is missing")
         label = _number(file, line, score_field, record[score_field], optional=True)
         if label is None:
-            raise LabelFileError(f"{file}:{line}: field {score_field!r} (the label) is empty")
+            raise RecordError(f"{file}:{line}: field {score_field!r} (the label) is empty")
         ratings = tuple(
             _number(file, line, name, record.get(name), optional=True) for name in raters
         )
@@ -343,7 +334,7 @@ def load_labels(
             item_split = str(item_split)
         if split not in (None, "all"):
             if item_split is None or item_split == "":
-                raise LabelFileError(
+                raise RecordError(
                     f"{file}:{line}: field {split_field!r} is missing, so split={split!r} "
                     "cannot be applied (use split='all')"
                 )
@@ -352,7 +343,7 @@ def load_labels(
         item = _item_fields(f"{file}:{line}", record, fields, reserved)
         item_id = str(record.get(id_field, "") or f"line{line}")
         if item_id in seen:
-            raise LabelFileError(
+            raise RecordError(
                 f"{file}:{line}: field {id_field!r}: duplicate id {item_id!r} "
                 f"(first on line {seen[item_id]})"
             )

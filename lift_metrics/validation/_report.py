@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lift_metrics._checks import check_iterable
-from lift_metrics.errors import InputTypeError
+from lift_metrics.errors import InputTypeError, TooFewScoresError
 from lift_metrics.validation._calibrate import CalibrationResult
-from lift_metrics.validation._validate import TooFewScoresError, ValidationResult
+from lift_metrics.validation._validate import ValidationResult
 
 
 def _num(value: float | None, digits: int = 3) -> str:

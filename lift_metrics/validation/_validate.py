@@ -15,44 +15,9 @@ from typing import Any
 import numpy as np
 
 from lift_metrics._checks import as_float_array, check_iterable, check_real
-from lift_metrics.errors import InputValueError
-from lift_metrics.validation._agreement import ConstantInputWarning, krippendorff_alpha
-
-_MIN_ITEMS = 3
-
-
-class TooFewScoresError(InputValueError):
-    """Fewer than 3 items could be scored, so the agreement cannot be computed.
-
-    Attributes
-    ----------
-    metric : str
-        Name of the metric.
-    scored : int
-        Number of items that have a score.
-    missing : tuple of (str, str)
-        ``(id, reason)`` for every item whose score is missing.
-    """
-
-    def __init__(self, metric: str, scored: int, missing: Sequence[tuple[str, str]]) -> None:
-        self.metric = metric
-        self.scored = scored
-        self.missing = tuple((str(i), str(r)) for i, r in missing)
-        if missing:
-            first_id, first_reason = self.missing[0]
-            why = f"; first missing item {first_id!r}: {first_reason}"
-        else:
-            why = ""
-        if scored == 0 and missing:
-            message = (
-                f"{metric}: nothing could be scored: all {len(missing)} items are missing{why}"
-            )
-        else:
-            message = (
-                f"{metric}: need at least {_MIN_ITEMS} scored items to validate a metric, got "
-                f"{scored}" + (f" ({len(missing)} missing{why})" if missing else "")
-            )
-        super().__init__(message)
+from lift_metrics.errors import MIN_SCORED_ITEMS, ConstantInputWarning, InputValueError
+from lift_metrics.errors import TooFewScoresError as TooFewScoresError
+from lift_metrics.validation._agreement import krippendorff_alpha
 
 
 @dataclass(frozen=True, repr=False)
@@ -269,7 +234,7 @@ def validate_scores(
     """
     check_iterable("scores", scores, of="numbers")
     check_iterable("labels", labels, of="numbers")
-    if len(scores) < _MIN_ITEMS and len(scores) == len(labels):
+    if len(scores) < MIN_SCORED_ITEMS and len(scores) == len(labels):
         raise TooFewScoresError(metric, len(scores), missing)
     x = as_float_array("scores", scores)
     y = as_float_array("labels", labels)
