@@ -4,6 +4,9 @@ else is a bug, and the command line shows its traceback instead of calling it ba
 from __future__ import annotations
 
 import ast
+import builtins
+import importlib
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -13,7 +16,8 @@ from typing import Any
 import pytest
 
 import lift_metrics
-from lift_metrics.cli import CommandError, main
+from lift_metrics import errors
+from lift_metrics.cli import main
 from lift_metrics.errors import InputTypeError, InputValueError, LiftMetricsError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,46 +122,205 @@ def test_the_input_errors_are_builtins_too() -> None:
         raise InputTypeError("k must be an integer")
 
 
-def _error_classes() -> list[tuple[str, type[BaseException]]]:
-    from lift_metrics.ir import IRParseError
-    from lift_metrics.optimizers import TrackingError
-    from lift_metrics.sandbox import SandboxUnavailableError
-    from lift_metrics.scoring import SampleError
-    from lift_metrics.scoring._ray import RayUnavailableError
-    from lift_metrics.stats import RecordError
-    from lift_metrics.validation import LabelFileError, TooFewScoresError
-
-    return [
-        ("IRParseError", IRParseError),
-        ("RecordError", RecordError),
-        ("SampleError", SampleError),
-        ("LabelFileError", LabelFileError),
-        ("TooFewScoresError", TooFewScoresError),
-        ("TrackingError", TrackingError),
-        ("SandboxUnavailableError", SandboxUnavailableError),
-        ("RayUnavailableError", RayUnavailableError),
-        ("CommandError", CommandError),
-    ]
-
-
 #: the builtin each error class also subclasses, so that handlers catching the builtin match
 BUILTIN_BASES: dict[str, type[BaseException]] = {
+    "CommandError": Exception,
     "IRParseError": ValueError,
+    "JSONTextError": ValueError,
+    "PromptTooLongError": ValueError,
+    "RayUnavailableError": ImportError,
     "RecordError": ValueError,
-    "SampleError": ValueError,
-    "LabelFileError": ValueError,
+    "SandboxUnavailableError": RuntimeError,
+    "TOMLTextError": ValueError,
     "TooFewScoresError": ValueError,
     "TrackingError": RuntimeError,
-    "SandboxUnavailableError": RuntimeError,
-    "RayUnavailableError": ImportError,
-    "CommandError": Exception,
+}
+
+#: the classes of lift_metrics.errors that are not LiftMetricsError: (name, base)
+NOT_INPUT_ERRORS: dict[str, type[BaseException]] = {
+    "BudgetExceeded": BaseException,  # a budget stop DSPy's ``except Exception`` lets through
+    "ConstantInputWarning": RuntimeWarning,
+    "GenerationCancelledError": RuntimeError,  # a cancelled LM call, like KeyboardInterrupt
+    "SandboxIsolationWarning": RuntimeWarning,
+}
+
+#: other names of a class in lift_metrics.errors -> the class's own name
+ALIASES = {"LabelFileError": "RecordError", "SampleError": "RecordError"}
+
+#: (module, name): the path each class is also imported from, the package that raises it
+OTHER_IMPORT_PATHS = [
+    ("lift_metrics", "IRParseError"),
+    ("lift_metrics.cli", "CommandError"),
+    ("lift_metrics._io", "JSONTextError"),
+    ("lift_metrics._io", "TOMLTextError"),
+    ("lift_metrics._usage", "BudgetExceeded"),
+    ("lift_metrics.ir", "IRParseError"),
+    ("lift_metrics.ir._parse", "IRParseError"),
+    ("lift_metrics.lm", "GenerationCancelledError"),
+    ("lift_metrics.lm", "PromptTooLongError"),
+    ("lift_metrics.lm._cancel", "GenerationCancelledError"),
+    ("lift_metrics.lm._prompt", "PromptTooLongError"),
+    ("lift_metrics.optimizers", "BudgetExceeded"),
+    ("lift_metrics.optimizers", "TrackingError"),
+    ("lift_metrics.optimizers._tracking", "TrackingError"),
+    ("lift_metrics.sandbox", "SandboxIsolationWarning"),
+    ("lift_metrics.sandbox", "SandboxUnavailableError"),
+    ("lift_metrics.sandbox._isolation", "SandboxIsolationWarning"),
+    ("lift_metrics.sandbox._isolation", "SandboxUnavailableError"),
+    ("lift_metrics.scoring", "SampleError"),
+    ("lift_metrics.scoring._ray", "RayUnavailableError"),
+    ("lift_metrics.scoring._samples", "SampleError"),
+    ("lift_metrics.stats", "RecordError"),
+    ("lift_metrics.stats._records", "RecordError"),
+    ("lift_metrics.validation", "ConstantInputWarning"),
+    ("lift_metrics.validation", "LabelFileError"),
+    ("lift_metrics.validation", "TooFewScoresError"),
+    ("lift_metrics.validation._agreement", "ConstantInputWarning"),
+    ("lift_metrics.validation._labels", "LabelFileError"),
+    ("lift_metrics.validation._validate", "TooFewScoresError"),
+]
+
+#: exception classes defined outside errors.py, each private to its module: (module, class)
+PRIVATE_EXCEPTIONS = {
+    ("lift_metrics/_io.py", "_NotJSONError"): "the JSON decoder's hook refusing NaN and infinity",
+    ("lift_metrics/dspy_metrics/_fields.py", "_ExampleError"): "a bad example, per field",
+    ("lift_metrics/dspy_metrics/_fields.py", "_PartFailedError"): "a part scored 0 with a reason",
+    ("lift_metrics/sandbox/_worker_client.py", "_WorkerGoneError"): "a worker process ended",
+    (SANDBOX_WORKER, "DecodeError"): "runs in the sandbox without the package",
+    (SANDBOX_WORKER, "EncodeError"): "runs in the sandbox without the package",
+    (SANDBOX_WORKER, "_CodeEnded"): "runs in the sandbox without the package",
 }
 
 
-@pytest.mark.parametrize(("name", "cls"), _error_classes(), ids=lambda v: getattr(v, "__name__", v))
-def test_the_project_errors_keep_their_builtin_base(name: str, cls: type[BaseException]) -> None:
-    assert issubclass(cls, LiftMetricsError)
-    assert issubclass(cls, BUILTIN_BASES[name])
+def _exception_classes(trees: dict[str, ast.Module]) -> set[tuple[str, str]]:
+    """``(module, class)`` of every exception class the modules other than errors.py define.
+
+    A class is an exception class when a base is a builtin exception, a class of
+    errors.py, or (followed to a fixed point) another exception class of the modules.
+    """
+    known = {name for name, value in vars(builtins).items() if _is_exception(value)}
+    known |= set(errors.__all__)
+    classes = [
+        (module, node)
+        for module, tree in trees.items()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+    ]
+    found: set[tuple[str, str]] = set()
+    while True:
+        new = {
+            (module, node.name)
+            for module, node in classes
+            if any(_base_name(base) in known for base in node.bases)
+        } - found
+        if not new:
+            break
+        found |= new
+        known |= {name for _, name in new}
+    return {(module, name) for module, name in found if module != "lift_metrics/errors.py"}
+
+
+def _is_exception(value: object) -> bool:
+    return isinstance(value, type) and issubclass(value, BaseException)
+
+
+def _base_name(base: ast.expr) -> str | None:
+    if isinstance(base, ast.Name):
+        return base.id
+    return base.attr if isinstance(base, ast.Attribute) else None
+
+
+def test_no_module_but_errors_defines_a_public_exception_class() -> None:
+    trees = {
+        path.relative_to(ROOT).as_posix(): ast.parse(path.read_text(encoding="utf-8"))
+        for path in sorted(PACKAGE.rglob("*.py"))
+    }
+    assert _exception_classes(trees) == set(PRIVATE_EXCEPTIONS), (
+        "define an exception or warning class in lift_metrics/errors.py (and import it where "
+        "it is raised), or, private to one module, add it to PRIVATE_EXCEPTIONS"
+    )
+
+
+def test_the_class_check_follows_bases_through_the_package() -> None:
+    source = textwrap.dedent(
+        """
+        class A(ValueError): ...
+        class C(B): ...
+        class B(A): ...
+        class D(errors.RecordError): ...
+        class E(UserWarning): ...
+        class F(object): ...
+        class G: ...
+        """
+    )
+    trees = {"m.py": ast.parse(source), "lift_metrics/errors.py": ast.parse("class H(A): ...")}
+    assert _exception_classes(trees) == {("m.py", name) for name in "ABCDE"}
+
+
+def test_errors_imports_nothing_else_of_the_package() -> None:
+    tree = ast.parse((PACKAGE / "errors.py").read_text(encoding="utf-8"))
+    imported = [
+        node.module if isinstance(node, ast.ImportFrom) else alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    ]
+    assert not [name for name in imported if name and name.startswith("lift_metrics")]
+
+
+def test_errors_all_lists_every_class_it_defines() -> None:
+    defined = {name for name, value in vars(errors).items() if _is_exception(value)}
+    assert sorted(errors.__all__) == errors.__all__
+    assert set(errors.__all__) == defined
+
+
+def test_every_class_of_errors_is_a_lift_metrics_error_or_listed() -> None:
+    for exported in errors.__all__:
+        cls = getattr(errors, exported)
+        name = ALIASES.get(exported, exported)
+        assert cls.__name__ == name
+        if name in NOT_INPUT_ERRORS:
+            assert not issubclass(cls, LiftMetricsError)
+            assert cls.__mro__[1] is NOT_INPUT_ERRORS[name]
+        elif name not in ("LiftMetricsError", "InputValueError", "InputTypeError"):
+            assert issubclass(cls, LiftMetricsError)
+            assert issubclass(cls, BUILTIN_BASES[name])
+
+
+def test_the_bad_record_errors_are_one_class() -> None:
+    from lift_metrics.scoring import SampleError
+    from lift_metrics.stats import RecordError
+    from lift_metrics.validation import LabelFileError
+
+    assert LabelFileError is RecordError is SampleError is errors.RecordError
+    assert RecordError.__mro__[1:3] == (InputValueError, LiftMetricsError)
+
+
+@pytest.mark.parametrize(("module", "name"), OTHER_IMPORT_PATHS)
+def test_each_class_keeps_the_import_path_of_its_package(module: str, name: str) -> None:
+    assert getattr(importlib.import_module(module), name) is getattr(errors, name)
+
+
+#: classes whose ``__init__`` takes more than the message, and so do not unpickle
+NOT_PICKLED = {"TooFewScoresError": "its __init__ takes (metric, scored, missing)"}
+
+
+@pytest.mark.parametrize("name", sorted(set(errors.__all__) - set(NOT_PICKLED)))
+def test_each_error_pickles(name: str) -> None:
+    cls = getattr(errors, name)
+    error = pickle.loads(pickle.dumps(cls("the message")))
+    assert type(error) is cls
+    assert str(error) == "the message"
+
+
+def test_budget_exceeded_pickles_with_its_partial_result() -> None:
+    error = pickle.loads(pickle.dumps(errors.BudgetExceeded("over", partial=[1, 2])))
+    assert (str(error), error.partial) == ("over", [1, 2])
+
+
+def test_docs_list_every_class_of_errors() -> None:
+    text = (ROOT / "docs" / "errors.md").read_text(encoding="utf-8")
+    assert [name for name in errors.__all__ if f"`{name}`" not in text] == []
 
 
 def test_the_errors_are_exported() -> None:

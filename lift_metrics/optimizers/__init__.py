@@ -45,7 +45,7 @@ from lift_metrics.lm import (
 # loaded on first access: the pipeline imports dspy at module level
 _LAZY: dict[str, str] = {
     "Budget": "lift_metrics._usage",
-    "BudgetExceeded": "lift_metrics._usage",
+    "BudgetExceeded": "lift_metrics.errors",
     "CodeChoice": "lift_metrics.optimizers._select",
     "Evaluation": "lift_metrics.optimizers._eval_results",
     "LiftPipeline": "lift_metrics.optimizers._pipeline",
@@ -53,7 +53,7 @@ _LAZY: dict[str, str] = {
     "OptimizationResult": "lift_metrics.optimizers._result",
     "RunConfig": "lift_metrics.optimizers._config",
     "TrackedRun": "lift_metrics.optimizers._tracking",
-    "TrackingError": "lift_metrics.optimizers._tracking",
+    "TrackingError": "lift_metrics.errors",
     "UsageRecorder": "lift_metrics._usage",
     "choose_code": "lift_metrics.optimizers._select",
     "evaluate_program": "lift_metrics.optimizers._evaluate",
