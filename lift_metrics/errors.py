@@ -172,6 +172,10 @@ class TooFewScoresError(InputValueError):
             )
         super().__init__(message)
 
+    def __reduce__(self) -> tuple[type[TooFewScoresError], tuple[str, int, tuple[Any, ...]]]:
+        """Pickle by the constructor's arguments (a process pool sends errors back)."""
+        return (type(self), (self.metric, self.scored, self.missing))
+
 
 class RayUnavailableError(LiftMetricsError, ImportError):
     """Ray is not installed; the message says which extra to install."""

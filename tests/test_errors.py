@@ -301,7 +301,7 @@ def test_each_class_keeps_the_import_path_of_its_package(module: str, name: str)
     assert getattr(importlib.import_module(module), name) is getattr(errors, name)
 
 
-#: classes whose ``__init__`` takes more than the message, and so do not unpickle
+#: classes whose ``__init__`` takes more than the message (pickled by their arguments below)
 NOT_PICKLED = {"TooFewScoresError": "its __init__ takes (metric, scored, missing)"}
 
 
@@ -311,6 +311,14 @@ def test_each_error_pickles(name: str) -> None:
     error = pickle.loads(pickle.dumps(cls("the message")))
     assert type(error) is cls
     assert str(error) == "the message"
+
+
+def test_too_few_scores_pickles_with_its_arguments() -> None:
+    error = errors.TooFewScoresError("code_quality", 2, [("a", "no tests")])
+    again = pickle.loads(pickle.dumps(error))
+    assert type(again) is errors.TooFewScoresError
+    assert (str(again), again.metric, again.scored) == (str(error), "code_quality", 2)
+    assert again.missing == (("a", "no tests"),)
 
 
 def test_budget_exceeded_pickles_with_its_partial_result() -> None:
