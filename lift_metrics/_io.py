@@ -292,6 +292,36 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     return atomic_write_with(path, lambda tmp: tmp.write_bytes(data))
 
 
+def atomic_write_leftovers(directory: str | os.PathLike[str], pattern: str) -> list[Path]:
+    """Return the temporary files of :func:`atomic_write_with` for names matching ``pattern``.
+
+    They are what a killed process (SIGKILL) left before the rename: ``.<name>.<random>.tmp``
+    and, for a writer given the file's own ending, ``.<stem>.<random><suffix>``.
+    """
+    target = Path(directory)
+    name = Path(pattern)
+    found = [*target.glob(f".{pattern}.*.tmp"), *target.glob(f".{name.stem}.*{name.suffix}")]
+    return [path for path in dict.fromkeys(found) if path.is_file() or path.is_symlink()]
+
+
+def remove_outputs(directory: str | os.PathLike[str], patterns: Iterable[str]) -> None:
+    """Delete the entries of ``directory`` that match ``patterns`` (glob), folders included.
+
+    The temporary files that atomic writes of such names left
+    (:func:`atomic_write_leftovers`) go too, so that nothing of an earlier run stays to look
+    like a result of the next one.
+    """
+    target = Path(directory)
+    if not target.is_dir():
+        return
+    for pattern in patterns:
+        for path in [*target.glob(pattern), *atomic_write_leftovers(target, pattern)]:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            elif os.path.lexists(path):
+                path.unlink()
+
+
 def check_output_dir(path: str | os.PathLike[str], *, option: str) -> Path:
     """Check, before any work, that ``path`` can hold a command's output; return it.
 
