@@ -293,23 +293,19 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
 
 
 def atomic_write_leftovers(directory: str | os.PathLike[str], pattern: str) -> list[Path]:
-    """Return the temporary files of :func:`atomic_write_with` for names matching ``pattern``.
+    """Return the temporary files :func:`atomic_write_with` left for names matching ``pattern``.
 
-    They are what a killed process (SIGKILL) left before the rename: ``.<name>.<random>.tmp``
-    and, for a writer given the file's own ending, ``.<stem>.<random><suffix>``.
+    A killed process leaves ``.<name>.<random>.tmp`` or ``.<stem>.<random><suffix>`` unrenamed.
     """
-    target = Path(directory)
-    name = Path(pattern)
+    target, name = Path(directory), Path(pattern)
     found = [*target.glob(f".{pattern}.*.tmp"), *target.glob(f".{name.stem}.*{name.suffix}")]
     return [path for path in dict.fromkeys(found) if path.is_file() or path.is_symlink()]
 
 
 def remove_outputs(directory: str | os.PathLike[str], patterns: Iterable[str]) -> None:
-    """Delete the entries of ``directory`` that match ``patterns`` (glob), folders included.
+    """Delete the entries of ``directory`` matching ``patterns`` (glob) and their leftovers.
 
-    The temporary files that atomic writes of such names left
-    (:func:`atomic_write_leftovers`) go too, so that nothing of an earlier run stays to look
-    like a result of the next one.
+    Folders go whole; the leftovers are :func:`atomic_write_leftovers`.
     """
     target = Path(directory)
     if not target.is_dir():
