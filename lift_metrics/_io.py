@@ -281,6 +281,32 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     return atomic_write_with(path, lambda tmp: tmp.write_bytes(data))
 
 
+def atomic_write_leftovers(directory: str | os.PathLike[str], pattern: str) -> list[Path]:
+    """Return the temporary files :func:`atomic_write_with` left for names matching ``pattern``.
+
+    A killed process leaves ``.<name>.<random>.tmp`` or ``.<stem>.<random><suffix>`` unrenamed.
+    """
+    target, name = Path(directory), Path(pattern)
+    found = [*target.glob(f".{pattern}.*.tmp"), *target.glob(f".{name.stem}.*{name.suffix}")]
+    return [path for path in dict.fromkeys(found) if path.is_file() or path.is_symlink()]
+
+
+def remove_outputs(directory: str | os.PathLike[str], patterns: Iterable[str]) -> None:
+    """Delete the entries of ``directory`` matching ``patterns`` (glob) and their leftovers.
+
+    Folders go whole; the leftovers are :func:`atomic_write_leftovers`.
+    """
+    target = Path(directory)
+    if not target.is_dir():
+        return
+    for pattern in patterns:
+        for path in [*target.glob(pattern), *atomic_write_leftovers(target, pattern)]:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            elif os.path.lexists(path):
+                path.unlink()
+
+
 def check_output_dir(path: str | os.PathLike[str], *, option: str) -> Path:
     """Check, before any work, that ``path`` can hold a command's output; return it.
 

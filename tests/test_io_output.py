@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from lift_metrics._io import OUTPUT_MANIFEST, atomic_write_text, check_output_dir, staged_output
+from lift_metrics._io import (
+    OUTPUT_MANIFEST,
+    atomic_write_text,
+    atomic_write_with,
+    check_output_dir,
+    remove_outputs,
+    staged_output,
+)
 
 
 def _names(folder: Path) -> list[str]:
@@ -67,3 +74,24 @@ def test_a_killed_processs_staging_folder_is_removed_on_the_next_use(tmp_path: P
     with staged_output(tmp_path) as stage:
         atomic_write_text(stage / "report.md", "# done")
     assert _names(tmp_path) == ["report.md"]
+
+
+def _temporary_name(path: Path, suffix: str) -> str:
+    """The name of the temporary file that :func:`atomic_write_with` writes for ``path``."""
+    seen: list[str] = []
+    atomic_write_with(path, lambda tmp: seen.append(tmp.name) or tmp.write_text("x"), suffix=suffix)
+    return seen[0]
+
+
+def test_remove_outputs_removes_matches_folders_and_temporary_files_only(tmp_path: Path) -> None:
+    leftovers = [
+        _temporary_name(tmp_path / "program.json", ".json"),  # .program.<random>.json
+        _temporary_name(tmp_path / "report_run2.md", ".tmp"),  # .report_run2.md.<random>.tmp
+    ]
+    for name in [*leftovers, "report_run1.md", "notes.md", ".notes.md.abc.tmp"]:
+        (tmp_path / name).write_text("left", encoding="utf-8")
+    (tmp_path / "baseline").mkdir()
+    (tmp_path / "baseline" / "a.json").write_text("{}", encoding="utf-8")
+    remove_outputs(tmp_path, ["program.json", "report_run*.md", "baseline"])
+    assert _names(tmp_path) == [".notes.md.abc.tmp", "notes.md"]
+    remove_outputs(tmp_path / "absent", ["notes.md"])  # no folder: nothing to do

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +115,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     report.
     """
     from lift_metrics.optimizers._config import MetricSpec, RunConfig, load_config
+    from lift_metrics.optimizers._evaluate_split import evaluate_split
 
     if args.config:
         config = load_config(args.config)
@@ -166,7 +166,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.metric:
         metric_spec = MetricSpec(name=args.metric)
     output_dir = Path(args.output_dir) if args.output_dir else Path("runs/evaluate")
-    evaluate_split(
+    result = evaluate_split(
         lm_table=lm_table,
         program_path=None if args.program is None else Path(args.program),
         dataset_path=dataset.path,
@@ -180,144 +180,10 @@ def _evaluate(args: argparse.Namespace) -> int:
         config_hash=config.config_hash if args.config else None,
         pipeline=config.pipeline,
     )
-    return 0
-
-
-_EVALUATION_FILES = ("evaluation.json", "evaluation.md", "evaluation_run*.json", "usage.json")
-
-
-def _clear_previous_evaluation(output_dir: Path) -> None:
-    """Delete an earlier evaluation's files in ``output_dir`` and a killed one's temporary files.
-
-    A run stopped before it saves then leaves no result that looks like its own. The LM cache
-    (``cache/``) is kept.
-    """
-    if not output_dir.is_dir():
-        return
-    for pattern in _EVALUATION_FILES:
-        for path in [*output_dir.glob(pattern), *output_dir.glob(f".{pattern}.*.tmp")]:
-            if path.is_file() or path.is_symlink():
-                path.unlink()
-
-
-def evaluate_split(
-    *,
-    lm_table: dict[str, Any],
-    program_path: Path | None,
-    dataset_path: Path | None,
-    split: str,
-    limit: int | None,
-    metric_spec: Any,
-    evaluation: Any,
-    output_dir: Path,
-    seed: int,
-    progress: bool,
-    config_hash: str | None = None,
-    pipeline: Mapping[str, Any] | None = None,
-) -> Any:
-    """Evaluate the pipeline (optionally loaded from ``program_path``) and save the results.
-
-    Without ``program_path`` the pipeline is built with the ``[pipeline]`` settings
-    ``pipeline`` (``code_samples``, ``sample_temperature``); a saved program carries its own.
-
-    Files of an earlier evaluation in ``output_dir`` are deleted before the run starts.
-    The provenance holds ``config_hash`` (of the ``--config`` file, when one was given) and
-    ``settings_hash``: SHA-256 of the effective settings (LM, metric, evaluation, split,
-    limit, program and dataset hashes), so that two evaluations with equal hashes ran the same
-    configuration on the same data.
-    """
-    import hashlib
-    import json
-
-    from dspy.adapters import JSONAdapter
-    from dspy.dsp.utils.settings import settings
-
-    from lift_metrics._io import atomic_write_json, check_output_dir, existing_file, staged_output
-    from lift_metrics._tasks import default_tasks_path, load_tasks
-    from lift_metrics._usage import UsageMeter
-    from lift_metrics.lm import resolve_lm
-    from lift_metrics.optimizers._config import build_metric
-    from lift_metrics.optimizers._evaluate import evaluate_program, save_evaluation
-    from lift_metrics.optimizers._pipeline import LiftPipeline
-    from lift_metrics.optimizers._preflight import _check_reachable
-    from lift_metrics.optimizers._provenance import (
-        _file_hash,
-        _lm_cache,
-        _lm_description,
-        _versions,
-        load_program,
-        to_jsonable_safe,
-    )
-    from lift_metrics.optimizers._setup import evaluation_metrics
-
-    if program_path is not None:
-        existing_file(program_path, "program file")
-    dataset_file = dataset_path or default_tasks_path()
-    existing_file(dataset_file, "dataset file")
-    examples = load_tasks(split, path=dataset_path)
-    if not examples:
-        raise InputValueError(
-            f"{dataset_file}: no {split} tasks (no record has split {split!r}); an empty "
-            "evaluation is not a result"
-        )
-    if limit is not None:
-        examples = examples[:limit]
-    check_output_dir(output_dir, option="--output-dir")
-    program = (
-        LiftPipeline(**(pipeline or {})) if program_path is None else load_program(program_path)
-    )
-    _check_reachable(lm_table, "lm")
-    lm = resolve_lm(lm_table)
-    metric = build_metric(metric_spec)
-    metrics = evaluation_metrics(metric_spec.name, metric)
-    provenance = {
-        "lm": _lm_description(lm),
-        "program": None if program_path is None else str(program_path),
-        "program_hash": None if program_path is None else _file_hash(program_path),
-        "dataset_file": str(dataset_file),
-        "dataset_hash": _file_hash(Path(dataset_file)),
-        "split": split,
-        "limit": limit,
-        "metric": metric_spec.to_dict(),
-        "pipeline": {
-            "code_max_tokens": program.code_max_tokens,
-            "code_samples": program.code_samples,
-            "sample_temperature": program.sample_temperature,
-        },
-        "evaluation": evaluation.to_dict(),
-        "seed": seed,
-    }
-    settings_text = json.dumps(to_jsonable_safe(provenance), sort_keys=True, default=str)
-    provenance["config_hash"] = config_hash
-    provenance["settings_hash"] = hashlib.sha256(settings_text.encode("utf-8")).hexdigest()
-    provenance["versions"] = _versions()
-    _clear_previous_evaluation(output_dir)
-    meter = UsageMeter()
-    with (
-        _lm_cache(output_dir / "cache"),
-        settings.context(lm=lm, adapter=JSONAdapter(), usage_tracker=meter),
-    ):
-        result = evaluate_program(
-            program,
-            examples,
-            metrics=metrics,
-            runs=evaluation.runs,
-            timeout_s=evaluation.timeout_s,
-            num_threads=evaluation.num_threads,
-            progress=progress,
-            description=f"evaluating ({split} split)",
-        )
-    # every result file, or none; evaluation.json, which says the output is whole, lands last
-    with staged_output(output_dir, last="evaluation.json") as stage:
-        save_evaluation(
-            result, stage, stem="evaluation", provenance=provenance, title=f"{split} split"
-        )
-        meter.settle()
-        atomic_write_json(stage / "usage.json", meter.totals())
     summary = ", ".join(
         f"{name} {stats.mean:.4f} ± {stats.std_dev:.4f}"
         for name, stats in result.statistics.items()
     )
     print(f"{len(result.examples)} tasks, {result.timed_out_count} timed out: {summary}")
     print(f"results: {output_dir / 'evaluation.json'}; report: {output_dir / 'evaluation.md'}")
-    return result
+    return 0

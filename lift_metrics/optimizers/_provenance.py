@@ -1,5 +1,7 @@
 """What a run records about itself: package versions, file hashes, the LMs, the LM cache.
 
+Also the DSPy settings under which a run's LM calls go (:func:`_lm_session`).
+
 Also the JSON-safe conversion of values (settings, trial histories) that a run writes, and
 the optimized program saved and loaded in DSPy's own format.
 """
@@ -55,6 +57,15 @@ def _file_hash(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def _dataset_provenance(path: Path | None) -> dict[str, str]:
+    """Return the task file a run reads (the bundled one for ``None``) and its SHA-256."""
+    if path is None:
+        from lift_metrics._tasks import default_tasks_path
+
+        path = default_tasks_path()
+    return {"dataset_file": str(path), "dataset_hash": _file_hash(Path(path))}
 
 
 def _lm_description(lm: Any) -> dict[str, Any]:
@@ -169,3 +180,23 @@ def _lm_cache(directory: Path) -> Iterator[None]:
         if previous is not None:
             with module._cache_lock:
                 module.cache = previous
+
+
+@contextlib.contextmanager
+def _lm_session(
+    cache_dir: Path, lm: Any, meter: Any, *, callbacks: list[Any] | None = None
+) -> Iterator[None]:
+    """Run the block's LM calls with ``lm``, the JSON adapter and DSPy's cache in ``cache_dir``.
+
+    ``meter`` (a :class:`~lift_metrics._usage.UsageMeter`) is DSPy's usage tracker;
+    ``callbacks``, when given, replace DSPy's callbacks.
+    """
+    from dspy.adapters import JSONAdapter
+    from dspy.dsp.utils.settings import settings
+
+    extra = {} if callbacks is None else {"callbacks": callbacks}
+    with (
+        _lm_cache(cache_dir),
+        settings.context(lm=lm, adapter=JSONAdapter(), usage_tracker=meter, **extra),
+    ):
+        yield

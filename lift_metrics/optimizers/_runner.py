@@ -31,7 +31,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lift_metrics._io import atomic_write_json, atomic_write_text
+from lift_metrics._io import (
+    atomic_write_json,
+    atomic_write_leftovers,
+    atomic_write_text,
+    remove_outputs,
+)
 from lift_metrics._usage import UsageMeter, check_budget_prices
 from lift_metrics.errors import BudgetExceeded
 from lift_metrics.optimizers._code_report import (
@@ -49,9 +54,9 @@ from lift_metrics.optimizers._eval_results import Evaluation
 from lift_metrics.optimizers._evaluate import evaluate_program, save_evaluation
 from lift_metrics.optimizers._preflight import preflight
 from lift_metrics.optimizers._provenance import (
-    _file_hash,
-    _lm_cache,
+    _dataset_provenance,
     _lm_description,
+    _lm_session,
     _versions,
     save_program,
 )
@@ -90,8 +95,6 @@ def _clear_previous(out: Path, config_hash: str) -> None:
     what makes a rerun cheap); GEPA's state folder stays only when the config is unchanged (GEPA
     resumes from it).
     """
-    import shutil
-
     previous_hash = None
     try:
         previous = json.loads((out / "config.json").read_text(encoding="utf-8"))
@@ -101,17 +104,9 @@ def _clear_previous(out: Path, config_hash: str) -> None:
     names = list(_RUN_OUTPUTS)
     if previous_hash != config_hash:
         names.append("gepa_logs")
-    for name in names:
-        path = out / name
-        if path.is_dir():
-            shutil.rmtree(path)
-        elif path.exists():
-            path.unlink()
-    # temporary files of atomic writes that a killed process (SIGKILL) never renamed
-    for pattern in ("config.json", *_RUN_OUTPUTS):
-        for leftover in out.glob(f".{Path(pattern).stem}.*"):
-            if leftover.is_file():
-                leftover.unlink()
+    remove_outputs(out, names)
+    for leftover in atomic_write_leftovers(out, "config.json"):
+        leftover.unlink()
 
 
 def _resolve_lms(config: RunConfig, lm: Any, prompt_lm: Any) -> tuple[Any, Any]:
@@ -180,9 +175,6 @@ def run_optimizer(
     per-example runs. The budget covers all steps; when it is spent the current step stops,
     what finished is saved and the later steps are skipped.
     """
-    from dspy.adapters import JSONAdapter
-    from dspy.dsp.utils.settings import settings
-
     if not isinstance(config, RunConfig):
         config = load_config(config)
     if output_dir is not None:
@@ -230,15 +222,7 @@ def run_optimizer(
         "num_threads": config.evaluation.num_threads,
         "progress": progress,
     }
-    with (
-        _lm_cache(config.resolved_cache_dir),
-        settings.context(
-            lm=task_lm,
-            adapter=JSONAdapter(),
-            usage_tracker=meter,
-            callbacks=[budget_callback(meter)],
-        ),
-    ):
+    with _lm_session(config.resolved_cache_dir, task_lm, meter, callbacks=[budget_callback(meter)]):
         baseline, stop_reason = _evaluate_arm(
             LiftPipeline(**config.pipeline), test, "baseline", out, provenance, eval_kwargs
         )
@@ -324,16 +308,10 @@ def _provenance(
     """Return where a run's inputs come from: config and data hashes, seeds, LMs, versions."""
     task_lm, proposal_lm = lms
     train, val, test = splits
-    dataset_file = config.dataset.path
-    if dataset_file is None:
-        from lift_metrics._tasks import default_tasks_path
-
-        dataset_file = default_tasks_path()
     return {
         "started_at": started_at,
         "config_hash": config.config_hash,
-        "dataset_file": str(dataset_file),
-        "dataset_hash": _file_hash(Path(dataset_file)),
+        **_dataset_provenance(config.dataset.path),
         "dataset_sizes": {"train": len(train), "val": len(val), "test": len(test)},
         "task_ids": {"test": [str(e.get("task_id")) for e in test]},
         "seeds": {

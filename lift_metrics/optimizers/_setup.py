@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from lift_metrics.errors import InputValueError
@@ -171,18 +172,21 @@ def with_pipeline_labels(example: Any) -> Any:
     )
 
 
-def _examples(config: RunConfig) -> tuple[list[Any], list[Any], list[Any]]:
+def _split_examples(split: str, path: Path | None, limit: int | None) -> list[Any]:
+    """Return the first ``limit`` tasks (all for ``None``) of ``split`` as DSPy examples."""
     from lift_metrics._tasks import load_tasks
 
+    items = load_tasks(split, path=path)
+    return items if limit is None else items[:limit]
+
+
+def _examples(config: RunConfig) -> tuple[list[Any], list[Any], list[Any]]:
     spec = config.dataset
-
-    def take(split: str, limit: int | None) -> list[Any]:
-        items = load_tasks(split, path=spec.path)
-        return items if limit is None else items[:limit]
-
-    train = [with_pipeline_labels(e) for e in take(spec.train, spec.train_limit)]
-    val = [with_pipeline_labels(e) for e in take(spec.val, spec.val_limit)]
-    return train, val, take(spec.test, spec.test_limit)
+    train = [
+        with_pipeline_labels(e) for e in _split_examples(spec.train, spec.path, spec.train_limit)
+    ]
+    val = [with_pipeline_labels(e) for e in _split_examples(spec.val, spec.path, spec.val_limit)]
+    return train, val, _split_examples(spec.test, spec.path, spec.test_limit)
 
 
 def evaluation_metrics(name: str, primary: Any) -> dict[str, Any]:
