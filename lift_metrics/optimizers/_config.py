@@ -17,9 +17,7 @@ where a DSPy argument should be ``None`` (``auto = "none"``).
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import json
 import os
 import types
 from collections.abc import Callable, Mapping
@@ -55,6 +53,7 @@ from lift_metrics.optimizers._config_checks import (
     pydantic_error_line,
 )
 from lift_metrics.optimizers._evaluate import MAX_RUNS
+from lift_metrics.optimizers._provenance import json_sha256
 from lift_metrics.optimizers._select import MAX_CODE_SAMPLES
 from lift_metrics.stats import MAX_RESAMPLES
 
@@ -452,8 +451,7 @@ class RunConfig(_Table):
         for key in ("lm", "prompt_lm"):
             if data[key]:
                 data[key] = {k: v for k, v in data[key].items() if k != "api_key"}
-        text = json.dumps(data, sort_keys=True, default=str)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return json_sha256(data)
 
     @property
     def resolved_cache_dir(self) -> Path:

@@ -11,8 +11,6 @@ The library side of ``lift-metrics evaluate``. The output folder holds::
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +30,7 @@ from lift_metrics.optimizers._provenance import (
     _lm_description,
     _lm_session,
     _versions,
+    json_sha256,
     load_program,
     to_jsonable_safe,
 )
@@ -160,7 +159,7 @@ def evaluate_split(
     provenance = {
         **settings,
         "config_hash": config_hash,
-        "settings_hash": _settings_hash(settings),
+        "settings_hash": json_sha256(to_jsonable_safe(settings)),
         "versions": _versions(),
     }
     remove_outputs(output_dir, _EVALUATION_FILES)
@@ -184,9 +183,3 @@ def evaluate_split(
         meter.settle()
         atomic_write_json(stage / "usage.json", meter.totals())
     return result
-
-
-def _settings_hash(settings: Mapping[str, Any]) -> str:
-    """Return the SHA-256 of ``settings`` as canonical JSON (keys sorted)."""
-    text = json.dumps(to_jsonable_safe(settings), sort_keys=True, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.metadata
+import json
 import platform
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -71,6 +72,20 @@ def _dataset_provenance(path: Path | None) -> dict[str, str]:
 def _lm_description(lm: Any) -> dict[str, Any]:
     kwargs = {k: v for k, v in dict(getattr(lm, "kwargs", {}) or {}).items() if "key" not in k}
     return {"model": getattr(lm, "model", type(lm).__name__), "kwargs": to_jsonable_safe(kwargs)}
+
+
+def json_sha256(value: Any) -> str:
+    """Return the SHA-256 (hex) of ``value`` as canonical JSON (keys sorted, others by ``str``).
+
+    Two runs' ``config_hash`` or ``settings_hash`` are equal when their settings are.
+
+    Examples
+    --------
+    >>> json_sha256({"b": 1, "a": [2]}) == json_sha256({"a": [2], "b": 1})
+    True
+    """
+    text = json.dumps(value, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def to_jsonable_safe(value: Any, depth: int = 0) -> Any:
