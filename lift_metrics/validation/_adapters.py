@@ -1,47 +1,126 @@
-"""Callables that score labelled items with the package's metrics, and metric look-up by name."""
+"""The package's metrics as item scorers: their specs, their scorer classes, look-up by name.
+
+Each metric is one registered :class:`~lift_metrics.validation._scorer.MetricSpec`; the
+classes here are :class:`~lift_metrics.validation._scorer.MetricScorer` made for one metric,
+which take its options as keyword parameters and validate them.
+"""
 
 from __future__ import annotations
 
+import functools
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from lift_metrics._checks import normalize_weights
 from lift_metrics._test_cases import as_test_cases
 from lift_metrics.errors import InputTypeError, InputValueError
-
-BUILTIN_METRICS: tuple[str, ...] = ("ir_quality", "code_quality", "end_to_end", "reference_score")
-
-FIELD_METRICS: tuple[str, ...] = ("chrf", "bleu", "codebleu", "exact_match")
-"""The field's reference metrics ``lift-metrics validate --baselines`` adds (see
-:class:`FieldMetricScorer`)."""
-
-
-def _field(item: Any, key: str, scorer: str) -> Any:
-    if not isinstance(item, Mapping):
-        raise InputTypeError(f"{scorer} scores mapping items, got {type(item).__name__}")
-    if key not in item:
-        raise InputValueError(f"{scorer}: the item has no field {key!r} (it has {sorted(item)})")
-    return item[key]
+from lift_metrics.validation._scorer import (
+    ItemField,
+    MetricScorer,
+    MetricSpec,
+    Score,
+    lazy,
+    metric_names,
+    read_fields,
+    register_metric,
+    registered_metric,
+)
 
 
-class _BreakdownScorer:
-    """A scorer whose score is its :meth:`breakdown`'s ``score``."""
+def _as_ir(value: Any) -> Any:
+    """Return the IR of its JSON text or of a mapping."""
+    from lift_metrics.ir import IR
 
-    def breakdown(self, item: Any) -> Any:
-        """Return the metric's breakdown of one item."""
-        raise NotImplementedError
-
-    def __call__(self, item: Any) -> float:
-        return float(self.breakdown(item).score)
-
-    def group(self, item: Any) -> str | None:
-        """Return the entry point, when given (pairs built on one function share a fold)."""
-        value = item.get("entry_point") if isinstance(item, Mapping) else None
-        return None if value is None else str(value)
+    return IR.model_validate_json(value) if isinstance(value, str) else IR.model_validate(value)
 
 
-class IRPairScorer(_BreakdownScorer):
+def _latency(value: Any) -> float | None:
+    return None if value in (None, "") else float(value)
+
+
+def _or_none(value: Any) -> Any:
+    return value or None
+
+
+#: what a code task gives besides the code, all optional: tests, entry point, prompt
+_TASK = (
+    ItemField("tests", required=False, parse=as_test_cases),
+    ItemField("entry_point", required=False, parse=_or_none),
+    ItemField("prompt", required=False, parse=_or_none),
+)
+_CODE_TASK = (
+    ItemField("predicted_code", "predicted"),
+    ItemField("expected_code", "expected"),
+    *_TASK,
+)
+_END_TO_END_TASK = (
+    *map(ItemField, ("predicted_ir", "expected_ir", "predicted_code", "expected_code")),
+    *_TASK,
+    ItemField("latency_ms", required=False, parse=_latency),
+)
+_CODE_PAIR = (
+    ItemField("predicted_code", "predicted", parse=str),
+    ItemField("expected_code", "expected", parse=str),
+)
+#: the CoNaLa grades' own names of a code pair's fields
+_CONALA_KEYS = {"predicted_code": "prediction", "expected_code": "reference"}
+#: the field's metrics and the functions of lift_metrics.code that compute them
+_FIELD_FUNCTIONS = {
+    "chrf": "chrf_score",
+    "bleu": "bleu_score",
+    "codebleu": "codebleu_score",
+    "exact_match": "exact_match",
+}
+
+
+def _loader(module: str, name: str) -> Callable[[], Mapping[str, float]]:
+    """Return a loader of the default weights ``module.name`` (imported when asked for)."""
+    return lambda: getattr(importlib.import_module(module), name)
+
+
+def _same(*names: str) -> dict[str, str]:
+    """Return the attributes passed to the core under their own names."""
+    return {name: name for name in names}
+
+
+def _function_name(item: Any) -> str | None:
+    """Return the expected function's name (pairs built on one function share a fold)."""
+    expected = item.get("expected") if isinstance(item, Mapping) else None
+    if isinstance(expected, Mapping):
+        signature = expected.get("signature")
+        if isinstance(signature, Mapping):
+            return str(signature.get("name"))
+    return None
+
+
+def _reference_snippet(item: Any) -> str | None:
+    """Return the reference snippet (predictions for one task share a fold)."""
+    try:
+        return str(read_fields(item, _CODE_PAIR, _CONALA_KEYS, "reference_score")["expected"])
+    except (TypeError, ValueError):
+        return None
+
+
+def _pair_texts(arguments: Mapping[str, Any]) -> list[Any]:
+    return [arguments["predicted"], arguments["expected"]]
+
+
+def _intents(arguments: Mapping[str, Any]) -> list[str]:
+    return [arguments["predicted"].intent.description, arguments["expected"].intent.description]
+
+
+def _field_core(function: str) -> Callable[[str, str], Score]:
+    """Return the core of a field's metric: ``lift_metrics.code.<function>`` as a result."""
+    compute = lazy("lift_metrics.code", function)
+
+    def core(predicted: str, expected: str) -> Score:
+        return Score(float(compute(predicted, expected)))
+
+    return core
+
+
+class IRPairScorer(MetricScorer):
     """Score an IR pair ``{"predicted": IR-JSON, "expected": IR-JSON}`` with ``ir_quality``.
 
     Calls ``ir_quality(IR.model_validate(predicted), IR.model_validate(expected),
@@ -66,9 +145,7 @@ class IRPairScorer(_BreakdownScorer):
     1.0
     """
 
-    name = "ir_quality"
-    __name__ = "ir_quality"
-    similarity_component = "intent"
+    _shows_name = False
 
     def __init__(
         self,
@@ -77,69 +154,35 @@ class IRPairScorer(_BreakdownScorer):
         embedder: Any = None,
         similarity_floor: float = 0.0,
     ) -> None:
-        from lift_metrics.ir import DEFAULT_IR_WEIGHTS
         from lift_metrics.similarity import check_similarity_floor
 
-        self.weights = normalize_weights("weights", weights, DEFAULT_IR_WEIGHTS)
+        self._bind(_IR_QUALITY)
+        self.weights = normalize_weights("weights", weights, self.default_weights)
         self.embedder = embedder
         self.similarity_floor = check_similarity_floor(similarity_floor)
-        self.components: tuple[str, ...] = tuple(DEFAULT_IR_WEIGHTS)
-        self.default_weights: dict[str, float] = dict(DEFAULT_IR_WEIGHTS)
-
-    def __repr__(self) -> str:
-        floor = f", similarity_floor={self.similarity_floor:g}" if self.similarity_floor else ""
-        return f"IRPairScorer(weights={self.weights}{floor})"
-
-    def _pair(self, item: Any) -> tuple[Any, Any]:
-        from lift_metrics.ir import IR
-
-        predicted = _field(item, "predicted", "ir_quality")
-        expected = _field(item, "expected", "ir_quality")
-        as_ir = IR.model_validate_json if isinstance(predicted, str) else IR.model_validate
-        as_expected = IR.model_validate_json if isinstance(expected, str) else IR.model_validate
-        return as_ir(predicted), as_expected(expected)
-
-    def breakdown(self, item: Any) -> Any:
-        """Return the :class:`~lift_metrics.ir.IRQualityBreakdown` of one item."""
-        from lift_metrics.ir import ir_quality_breakdown
-
-        predicted, expected = self._pair(item)
-        return ir_quality_breakdown(
-            predicted,
-            expected,
-            weights=self.weights,
-            embedder=self.embedder,
-            similarity_floor=self.similarity_floor,
-        )
-
-    def group(self, item: Any) -> str | None:
-        """Return the expected function's name (pairs built on one function share a fold)."""
-        expected = item.get("expected") if isinstance(item, Mapping) else None
-        if isinstance(expected, Mapping):
-            signature = expected.get("signature")
-            if isinstance(signature, Mapping):
-                return str(signature.get("name"))
-        return None
-
-    def prefetch(self, items: Sequence[Any]) -> None:
-        """Embed every intent in one batch (fills the embedder's cache); best effort."""
-        if self.weights.get("intent", 0) <= 0:
-            return
-        from lift_metrics.similarity import resolve_embedder
-
-        texts: list[str] = []
-        for item in items:
-            try:
-                predicted, expected = self._pair(item)
-            except Exception:  # a bad item is reported when it is scored
-                continue
-            texts += [predicted.intent.description, expected.intent.description]
-        if texts:
-            self.embedder = resolve_embedder(self.embedder)
-            self.embedder.embed(list(dict.fromkeys(texts)))
 
 
-class CodePairScorer(_BreakdownScorer):
+_IR_QUALITY = register_metric(
+    MetricSpec(
+        name="ir_quality",
+        core=lazy("lift_metrics.ir", "ir_quality_breakdown"),
+        fields=(ItemField("predicted", parse=_as_ir), ItemField("expected", parse=_as_ir)),
+        passes=_same("weights", "embedder", "similarity_floor"),
+        default_weights=_loader("lift_metrics.ir", "DEFAULT_IR_WEIGHTS"),
+        similarity_component="intent",
+        group=_function_name,
+        embeds=_intents,
+        embeds_if=lambda scorer: scorer.weights.get("intent", 0) > 0,
+        shown=lambda scorer: {
+            "weights": scorer.weights,
+            **({"similarity_floor": scorer.similarity_floor} if scorer.similarity_floor else {}),
+        },
+        scorer=IRPairScorer,
+    )
+)
+
+
+class CodePairScorer(MetricScorer):
     """Score a code pair with ``code_quality`` (item keys of ``code_pairs.jsonl``).
 
     Calls the code_quality scoring core on ``item["predicted_code"]`` and
@@ -170,9 +213,7 @@ class CodePairScorer(_BreakdownScorer):
     0.4
     """
 
-    name = "code_quality"
-    __name__ = "code_quality"
-    similarity_component = "semantic"
+    _shows_name = False
 
     def __init__(
         self,
@@ -186,8 +227,9 @@ class CodePairScorer(_BreakdownScorer):
         wrong_answer_gate: bool | None = None,
         stub_cap: float | None = None,
     ) -> None:
-        from lift_metrics.code import DEFAULT_CODE_QUALITY_WEIGHTS, code_quality_options
+        from lift_metrics.code import code_quality_options
 
+        self._bind(_CODE_QUALITY)
         self.options = code_quality_options(
             profile,
             weights=weights,
@@ -203,54 +245,29 @@ class CodePairScorer(_BreakdownScorer):
         self.similarity_floor = self.options.similarity_floor
         self.wrong_answer_gate = self.options.wrong_answer_gate
         self.stub_cap = self.options.stub_cap
-        # the weighted-sum components, which ``--calibrate`` fits weights on
-        self.components: tuple[str, ...] = tuple(DEFAULT_CODE_QUALITY_WEIGHTS)
-        self.default_weights: dict[str, float] = dict(DEFAULT_CODE_QUALITY_WEIGHTS)
-
-    def __repr__(self) -> str:
-        if self.options.validated:
-            return f"CodePairScorer(profile={self.options.profile!r})"
-        floor = f", similarity_floor={self.similarity_floor:g}" if self.similarity_floor else ""
-        gate = ", wrong_answer_gate=True" if self.wrong_answer_gate else ""
-        cap = "" if self.stub_cap is None else f", stub_cap={self.stub_cap:g}"
-        return f"CodePairScorer(weights={self.weights}{floor}{gate}{cap})"
-
-    def breakdown(self, item: Any) -> Any:
-        """Return the :class:`~lift_metrics.code.CodeQualityBreakdown` of one item."""
-        from lift_metrics.code import code_quality_breakdown
-
-        entry_point = item.get("entry_point") if isinstance(item, Mapping) else None
-        prompt = item.get("prompt") if isinstance(item, Mapping) else None
-        return code_quality_breakdown(
-            _field(item, "predicted_code", "code_quality"),
-            _field(item, "expected_code", "code_quality"),
-            as_test_cases(item.get("tests")),
-            profile=self.options,
-            embedder=self.embedder,
-            sandbox=self.sandbox,
-            entry_point=entry_point or None,
-            prompt=prompt or None,
-        )
-
-    def prefetch(self, items: Sequence[Any]) -> None:
-        """Embed every predicted and expected snippet in one batch; best effort."""
-        if not self.options.validated and self.weights.get("semantic", 0) <= 0:
-            return
-        from lift_metrics.similarity import resolve_embedder
-
-        texts = [
-            text
-            for item in items
-            if isinstance(item, Mapping)
-            for text in (item.get("predicted_code"), item.get("expected_code"))
-            if isinstance(text, str)
-        ]
-        if texts:
-            self.embedder = resolve_embedder(self.embedder)
-            self.embedder.embed(list(dict.fromkeys(texts)))
 
 
-class EndToEndScorer(_BreakdownScorer):
+_CODE_QUALITY = register_metric(
+    MetricSpec(
+        name="code_quality",
+        core=lazy("lift_metrics.code", "code_quality_breakdown"),
+        fields=_CODE_TASK,
+        passes={"profile": "options", **_same("embedder", "sandbox")},
+        default_weights=_loader("lift_metrics.code", "DEFAULT_CODE_QUALITY_WEIGHTS"),
+        similarity_component="semantic",
+        embeds=_pair_texts,
+        embeds_if=lambda s: s.options.validated or s.weights.get("semantic", 0) > 0,
+        shown=lambda s: (
+            {"profile": s.options.profile}
+            if s.options.validated
+            else {"weights": s.weights, **s.options.metric_options()}
+        ),
+        scorer=CodePairScorer,
+    )
+)
+
+
+class EndToEndScorer(MetricScorer):
     """Score an end-to-end item with ``end_to_end``.
 
     Item keys: ``predicted_ir``, ``expected_ir`` (IR JSON objects or text),
@@ -268,8 +285,7 @@ class EndToEndScorer(_BreakdownScorer):
     embedder, sandbox, timeout_s
     """
 
-    name = "end_to_end"
-    __name__ = "end_to_end"
+    _shows_name = False
 
     def __init__(
         self,
@@ -283,64 +299,36 @@ class EndToEndScorer(_BreakdownScorer):
         timeout_s: float | None = None,
     ) -> None:
         from lift_metrics.code import code_quality_options
-        from lift_metrics.composite import DEFAULT_E2E_WEIGHTS
 
-        self.weights = normalize_weights("weights", weights, DEFAULT_E2E_WEIGHTS)
+        self._bind(_END_TO_END)
+        self.weights = normalize_weights("weights", weights, self.default_weights)
         self.ir_weights = ir_weights
         self.code_weights = code_weights
-        self.code_options = code_quality_options(
-            code_profile, weights=code_weights, name="code_profile", weights_name="code_weights"
-        )
         self.embedder = embedder
         self.sandbox = sandbox
         self.timeout_s = timeout_s
-        self.components: tuple[str, ...] = tuple(DEFAULT_E2E_WEIGHTS)
-        self.default_weights: dict[str, float] = dict(DEFAULT_E2E_WEIGHTS)
-
-    def __repr__(self) -> str:
-        return f"EndToEndScorer(weights={self.weights})"
-
-    def breakdown(self, item: Any) -> Any:
-        """Return the :class:`~lift_metrics.composite.EndToEndBreakdown` of one item."""
-        from lift_metrics.composite import end_to_end_breakdown
-
-        latency = item.get("latency_ms") if isinstance(item, Mapping) else None
-        return end_to_end_breakdown(
-            predicted_ir=_field(item, "predicted_ir", "end_to_end"),
-            expected_ir=_field(item, "expected_ir", "end_to_end"),
-            predicted_code=_field(item, "predicted_code", "end_to_end"),
-            expected_code=_field(item, "expected_code", "end_to_end"),
-            tests=as_test_cases(item.get("tests")),
-            latency_ms=None if latency in (None, "") else float(latency),
-            weights=self.weights,
-            ir_weights=self.ir_weights,
-            code_profile=self.code_options,
-            embedder=self.embedder,
-            sandbox=self.sandbox,
-            entry_point=item.get("entry_point") or None,
-            prompt=item.get("prompt") or None,
-            timeout_s=self.timeout_s,
+        self.code_options = code_quality_options(
+            code_profile, weights=code_weights, name="code_profile", weights_name="code_weights"
         )
 
-    def prefetch(self, items: Sequence[Any]) -> None:
-        """Nothing to batch ahead (kept for a uniform interface)."""
 
-
-def _code_pair(item: Any, scorer: str) -> tuple[str, str]:
-    """``(predicted, expected)`` code of an item.
-
-    ``predicted_code``/``expected_code`` keys, or ``prediction``/``reference`` (the CoNaLa grades'
-    own names).
-    """
-    if isinstance(item, Mapping) and "predicted_code" not in item and "prediction" in item:
-        return str(_field(item, "prediction", scorer)), str(_field(item, "reference", scorer))
-    return (
-        str(_field(item, "predicted_code", scorer)),
-        str(_field(item, "expected_code", scorer)),
+_END_TO_END = register_metric(
+    MetricSpec(
+        name="end_to_end",
+        core=lazy("lift_metrics.composite", "end_to_end_breakdown"),
+        fields=_END_TO_END_TASK,
+        passes={
+            "code_profile": "code_options",
+            **_same("weights", "ir_weights", "embedder", "sandbox", "timeout_s"),
+        },
+        default_weights=_loader("lift_metrics.composite", "DEFAULT_E2E_WEIGHTS"),
+        shown=lambda scorer: {"weights": scorer.weights},
+        scorer=EndToEndScorer,
     )
+)
 
 
-class ReferenceScorer(_BreakdownScorer):
+class ReferenceScorer(MetricScorer):
     """Score a code pair without tests with :func:`lift_metrics.code.reference_score`.
 
     Item keys: ``predicted_code`` and ``expected_code`` (or ``prediction`` and
@@ -352,45 +340,28 @@ class ReferenceScorer(_BreakdownScorer):
     1.0
     """
 
-    name = "reference_score"
-    __name__ = "reference_score"
+    _shows_name = False
 
     def __init__(self, *, embedder: Any = None) -> None:
+        self._bind(_REFERENCE_SCORE)
         self.embedder = embedder
 
-    def __repr__(self) -> str:
-        return "ReferenceScorer()"
 
-    def breakdown(self, item: Any) -> Any:
-        """Return the :class:`~lift_metrics.code.ReferenceScoreBreakdown` of one item."""
-        from lift_metrics.code import reference_score_breakdown
-
-        predicted, expected = _code_pair(item, "reference_score")
-        return reference_score_breakdown(predicted, expected, embedder=self.embedder)
-
-    def group(self, item: Any) -> str | None:
-        """Return the reference snippet (predictions for one task share a fold)."""
-        try:
-            return _code_pair(item, "reference_score")[1]
-        except (TypeError, ValueError):
-            return None
-
-    def prefetch(self, items: Sequence[Any]) -> None:
-        """Embed every predicted and expected snippet in one batch; best effort."""
-        from lift_metrics.similarity import resolve_embedder
-
-        texts: list[str] = []
-        for item in items:
-            try:
-                texts += _code_pair(item, "reference_score")
-            except (TypeError, ValueError):
-                continue
-        if texts:
-            self.embedder = resolve_embedder(self.embedder)
-            self.embedder.embed(list(dict.fromkeys(texts)))
+_REFERENCE_SCORE = register_metric(
+    MetricSpec(
+        name="reference_score",
+        core=lazy("lift_metrics.code", "reference_score_breakdown"),
+        fields=_CODE_PAIR,
+        aliases=_CONALA_KEYS,
+        passes=_same("embedder"),
+        group=_reference_snippet,
+        embeds=_pair_texts,
+        scorer=ReferenceScorer,
+    )
+)
 
 
-class FieldMetricScorer:
+class FieldMetricScorer(MetricScorer):
     """Score a code pair with one of the field's metrics (:data:`FIELD_METRICS`).
 
     ``chrf``, ``bleu``, ``codebleu`` and ``exact_match`` call
@@ -405,25 +376,37 @@ class FieldMetricScorer:
     """
 
     def __init__(self, metric: str) -> None:
-        from lift_metrics.code import bleu_score, chrf_score, codebleu_score, exact_match
-
-        functions = {
-            "chrf": chrf_score,
-            "bleu": bleu_score,
-            "codebleu": codebleu_score,
-            "exact_match": exact_match,
-        }
-        if metric not in functions:
+        if metric not in FIELD_METRICS:
             raise InputValueError(f"metric must be one of {FIELD_METRICS}, got {metric!r}")
-        self.name = self.__name__ = metric
-        self.function = functions[metric]
+        self._bind(registered_metric(metric))
+        self.function = getattr(
+            importlib.import_module("lift_metrics.code"), _FIELD_FUNCTIONS[metric]
+        )
 
-    def __repr__(self) -> str:
-        return f"FieldMetricScorer({self.name!r})"
 
-    def __call__(self, item: Any) -> float:
-        predicted, expected = _code_pair(item, self.name)
-        return float(self.function(predicted, expected))
+for _name, _function in _FIELD_FUNCTIONS.items():
+    register_metric(
+        MetricSpec(
+            name=_name,
+            core=_field_core(_function),
+            fields=_CODE_PAIR,
+            aliases=_CONALA_KEYS,
+            scorer=functools.partial(FieldMetricScorer, _name),
+            baseline=True,
+        )
+    )
+
+
+BUILTIN_METRICS: tuple[str, ...] = metric_names()
+
+FIELD_METRICS: tuple[str, ...] = metric_names(baseline=True)
+"""The field's reference metrics ``lift-metrics validate --baselines`` adds (see
+:class:`FieldMetricScorer`)."""
+
+
+def _takers(option: str) -> str:
+    """Return the built-in metrics that take ``option``, for an error message."""
+    return " and ".join(n for n in metric_names() if option in registered_metric(n).options)
 
 
 def builtin_scorer(
@@ -433,11 +416,12 @@ def builtin_scorer(
     similarity_floor: float = 0.0,
     wrong_answer_gate: bool = False,
     stub_cap: float | None = None,
-) -> IRPairScorer | CodePairScorer | EndToEndScorer | ReferenceScorer:
+) -> MetricScorer:
     """Return the item scorer for a metric name.
 
-    The name is ``"ir_quality"``, ``"code_quality"``, ``"end_to_end"`` or ``"reference_score"``
-    (which takes none of the options).
+    The name is one of :data:`BUILTIN_METRICS`, the registered metrics: ``"ir_quality"``,
+    ``"code_quality"``, ``"end_to_end"`` or ``"reference_score"`` (which takes none of the
+    options).
 
     ``code_quality`` scores with its default ``"validated"`` profile unless weighted-sum
     options are given (``weights``, a ``similarity_floor`` above 0, ``wrong_answer_gate``,
@@ -465,27 +449,24 @@ def builtin_scorer(
     """
     if not isinstance(name, str):
         raise InputTypeError(f"name must be a metric name (str), got {type(name).__name__}")
-    if name not in BUILTIN_METRICS:
-        raise InputValueError(f"metric must be one of {BUILTIN_METRICS}, got {name!r}")
-    if name != "code_quality" and (wrong_answer_gate is not False or stub_cap is not None):
-        given = "wrong_answer_gate" if wrong_answer_gate is not False else "stub_cap"
-        raise InputValueError(f"{given} applies to code_quality only, not to {name!r}")
-    if name == "reference_score":
-        if weights is not None or similarity_floor:
-            raise InputValueError("reference_score takes no weights or similarity_floor")
-        return ReferenceScorer()
-    if name == "ir_quality":
-        return IRPairScorer(weights=weights, similarity_floor=similarity_floor)
-    if name == "code_quality":
-        return CodePairScorer(
-            weights=weights,
-            similarity_floor=similarity_floor,
-            wrong_answer_gate=wrong_answer_gate,
-            stub_cap=stub_cap,
-        )
-    if similarity_floor:
-        raise InputValueError("similarity_floor applies to ir_quality and code_quality only")
-    return EndToEndScorer(weights=weights)
+    if name not in metric_names():
+        raise InputValueError(f"metric must be one of {metric_names()}, got {name!r}")
+    spec = registered_metric(name)
+    options = {
+        "weights": (weights, weights is not None),
+        "similarity_floor": (similarity_floor, bool(similarity_floor)),
+        "wrong_answer_gate": (wrong_answer_gate, wrong_answer_gate is not False),
+        "stub_cap": (stub_cap, stub_cap is not None),
+    }
+    refused = [key for key, (_, given) in options.items() if given and key not in spec.options]
+    for key in ("wrong_answer_gate", "stub_cap"):
+        if key in refused:
+            raise InputValueError(f"{key} applies to {_takers(key)} only, not to {name!r}")
+    if refused and not {"weights", "similarity_floor"} & set(spec.options):
+        raise InputValueError(f"{name} takes no weights or similarity_floor")
+    if refused:
+        raise InputValueError(f"{refused[0]} applies to {_takers(refused[0])} only")
+    return spec.make(**{key: value for key, (value, _) in options.items() if key in spec.options})
 
 
 def import_metric(spec: str) -> Callable[..., Any]:

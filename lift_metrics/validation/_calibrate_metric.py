@@ -23,7 +23,6 @@ from lift_metrics.errors import InputValueError
 from lift_metrics.validation._adapters import (
     BUILTIN_METRICS,
     CodePairScorer,
-    EndToEndScorer,
     ReferenceScorer,
     builtin_scorer,
 )
@@ -116,7 +115,7 @@ def gate_columns(columns: dict[str, list[float]], wrong: Sequence[float]) -> dic
 def _reference_texts(scorer: Any, items: Sequence[LabelledItem]) -> list[str]:
     """Return the reference text the similarity component embeds, one per item (for 'auto')."""
     if scorer.similarity_component == "intent":
-        return [scorer._pair(item.item)[1].intent.description for item in items]
+        return [scorer.spec.arguments(item.item)["expected"].intent.description for item in items]
     return [str(item.item["expected_code"]) for item in items]
 
 
@@ -169,7 +168,8 @@ def calibrate_metric(
     scorer = builtin_scorer(metric)
     if isinstance(scorer, ReferenceScorer):
         raise InputValueError("reference_score cannot be calibrated (its model ships fitted)")
-    if similarity_floor is not None and isinstance(scorer, EndToEndScorer):
+    key = scorer.similarity_component
+    if similarity_floor is not None and key is None:
         raise InputValueError("similarity_floor applies to ir_quality and code_quality only")
     options = _code_options(metric, wrong_answer_gate, stub_cap)  # validated before scoring
     items = list(items)
@@ -177,7 +177,7 @@ def calibrate_metric(
     wrong = columns.pop("tests.wrong_answers", None)
     stubs = columns.pop("stub", None)
     floor: float | None = None
-    if similarity_floor is not None:
+    if similarity_floor is not None and key is not None:
         from lift_metrics.similarity import check_similarity_floor, rescale_similarity
 
         floor = (
@@ -185,8 +185,6 @@ def calibrate_metric(
             if similarity_floor == "auto"
             else check_similarity_floor(similarity_floor)
         )
-        assert not isinstance(scorer, EndToEndScorer)  # refused above
-        key = scorer.similarity_component
         columns[key] = [rescale_similarity(v, floor) for v in columns[key]]
     if options.get("wrong_answer_gate") and wrong is not None:
         columns = gate_columns(columns, wrong)
