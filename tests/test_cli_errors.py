@@ -382,7 +382,9 @@ CASES: dict[str, tuple[Case, str]] = {
 
 
 def _files(folder: Path) -> set[str]:
-    return {str(path.relative_to(folder)) for path in folder.rglob("*")}
+    """Every path under ``folder`` but Python's own bytecode cache (an imported metric's)."""
+    paths = (path.relative_to(folder) for path in folder.rglob("*"))
+    return {str(path) for path in paths if "__pycache__" not in path.parts}
 
 
 @pytest.fixture(autouse=True)

@@ -29,6 +29,9 @@ REFERENCE_TIMEOUT_S = 2.0
 """Time limit of one run of the reference over the proposed inputs."""
 CANDIDATE_TIMEOUT_S = 1.0
 """The least time the candidate gets for its run (more when the reference itself is slow)."""
+CANDIDATE_TIMEOUT_MAX_S = 5.0
+"""The most time the candidate gets for its run: 2.5 times the reference's own limit, so a
+correct but slower candidate finishes while an endless loop costs at most this."""
 FLOAT_REL_TOL = 1e-9
 """Relative tolerance between two floats (``math.isclose``; absolute 1e-12)."""
 
@@ -120,7 +123,9 @@ def _run_all(
 ) -> tuple[list[Any], float]:
     """Run every input (a batch stopped by a timeout or crash goes on after the culprit).
 
-    Returns one ExecutionOutput or None (not run) per input, and the longest batch's ms.
+    Returns one ExecutionOutput or None (not run) per input, and the ms of the batch that ran
+    to its end (a stopped batch took its time limit, which says nothing of the code's speed
+    on the inputs kept); the time limit itself when none did.
     """
     outputs: list[Any] = [None] * len(inputs)
     start, longest = 0, 0.0
@@ -128,7 +133,6 @@ def _run_all(
         if start >= len(inputs):
             break
         batch = calls(code, list(inputs[start:]), entry_point=entry, timeout_s=timeout_s)
-        longest = max(longest, batch[0].elapsed_ms if batch else 0.0)
         stopped = None
         for offset, out in enumerate(batch):
             if (out.error or "").startswith("did not run"):
@@ -136,9 +140,10 @@ def _run_all(
                 break
             outputs[start + offset] = out
         if stopped is None:
+            longest = max(longest, batch[0].elapsed_ms if batch else 0.0)
             break
         start = stopped + 1  # the input that stopped the batch is dropped
-    return outputs, longest
+    return outputs, longest or timeout_s * 1000.0
 
 
 def reference_run(
@@ -181,7 +186,10 @@ def reference_run(
 def _valid(
     reference: str, entry: str | None, proposed: Sequence[dict[str, Any]], calls: Calls
 ) -> ReferenceRun:
-    """Return the proposed inputs on which the reference returns the same plain value twice."""
+    """Return the proposed inputs on which the reference returns the same plain value twice.
+
+    The time kept is the second run's, on the inputs that returned.
+    """
     first, elapsed = _run_all(reference, proposed, entry, calls, REFERENCE_TIMEOUT_S)
     returned = [i for i, out in enumerate(first) if out is not None and out.ok]
     again, elapsed_again = _run_all(
@@ -195,7 +203,7 @@ def _valid(
     return ReferenceRun(
         tuple(proposed[i] for i in kept),
         tuple(first[i].value for i in kept),
-        max(elapsed, elapsed_again),
+        elapsed_again if returned else elapsed,
         "" if kept else _no_valid_reason(first),
     )
 
@@ -212,7 +220,7 @@ def compare(
     candidate: str, run: ReferenceRun, entry: str | None, calls: Calls, timeout_s: float | None
 ) -> Behaviour:
     """Run the candidate on the reference's inputs and count the outputs that agree."""
-    limit = max(CANDIDATE_TIMEOUT_S, 20.0 * run.elapsed_ms / 1000.0)
+    limit = min(max(CANDIDATE_TIMEOUT_S, 20.0 * run.elapsed_ms / 1000.0), CANDIDATE_TIMEOUT_MAX_S)
     if timeout_s is not None:
         limit = min(limit, timeout_s)
     outputs = calls(candidate, list(run.inputs), entry_point=entry, timeout_s=limit)

@@ -111,7 +111,7 @@ def _export_onnx(model: SentenceTransformer, target: Path) -> None:
     accepts_types = "token_type_ids" in inspect.signature(transformer.forward).parameters
     names = ["input_ids", "attention_mask"] + (["token_type_ids"] if accepts_types else [])
 
-    class _Hidden(torch.nn.Module):
+    class _Hidden(torch.nn.Module):  # type: ignore[misc]  # torch is untyped to mypy (pyproject)
         def __init__(self) -> None:
             super().__init__()
             self.transformer = transformer

@@ -22,12 +22,16 @@ from testkit import HashEmbedder
 from lift_metrics.code import code_quality, code_quality_breakdown, test_pass_rate
 from lift_metrics.code._behaviour import (
     BEHAVIOUR_INPUTS,
+    CANDIDATE_TIMEOUT_MAX_S,
+    REFERENCE_TIMEOUT_S,
+    ReferenceRun,
     check_behaviour,
+    compare,
     reference_run,
     same_value,
 )
 from lift_metrics.code._inputs import MAX_INPUT_CHARS, conforms, generate_inputs, parameters
-from lift_metrics.sandbox import execute_calls
+from lift_metrics.sandbox import ExecutionOutput, execute_calls
 
 # several kinds of task: arithmetic, strings, lists, raising on bad input, floats, parsing
 TASK_IDS = ["t001", "t008", "t019", "t023", "t034", "t042", "t051", "t061"]
@@ -123,6 +127,42 @@ def test_a_reference_that_never_returns_the_same_value_is_not_used(real_sandbox:
     checked = check_behaviour(noisy, noisy, "roll", [{"n": 3}], None, real_sandbox, None)
     assert checked.total == 0
     assert "not checked" in checked.reason
+
+
+class _SlowReference:
+    """``execute_calls`` stand-in: the reference's batches each stop after two inputs (its
+    time limit ran out, as on a slow reference), the candidate returns 0; records limits."""
+
+    def __init__(self) -> None:
+        self.limits: dict[str, list[float]] = {"reference": [], "candidate": []}
+
+    def __call__(self, code: str, inputs: list[dict[str, Any]], **options: Any) -> list[Any]:
+        who = "reference" if code == "reference" else "candidate"
+        self.limits[who].append(options["timeout_s"])
+        if who == "candidate":
+            return [ExecutionOutput(True, 0, None, "passed", 1.0) for _ in inputs]
+        ran = [ExecutionOutput(True, case["n"], None, "passed", 2000.0) for case in inputs[:2]]
+        stop = ExecutionOutput(False, None, "timed out", "timeout", 2000.0)
+        rest = ExecutionOutput(False, None, "did not run (timed out)", "timeout", 2000.0)
+        return (ran + [stop] + [rest] * len(inputs))[: len(inputs)]
+
+
+def test_a_reference_stopped_by_its_limit_gives_the_candidate_at_most_the_cap() -> None:
+    from lift_metrics.code._behaviour import _valid
+
+    calls = _SlowReference()
+    run = _valid("reference", "f", [{"n": n} for n in range(12)], calls)
+    assert calls.limits["reference"]
+    assert set(calls.limits["reference"]) == {REFERENCE_TIMEOUT_S}
+    assert run.inputs
+    assert run.elapsed_ms == REFERENCE_TIMEOUT_S * 1000.0
+    checked = compare("candidate", run, "f", calls, None)
+    assert calls.limits["candidate"] == [CANDIDATE_TIMEOUT_MAX_S]  # 20 x 2 s would be 40 s
+    compare("candidate", ReferenceRun(run.inputs, run.outputs, 10.0), "f", calls, None)
+    assert calls.limits["candidate"][-1] == 1.0  # a fast reference: the 1 s floor
+    compare("candidate", ReferenceRun(run.inputs, run.outputs, 100.0), "f", calls, 1.5)
+    assert calls.limits["candidate"][-1] == 1.5  # 20 x 0.1 s, under the caller's timeout_s
+    assert checked.total == len(run.inputs)
 
 
 def _calls(sandbox: Any) -> Any:
