@@ -51,7 +51,7 @@ if "testkit" not in sys.modules:
     sys.modules["testkit"] = _module
     _spec.loader.exec_module(_module)
 
-from testkit import HashEmbedder  # noqa: E402  (registered just above)
+from testkit import LONGEST_FIRST, HashEmbedder  # noqa: E402  (registered just above)
 
 
 @pytest.fixture
@@ -82,7 +82,15 @@ _FULL_REASON = (
 )
 
 
+def _file_rank(item: pytest.Item) -> int:
+    path = Path(str(item.path))
+    root = Path(__file__).parent.parent
+    name = path.relative_to(root).as_posix() if path.is_relative_to(root) else ""
+    return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items.sort(key=_file_rank)  # stable: the order within a file and among the rest is kept
     if config.getoption("--full"):
         return
     skip = pytest.mark.skip(reason=_FULL_REASON)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from testkit import check_lanes
+from testkit import LONGEST_FIRST, check_lanes
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -88,3 +88,16 @@ def test_whole_dataset_checks_skip_with_their_reason_unless_full_is_given() -> N
     assert done.returncode == 0, done.stdout + done.stderr
     assert "skipped" not in done.stdout, done.stdout
     assert "SETUP    M sandbox" in done.stdout, done.stdout
+
+
+@pytest.mark.slow  # a pytest start-up
+def test_the_longest_first_files_exist_and_start_the_slow_lane(pytestconfig: pytest.Config) -> None:
+    root = Path(__file__).parent.parent
+    assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST)
+    for name in LONGEST_FIRST:  # a renamed file would silently lose its place
+        assert (root / name).is_file(), name
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "slow"]
+    command += ["tests/test_judge.py", "tests/ir", "tests/optimizers/test_runner.py"]
+    out = subprocess.run(command, cwd=root, capture_output=True, text=True, check=True).stdout
+    files = list(dict.fromkeys(line.split("::")[0] for line in out.splitlines() if "::" in line))
+    assert files[:2] == ["tests/optimizers/test_runner.py", "tests/test_judge.py"]
