@@ -70,8 +70,8 @@ def test_pytest_writes_the_lane_record(tmp_path: Path) -> None:
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert [json.loads(line) for line in spread.read_text().splitlines()] == [records[0]]
-    assert records[1]["selected"] == 2  # the file's two slow tests
-    assert records[0]["selected"] == records[0]["collected"] - 2
+    assert records[1]["selected"] == 3  # the file's three slow tests
+    assert records[0]["selected"] == records[0]["collected"] - 3
     assert check_lanes(str(lanes)).endswith(f"of {records[0]['collected']} tests")
 
 

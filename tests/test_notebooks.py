@@ -8,7 +8,9 @@ them, and must be committed without outputs.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -76,3 +78,44 @@ def test_notebook_runs(path: Path) -> None:
     assert not [out for out in outputs if out.output_type == "error"]
     images = [out for out in outputs if "image/png" in out.get("data", {})]
     assert images, f"{path.name} drew no inline plot"
+    if path.stem == "optimization":
+        check_the_real_run(RUN_DIR)
+
+
+#: where the optimization notebook's run writes (its config's ``output_dir``)
+RUN_DIR = NOTEBOOKS_DIR.parent / "runs" / "notebook-optimization"
+
+
+@pytest.fixture(autouse=True)
+def _no_earlier_run(request: pytest.FixtureRequest) -> None:
+    """The optimization notebook starts with no earlier run, LM cache included, so that its
+    run is a real one (the repository's only real MIPROv2 run in CI)."""
+    if request.node.name == "test_notebook_runs[optimization]":
+        shutil.rmtree(RUN_DIR, ignore_errors=True)
+
+
+def check_the_real_run(out: Path) -> None:
+    """The main job in miniature, as the optimization notebook runs it: the bundled GGUF model,
+    MIPROv2 with labelled demonstrations and two trials, baseline -> compile -> optimized ->
+    comparison, finished under its budget, every file written."""
+    result = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    assert result["stop_reason"] is None, result["stop_reason"]
+    assert [d["metric"] for d in result["deltas"]] == [
+        "end_to_end",
+        "ir_quality",
+        "code_quality",
+        "tests_passed",
+        "tasks_solved",
+    ]
+    for arm in ("baseline", "optimized"):  # the generated programs are kept, one per task
+        assert len(list((out / "code" / arm).glob("t*.py"))) == 3
+        assert result["code"][arm]["degenerate"]["placeholder"] == 0
+    usage = result["usage"]
+    assert 0 < usage["lm_calls"] <= 40  # a real run: no earlier cache (the fixture)
+    assert usage["total_tokens"] > 0
+    assert usage["cost_usd"] == 0.0
+    trials = json.loads((out / "trials.json").read_text(encoding="utf-8"))
+    assert len(trials["trial_logs"]) >= 2  # the unoptimized program + the trials
+    for name in ("program.json", "comparison.json", "config.json", "report.md"):
+        assert (out / name).is_file(), name
+    assert result["metric_time_s"] < result["wall_time_s"]

@@ -219,68 +219,6 @@ def test_progress_and_the_final_table_on_the_terminal(
     assert "## Baseline on the test split" in report
 
 
-# --------------------------------------------------------------------------- a real run in CI
-
-
-@pytest.mark.slow
-def test_a_real_mipro_optimization_with_the_local_lm_finishes_and_compares(
-    tmp_path: Path,
-) -> None:
-    """The CI run of the main job in miniature: the bundled GGUF model, MIPROv2 with labeled
-    demonstrations and one trial, baseline -> compile -> optimized -> comparison, all
-    finished under a budget (``.ci/run`` runs the slow tests too)."""
-    from lift_metrics.optimizers._config import RunConfig
-
-    local_model_or_skip()
-    config = RunConfig.from_mapping(
-        {
-            "name": "ci-mipro",
-            "seed": 7,
-            "output_dir": str(tmp_path / "out"),
-            "optimizer": {
-                "name": "mipro",
-                "init": {
-                    "auto": "none",
-                    "num_candidates": 1,
-                    "max_bootstrapped_demos": 0,
-                    "max_labeled_demos": 1,
-                    "num_threads": 1,
-                },
-                "compile": {
-                    "num_trials": 1,
-                    "minibatch": False,
-                    "program_aware_proposer": False,
-                    "data_aware_proposer": False,
-                    "fewshot_aware_proposer": False,
-                    "tip_aware_proposer": False,
-                },
-            },
-            "lm": {"model": "local", "max_tokens": 320, "temperature": 0.0},
-            "metric": {"name": "end_to_end"},
-            "dataset": {"train_limit": 2, "val_limit": 1, "test_limit": 2},
-            "evaluation": {"n_resamples": 200, "timeout_s": 600},
-            "budget": {"max_lm_calls": 60},
-        }
-    )
-    result = run_optimizer(config, progress=False)
-    assert result.stop_reason is None, result.stop_reason
-    assert result.baseline is not None
-    assert result.optimized is not None
-    assert len(result.deltas) == 5
-    assert result.comparison is not None
-    assert {"tests_passed", "tasks_solved"} <= {d.metric for d in result.deltas}
-    for arm in ("baseline", "optimized"):  # the generated programs are kept, one per task
-        assert len(list((tmp_path / "out" / "code" / arm).glob("t*.py"))) == 2
-        assert result.code[arm]["degenerate"]["placeholder"] == 0
-    assert 0 < result.usage.lm_calls <= 60
-    assert result.usage.total_tokens > 0
-    assert result.usage.cost_usd == 0.0
-    assert len(result.trials["trial_logs"]) >= 2  # the unoptimized program + one trial
-    for name in ("program.json", "comparison.json", "trials.json", "result.json", "report.md"):
-        assert (tmp_path / "out" / name).is_file(), name
-    assert result.metric_time_s < result.wall_time_s
-
-
 def test_a_gguf_file_that_is_not_a_model_is_exit_2_before_any_work(
     tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
