@@ -125,24 +125,26 @@ def check_lanes(path: str) -> str:
     return f"lanes: {parts}; {selected} of {total} tests"
 
 
-#: The slow lane's longest files, longest first (seconds alone on 2 cores, from
-#: ``pytest -m slow --durations=0``). They start first, so that the lane's three workers
+#: The slow lane's longest files, longest first (seconds in a CI run of the slow lane, three
+#: workers on 2 cores, from ``--durations``). They start first, so that the lane's workers
 #: (``--dist loadfile``) share out the short files at the end instead of one worker being left
 #: alone with a long file.
 LONGEST_FIRST: tuple[str, ...] = (
-    "tests/sandbox/test_root_private_namespace.py",  # 106 s
-    "tests/optimizers/test_interrupt_and_budget.py",  # 79 s
-    "tests/scoring/test_ray.py",  # 75 s
-    "tests/optimizers/test_runner.py",  # 53 s
-    "tests/code/test_gaming.py",  # 45 s
-    "tests/optimizers/test_local_lm_interrupt.py",  # 42 s
-    "tests/test_similarity.py",  # 38 s
-    "tests/scoring/test_score.py",  # 37 s
-    "tests/test_judge.py",  # 31 s
-    "tests/sandbox/test_attacks.py",  # 27 s
-    "tests/validation/test_gaming_check.py",  # 23 s
-    "tests/test_notebooks.py",  # 20 s
-    "tests/optimizers/test_select.py",  # 18 s
+    "tests/test_notebooks.py",  # 215 s (the real MIPROv2 run)
+    "tests/sandbox/test_root_private_namespace.py",  # 149 s
+    "tests/optimizers/test_local_lm_interrupt.py",  # 80 s
+    "tests/scoring/test_ray.py",  # 80 s
+    "tests/optimizers/test_runner.py",  # 75 s
+    "tests/test_similarity.py",  # 68 s
+    "tests/code/test_gaming.py",  # 61 s
+    "tests/validation/test_gaming_check.py",  # 61 s
+    "tests/optimizers/test_select.py",  # 57 s
+    "tests/test_judge.py",  # 53 s
+    "tests/faults/test_onnx_cache.py",  # 38 s
+    "tests/optimizers/test_local_lm.py",  # 37 s
+    "tests/scoring/test_score.py",  # 35 s
+    "tests/sandbox/test_attacks.py",  # 30 s
+    "tests/optimizers/test_interrupt_and_budget.py",  # 24 s
 )
 
 
