@@ -320,7 +320,9 @@ def no_leaks(box: Sandbox) -> Iterator[None]:
     assert execution_leftovers() == []
     assert private_tmp_entries(box) == []
     after = snapshot(box)
-    assert after.fds == before.fds, "open descriptors changed"
-    assert after.threads == before.threads, "threads of the parent changed"
+    # a leak adds; fewer means that something started before the test ended during it (under a
+    # loaded machine, an earlier test's worker restart finishing)
+    assert after.fds <= before.fds, "open descriptors were left behind"
+    assert after.threads <= before.threads, "threads of the parent were left behind"
     for root in before.temp_roots - after.temp_roots:  # a restarted worker's old temp root
         assert not os.path.exists(root), f"{root} outlived its worker"
