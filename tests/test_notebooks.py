@@ -22,6 +22,8 @@ pytest.importorskip("ipykernel", reason="needs the notebooks extra (ipykernel)")
 
 NOTEBOOKS_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
+#: where the optimization notebook's run writes (its config's ``output_dir``)
+RUN_DIR = NOTEBOOKS_DIR.parent / "runs" / "notebook-optimization"
 # seconds for one notebook; the four together take about 5 minutes on 2 CPU cores
 # (the optimization notebook's local-LM run is most of it)
 TIMEOUT_S = {"optimization": 480}
@@ -61,6 +63,8 @@ def test_notebook_runs(path: Path) -> None:
         resources={"metadata": {"path": str(NOTEBOOKS_DIR)}},
     )
     env = {"HF_HUB_OFFLINE": "1", "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    if path.stem == "optimization":  # no earlier run, LM cache included: a real run
+        shutil.rmtree(RUN_DIR, ignore_errors=True)
     saved = {key: os.environ.get(key) for key in env}
     os.environ.update(env)
     started = time.perf_counter()
@@ -82,18 +86,6 @@ def test_notebook_runs(path: Path) -> None:
         check_the_real_run(RUN_DIR)
 
 
-#: where the optimization notebook's run writes (its config's ``output_dir``)
-RUN_DIR = NOTEBOOKS_DIR.parent / "runs" / "notebook-optimization"
-
-
-@pytest.fixture(autouse=True)
-def _no_earlier_run(request: pytest.FixtureRequest) -> None:
-    """The optimization notebook starts with no earlier run, LM cache included, so that its
-    run is a real one (the repository's only real MIPROv2 run in CI)."""
-    if request.node.name == "test_notebook_runs[optimization]":
-        shutil.rmtree(RUN_DIR, ignore_errors=True)
-
-
 def check_the_real_run(out: Path) -> None:
     """The main job in miniature, as the optimization notebook runs it: the bundled GGUF model,
     MIPROv2 with labelled demonstrations and two trials, baseline -> compile -> optimized ->
@@ -111,7 +103,7 @@ def check_the_real_run(out: Path) -> None:
         assert len(list((out / "code" / arm).glob("t*.py"))) == 3
         assert result["code"][arm]["degenerate"]["placeholder"] == 0
     usage = result["usage"]
-    assert 0 < usage["lm_calls"] <= 40  # a real run: no earlier cache (the fixture)
+    assert 0 < usage["lm_calls"] <= 40  # a real run: the run folder was emptied first
     assert usage["total_tokens"] > 0
     assert usage["cost_usd"] == 0.0
     trials = json.loads((out / "trials.json").read_text(encoding="utf-8"))

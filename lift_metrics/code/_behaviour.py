@@ -125,10 +125,10 @@ def _run_all(
 
     Returns one ExecutionOutput or None (not run) per input, and the ms of the batch that ran
     to its end (a stopped batch took its time limit, which says nothing of the code's speed
-    on the inputs kept); the time limit itself when none did.
+    on the inputs kept); the time limit itself when every batch stopped, 0.0 for no inputs.
     """
     outputs: list[Any] = [None] * len(inputs)
-    start, longest = 0, 0.0
+    start, elapsed = 0, timeout_s * 1000.0 if inputs else 0.0
     for _ in range(3):  # at most three batches: a reference that keeps stopping is dropped
         if start >= len(inputs):
             break
@@ -140,10 +140,10 @@ def _run_all(
                 break
             outputs[start + offset] = out
         if stopped is None:
-            longest = max(longest, batch[0].elapsed_ms if batch else 0.0)
+            elapsed = batch[0].elapsed_ms if batch else 0.0
             break
         start = stopped + 1  # the input that stopped the batch is dropped
-    return outputs, longest or timeout_s * 1000.0
+    return outputs, elapsed
 
 
 def reference_run(

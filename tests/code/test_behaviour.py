@@ -163,6 +163,7 @@ def test_a_reference_stopped_by_its_limit_gives_the_candidate_at_most_the_cap() 
     compare("candidate", ReferenceRun(run.inputs, run.outputs, 100.0), "f", calls, 1.5)
     assert calls.limits["candidate"][-1] == 1.5  # 20 x 0.1 s, under the caller's timeout_s
     assert checked.total == len(run.inputs)
+    assert _valid("reference", "f", [], calls).elapsed_ms == 0.0  # nothing ran: no time
 
 
 def _calls(sandbox: Any) -> Any:
