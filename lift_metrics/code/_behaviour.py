@@ -6,7 +6,8 @@ Where the reference runs, :func:`code_quality` compares what the two compute
 sandbox; an input on which the reference raises, runs out of time, returns something that is
 not plain data or returns different values on two runs is dropped; the first
 :data:`BEHAVIOUR_INPUTS` that remain, with the reference's outputs, are kept (cached per
-reference, entry point, known inputs and prompt). The candidate is then run on those inputs
+reference, entry point, known inputs and prompt), fewer when the reference needs more than
+:data:`REFERENCE_BUDGET_S` for them. The candidate is then run on those inputs
 in one execution and each output compared with the reference's (:func:`same_value`).
 """
 
@@ -32,6 +33,9 @@ CANDIDATE_TIMEOUT_S = 1.0
 CANDIDATE_TIMEOUT_MAX_S = 5.0
 """The most time the candidate gets for its run: 2.5 times the reference's own limit, so a
 correct but slower candidate finishes while an endless loop costs at most this."""
+REFERENCE_BUDGET_S = CANDIDATE_TIMEOUT_MAX_S / 10.0
+"""The reference's time on the inputs kept: a slow reference keeps as many as it runs in
+this time (at least one), so the same program gets at least 10 times its own time."""
 FLOAT_REL_TOL = 1e-9
 """Relative tolerance between two floats (``math.isclose``; absolute 1e-12)."""
 
@@ -123,16 +127,16 @@ def _run_all(
 ) -> tuple[list[Any], float]:
     """Run every input (a batch stopped by a timeout or crash goes on after the culprit).
 
-    Returns one ExecutionOutput or None (not run) per input, and the ms of the batch that ran
-    to its end (a stopped batch took its time limit, which says nothing of the code's speed
-    on the inputs kept); the time limit itself when every batch stopped, 0.0 for no inputs.
+    Returns one ExecutionOutput or None (not run) per input, and the ms of every batch
+    together (a stopped batch counts the time it took, about its limit); 0.0 for no inputs.
     """
     outputs: list[Any] = [None] * len(inputs)
-    start, elapsed = 0, timeout_s * 1000.0 if inputs else 0.0
+    start, elapsed = 0, 0.0
     for _ in range(3):  # at most three batches: a reference that keeps stopping is dropped
         if start >= len(inputs):
             break
         batch = calls(code, list(inputs[start:]), entry_point=entry, timeout_s=timeout_s)
+        elapsed += batch[0].elapsed_ms if batch else 0.0
         stopped = None
         for offset, out in enumerate(batch):
             if (out.error or "").startswith("did not run"):
@@ -140,7 +144,6 @@ def _run_all(
                 break
             outputs[start + offset] = out
         if stopped is None:
-            elapsed = batch[0].elapsed_ms if batch else 0.0
             break
         start = stopped + 1  # the input that stopped the batch is dropped
     return outputs, elapsed
@@ -166,18 +169,23 @@ def reference_run(
     if not proposed:
         run = ReferenceRun((), (), 0.0, "no inputs could be generated for the reference")
     else:
-        run = _valid(reference, entry, proposed, calls)
-        if run.inputs and len(run.inputs) < BEHAVIOUR_INPUTS:
+        valid = _valid(reference, entry, proposed, calls)
+        run = _within(valid, REFERENCE_BUDGET_S * 1000.0, least=1)
+        if run.inputs and len(run.inputs) == len(valid.inputs) < BEHAVIOUR_INPUTS:
             # few proposals were valid (a parser's inputs): mutate the valid ones too
             more = generate_inputs(
                 reference, entry, [*seeds, *run.inputs], prompt=prompt, count=PROPOSED_INPUTS
             )
-            extra = _valid(reference, entry, more, calls)
-            room = BEHAVIOUR_INPUTS - len(run.inputs)
+            extra = _within(
+                _valid(reference, entry, more, calls),
+                REFERENCE_BUDGET_S * 1000.0 - run.elapsed_ms,
+                least=0,
+            )
+            extra = _first(extra, BEHAVIOUR_INPUTS - len(run.inputs))
             run = ReferenceRun(
-                run.inputs + extra.inputs[:room],
-                run.outputs + extra.outputs[:room],
-                max(run.elapsed_ms, extra.elapsed_ms),
+                run.inputs + extra.inputs,
+                run.outputs + extra.outputs,
+                run.elapsed_ms + extra.elapsed_ms,
             )
     _REFERENCE_RUNS.put(key, run)
     return run
@@ -186,26 +194,45 @@ def reference_run(
 def _valid(
     reference: str, entry: str | None, proposed: Sequence[dict[str, Any]], calls: Calls
 ) -> ReferenceRun:
-    """Return the proposed inputs on which the reference returns the same plain value twice.
+    """Return the first inputs (at most 20) on which the reference returns one value twice.
 
-    The time kept is the second run's, on the inputs that returned.
+    The inputs are the first :data:`BEHAVIOUR_INPUTS` proposed ones that return plain data.
+    The time kept is the second run's (every batch counted), per input, times the inputs kept.
     """
-    first, elapsed = _run_all(reference, proposed, entry, calls, REFERENCE_TIMEOUT_S)
+    first, _ = _run_all(reference, proposed, entry, calls, REFERENCE_TIMEOUT_S)
     returned = [i for i, out in enumerate(first) if out is not None and out.ok]
-    again, elapsed_again = _run_all(
+    returned = returned[:BEHAVIOUR_INPUTS]
+    again, elapsed = _run_all(
         reference, [proposed[i] for i in returned], entry, calls, REFERENCE_TIMEOUT_S
     )
     kept = [
         i
         for i, out in zip(returned, again, strict=True)
         if out is not None and out.ok and same_value(out.value, first[i].value)
-    ][:BEHAVIOUR_INPUTS]
+    ]
+    per_input = elapsed / len(returned) if returned else 0.0
     return ReferenceRun(
         tuple(proposed[i] for i in kept),
         tuple(first[i].value for i in kept),
-        elapsed_again if returned else elapsed,
+        per_input * len(kept),
         "" if kept else _no_valid_reason(first),
     )
+
+
+def _within(run: ReferenceRun, budget_ms: float, least: int) -> ReferenceRun:
+    """Keep the first inputs the reference runs within ``budget_ms`` (at least ``least``)."""
+    if not run.inputs or run.elapsed_ms <= budget_ms:
+        return run
+    per_input = run.elapsed_ms / len(run.inputs)
+    return _first(run, max(least, int(max(budget_ms, 0.0) // per_input)))
+
+
+def _first(run: ReferenceRun, count: int) -> ReferenceRun:
+    """Keep the first ``count`` inputs, and the reference's time on them."""
+    if count >= len(run.inputs):
+        return run
+    per_input = run.elapsed_ms / len(run.inputs)
+    return ReferenceRun(run.inputs[:count], run.outputs[:count], per_input * count, run.reason)
 
 
 def _no_valid_reason(outputs: Sequence[Any]) -> str:

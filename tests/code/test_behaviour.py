@@ -23,6 +23,7 @@ from lift_metrics.code import code_quality, code_quality_breakdown, test_pass_ra
 from lift_metrics.code._behaviour import (
     BEHAVIOUR_INPUTS,
     CANDIDATE_TIMEOUT_MAX_S,
+    REFERENCE_BUDGET_S,
     REFERENCE_TIMEOUT_S,
     ReferenceRun,
     check_behaviour,
@@ -148,22 +149,45 @@ class _SlowReference:
 
 
 def test_a_reference_stopped_by_its_limit_gives_the_candidate_at_most_the_cap() -> None:
-    from lift_metrics.code._behaviour import _valid
+    from lift_metrics.code._behaviour import _valid, _within
 
     calls = _SlowReference()
     run = _valid("reference", "f", [{"n": n} for n in range(12)], calls)
-    assert calls.limits["reference"]
     assert set(calls.limits["reference"]) == {REFERENCE_TIMEOUT_S}
-    assert run.inputs
-    assert run.elapsed_ms == REFERENCE_TIMEOUT_S * 1000.0
+    # a batch returns 2 inputs, times out on the third and stops before the fourth: the first
+    # run returns 0, 1 | 4, 5 | 8, 9; the second run over those 6 returns 0, 1 | 8, 9 in 2
+    # batches of 2,000 ms each: 4,000 ms for 6 inputs
+    assert [case["n"] for case in run.inputs] == [0, 1, 8, 9]
+    assert run.elapsed_ms == pytest.approx(4000.0 / 6 * 4)
+    kept = _within(run, REFERENCE_BUDGET_S * 1000.0, least=1)
+    assert [case["n"] for case in kept.inputs] == [0]  # 667 ms each: one, never none
+    assert _within(run, REFERENCE_BUDGET_S * 1000.0, least=0).inputs == ()
+    assert _within(run, 1500.0, least=1).elapsed_ms == pytest.approx(4000.0 / 6 * 2)
     checked = compare("candidate", run, "f", calls, None)
-    assert calls.limits["candidate"] == [CANDIDATE_TIMEOUT_MAX_S]  # 20 x 2 s would be 40 s
+    assert calls.limits["candidate"] == [CANDIDATE_TIMEOUT_MAX_S]  # 20 x 2.7 s would be 53 s
     compare("candidate", ReferenceRun(run.inputs, run.outputs, 10.0), "f", calls, None)
     assert calls.limits["candidate"][-1] == 1.0  # a fast reference: the 1 s floor
     compare("candidate", ReferenceRun(run.inputs, run.outputs, 100.0), "f", calls, 1.5)
     assert calls.limits["candidate"][-1] == 1.5  # 20 x 0.1 s, under the caller's timeout_s
     assert checked.total == len(run.inputs)
     assert _valid("reference", "f", [], calls).elapsed_ms == 0.0  # nothing ran: no time
+
+
+@pytest.mark.slow
+def test_a_slow_reference_keeps_the_inputs_it_runs_within_its_budget(real_sandbox: Any) -> None:
+    """About 50 ms a call: the same program then has 10 times the reference's time."""
+    slow = (
+        "def slow(n: int) -> int:\n"
+        "    total = 0\n"
+        "    for k in range(1_000_000):\n"
+        "        total += k % 7\n"
+        "    return total + n\n"
+    )
+    run = reference_run(slow, "slow", [{"n": 1}], None, real_sandbox, _calls(real_sandbox))
+    assert 1 <= len(run.inputs) < BEHAVIOUR_INPUTS
+    assert run.elapsed_ms <= REFERENCE_BUDGET_S * 1000.0 + 1e-6
+    checked = compare(slow, run, "slow", _calls(real_sandbox), None)
+    assert (checked.agreed, checked.total) == (len(run.inputs), len(run.inputs))
 
 
 def _calls(sandbox: Any) -> Any:
