@@ -1,7 +1,9 @@
 """Metric objects that DSPy's evaluators and optimizers accept as they are.
 
 Each class binds configuration (field names, weights, threshold, embedder, sandbox) to a pure
-metric from this package and speaks DSPy's metric protocol
+metric from this package; :class:`ScorerMetric` does it for any registered metric, your own
+included (``MetricScorer(name).dspy_metric()``, :func:`lift_metrics.validation.register_metric`).
+Each speaks DSPy's metric protocol
 ``metric(example, prediction, trace=None, pred_name=None, pred_trace=None)``:
 
 * ``trace is None`` (``dspy.Evaluate``, MIPROv2/COPRO scoring, GEPA's evaluation): the score,
@@ -66,6 +68,7 @@ from lift_metrics.dspy_metrics._measured import (
 )
 from lift_metrics.dspy_metrics._protocol import MetricBreakdown
 from lift_metrics.dspy_metrics._protocol import TraceReturns as TraceReturns
+from lift_metrics.dspy_metrics._scorer_metric import ScorerMetric
 from lift_metrics.dspy_metrics._tests import AllTestsPass, TestPassRate
 
 __all__ = [
@@ -76,6 +79,7 @@ __all__ = [
     "IRQuality",
     "Measurement",
     "MetricBreakdown",
+    "ScorerMetric",
     "TestPassRate",
     "measured",
     "measurement_of",

@@ -19,7 +19,11 @@ _T = TypeVar("_T")
 
 
 class _ExampleError(InputValueError):
-    """The example (the reference side) cannot be used: a caller's mistake, raised."""
+    """A caller's mistake, raised, never scored 0.
+
+    An example (the reference side) that cannot be used, or a metric whose core gives no
+    score in [0, 1].
+    """
 
 
 def _safe_str(value: Any, show: Callable[[Any], str] = str, limit: int = 200) -> str:

@@ -89,6 +89,8 @@ class MetricBreakdown:
         (``require_all_tests``).
     ir, code, end_to_end, aggregate
         The pure metrics' breakdowns where computed (``None`` otherwise).
+    result : object or None
+        The core's result where it is none of the above (:class:`ScorerMetric`).
     example_id : str or None
         Which example was scored, so that results from DSPy's threads can be matched to
         their examples: the example's ``id`` or ``task_id`` field where it has one, else a
@@ -106,6 +108,7 @@ class MetricBreakdown:
     code: Any = None
     end_to_end: EndToEndBreakdown | None = None
     aggregate: AggregateBreakdown | None = None
+    result: Any = None
     example_id: str | None = None
 
     def __repr__(self) -> str:
@@ -114,11 +117,13 @@ class MetricBreakdown:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict."""
+        extra = {} if self.result is None else {"result": record_dict(self.result)}
         return record_dict(
             self,
             "metric example_id score components weights reasons hints all_tests_passed ir code"
             " aggregate",
             code=self.code.to_dict() if hasattr(self.code, "to_dict") else None,
+            **extra,
         )
 
 
@@ -200,7 +205,7 @@ class _Metric:
                 raise
             logger.warning("%s raised; scoring 0", type(self).__name__, exc_info=True)
             reason = f"scored 0 because the metric raised {type(exc).__name__}: {_safe_str(exc)}"
-            result = MetricBreakdown(type(self).__name__, 0.0, {}, {}, (reason,))
+            result = MetricBreakdown(self._label(), 0.0, {}, {}, (reason,))
         return dataclasses.replace(result, example_id=self.example_id(example))
 
     @staticmethod
@@ -237,6 +242,10 @@ class _Metric:
 
     def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
         raise NotImplementedError
+
+    def _label(self) -> str:
+        """Return the metric's name in breakdowns and feedback."""
+        return type(self).__name__
 
     #: attributes that are rebuilt, not copied, by pickling and copy.deepcopy
     _RUNTIME_STATE = ("_lock", "_history", "_cache", "_sandbox_spec")
@@ -408,7 +417,7 @@ class _Metric:
             With ``reveal_expected=True`` the lines of ``result.reasons``, which quote them.
         """
         return _feedback_text(
-            type(self).__name__,
+            self._label(),
             self.threshold,
             result,
             pred_name=pred_name,

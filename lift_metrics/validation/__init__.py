@@ -26,7 +26,12 @@ Pearson > 0.8; docs/validation.md). This package measures that agreement for any
   compute nothing (:data:`CODE_TRICKS`) and says in a :class:`GamingReport` which tricks
   score like a correct output; :func:`format_gaming` prints it;
 - :func:`plot_validation`, :func:`format_table`, :func:`markdown_report`: what
-  ``lift-metrics validate`` writes.
+  ``lift-metrics validate`` writes;
+- :func:`register_metric` with a :class:`MetricSpec` (its core and the :class:`ItemField` s
+  it reads): a metric of your own, scored on labelled items by :class:`MetricScorer` and in
+  DSPy by the object ``MetricScorer(name).dspy_metric()`` makes
+  (:class:`~lift_metrics.dspy_metrics.ScorerMetric`); :func:`registered_metric`,
+  :func:`metric_names` and :func:`unregister_metric` look the registry up.
 
 Importing this package loads numpy only; scipy, krippendorff and matplotlib load on use.
 """
@@ -70,6 +75,15 @@ from lift_metrics.validation._labels import (
 )
 from lift_metrics.validation._plot import plot_validation
 from lift_metrics.validation._report import format_table, markdown_report
+from lift_metrics.validation._scorer import (
+    ItemField,
+    MetricScorer,
+    MetricSpec,
+    metric_names,
+    register_metric,
+    registered_metric,
+    unregister_metric,
+)
 from lift_metrics.validation._validate import ValidationResult, validate_scores
 from lift_metrics.validation._validate_metric import (
     score_value,
@@ -99,9 +113,12 @@ __all__ = [
     "FieldMetricScorer",
     "GamingReport",
     "IRPairScorer",
+    "ItemField",
     "LabelFileError",
     "LabelledItem",
     "MetricCalibration",
+    "MetricScorer",
+    "MetricSpec",
     "ReferenceScorer",
     "SHIPPED_DATASETS",
     "SHIPPED_LABELS",
@@ -124,13 +141,17 @@ __all__ = [
     "load_profile",
     "load_weights",
     "markdown_report",
+    "metric_names",
     "plot_validation",
+    "register_metric",
+    "registered_metric",
     "resolve_profile",
     "save_weights",
     "score_value",
     "shipped_dataset_path",
     "shipped_labels_path",
     "shipped_profile_path",
+    "unregister_metric",
     "unrelated_similarity_floor",
     "validate_field_baselines",
     "validate_metric",

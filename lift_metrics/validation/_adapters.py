@@ -29,10 +29,10 @@ from lift_metrics.validation._scorer import (
 
 
 def _as_ir(value: Any) -> Any:
-    """Return the IR of its JSON text or of a mapping."""
-    from lift_metrics.ir import IR
+    """Return the IR of a mapping or of its text (:func:`lift_metrics.ir.parse_ir`)."""
+    from lift_metrics.ir import parse_ir
 
-    return IR.model_validate_json(value) if isinstance(value, str) else IR.model_validate(value)
+    return parse_ir(value)
 
 
 def _latency(value: Any) -> float | None:
@@ -50,17 +50,21 @@ _TASK = (
     ItemField("prompt", required=False, parse=_or_none),
 )
 _CODE_TASK = (
-    ItemField("predicted_code", "predicted"),
+    ItemField("predicted_code", "predicted", source="prediction.code"),
     ItemField("expected_code", "expected"),
     *_TASK,
 )
 _END_TO_END_TASK = (
-    *map(ItemField, ("predicted_ir", "expected_ir", "predicted_code", "expected_code")),
+    ItemField("predicted_ir", source="prediction.ir"),
+    ItemField("expected_ir"),
+    ItemField("predicted_code", source="prediction.code"),
+    ItemField("expected_code"),
     *_TASK,
-    ItemField("latency_ms", required=False, parse=_latency),
+    # a DSPy prediction's latency is what the program says it is: never read
+    ItemField("latency_ms", required=False, parse=_latency, source=None),
 )
 _CODE_PAIR = (
-    ItemField("predicted_code", "predicted", parse=str),
+    ItemField("predicted_code", "predicted", parse=str, source="prediction.code"),
     ItemField("expected_code", "expected", parse=str),
 )
 #: the CoNaLa grades' own names of a code pair's fields
@@ -166,7 +170,10 @@ _IR_QUALITY = register_metric(
     MetricSpec(
         name="ir_quality",
         core=lazy("lift_metrics.ir", "ir_quality_breakdown"),
-        fields=(ItemField("predicted", parse=_as_ir), ItemField("expected", parse=_as_ir)),
+        fields=(
+            ItemField("predicted", parse=_as_ir, source="prediction.ir"),
+            ItemField("expected", parse=_as_ir, source="example.expected_ir"),
+        ),
         passes=_same("weights", "embedder", "similarity_floor"),
         default_weights=_loader("lift_metrics.ir", "DEFAULT_IR_WEIGHTS"),
         similarity_component="intent",

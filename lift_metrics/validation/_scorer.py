@@ -48,12 +48,28 @@ class ItemField:
     ``ItemField("predicted_code", "predicted")`` passes the item's ``predicted_code`` as the
     core's ``predicted``; a missing required field is an error that names it, a missing
     optional one reads None; ``parse`` (when given) turns the value into the argument.
+
+    ``source`` says where the metric's DSPy object
+    (:class:`~lift_metrics.dspy_metrics.ScorerMetric`) reads the field in DSPy's
+    ``(example, prediction)`` pair: ``"prediction.code"``, ``"example.tests"``; empty (the
+    default) for the example's field of the same name; None for a field it never reads (an
+    optional one: a self-reported latency, say).
     """
 
     key: str
     argument: str = ""
     required: bool = True
     parse: Callable[[Any], Any] | None = None
+    source: str | None = ""
+
+    @property
+    def name(self) -> str:
+        """The core's keyword for this field."""
+        return self.argument or self.key
+
+    def read(self, value: Any) -> Any:
+        """Return the core's argument for the item's ``value`` (``parse`` applied)."""
+        return value if self.parse is None else self.parse(value)
 
 
 def lazy(module: str, attribute: str) -> Callable[..., Any]:
@@ -115,10 +131,7 @@ def read_fields(
             )
         else:
             raw.append((spec, None))
-    return {
-        spec.argument or spec.key: value if spec.parse is None else spec.parse(value)
-        for spec, value in raw
-    }
+    return {spec.name: spec.read(value) for spec, value in raw}
 
 
 def _always(scorer: Any) -> bool:
@@ -226,8 +239,10 @@ def unregister_metric(name: str) -> MetricSpec:
 
 def registered_metric(name: str) -> MetricSpec:
     """Return the spec registered under ``name`` (a ValueError names the registered ones)."""
+    if not isinstance(name, str):
+        raise InputTypeError(f"name must be a registered metric's name, got {name!r}")
     if name not in _REGISTRY:
-        raise InputValueError(f"metric must be one of {tuple(_REGISTRY)}, got {name!r}")
+        raise InputValueError(f"name must be one of {tuple(_REGISTRY)}, got {name!r}")
     return _REGISTRY[name]
 
 
@@ -308,8 +323,37 @@ class MetricScorer:
 
     def breakdown(self, item: Any) -> Any:
         """Return the metric's breakdown of one item (its core's result)."""
+        return self.compute(self.spec.arguments(item))
+
+    def compute(self, arguments: Mapping[str, Any]) -> Any:
+        """Return the core's result for its arguments, with the scorer's options passed."""
         passed = {keyword: getattr(self, name) for keyword, name in self.spec.passes.items()}
-        return self.spec.core(**self.spec.arguments(item), **passed)
+        return self.spec.core(**arguments, **passed)
+
+    def dspy_metric(self, **options: Any) -> Any:
+        """Return this scorer as a DSPy metric object.
+
+        A :class:`~lift_metrics.dspy_metrics.ScorerMetric`; ``options`` are its keywords
+        (``fields``, ``threshold``, ``history_size``...).
+        """
+        from lift_metrics.dspy_metrics import ScorerMetric
+
+        return ScorerMetric(self, **options)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Return the options; the spec travels as its registered name."""
+        state = {k: v for k, v in self.__dict__.items() if k != "spec"}
+        state["spec"] = self.spec.name
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Rebuild from :meth:`__getstate__` (the metric must be registered here too)."""
+        state = dict(state)
+        name = state.pop("spec")
+        if name not in _REGISTRY:
+            importlib.import_module("lift_metrics.validation")  # registers the built-in ones
+        self.__dict__.update(state)
+        self.spec = registered_metric(name)
 
     def __call__(self, item: Any) -> float:
         return float(self.breakdown(item).score)

@@ -159,7 +159,7 @@ def test_an_unregistered_metric_is_unknown(toy: MetricSpec) -> None:
     assert unregister_metric("toy") is toy
     with pytest.raises(InputValueError, match="metric must be one of"):
         builtin_scorer("toy")
-    with pytest.raises(InputValueError, match="metric must be one of"):
+    with pytest.raises(InputValueError, match="name must be one of"):
         unregister_metric("toy")
     assert "toy" not in metric_names()
 
