@@ -102,6 +102,12 @@ def check_the_real_run(out: Path) -> None:
     for arm in ("baseline", "optimized"):  # the generated programs are kept, one per task
         assert len(list((out / "code" / arm).glob("t*.py"))) == 3
         assert result["code"][arm]["degenerate"]["placeholder"] == 0
+        # each arm ran its own LM calls: none replayed the other arm's cached answers, which
+        # would time the optimized program at a few ms and call it faster
+        evaluation = json.loads((out / arm / f"{arm}.json").read_text(encoding="utf-8"))
+        for example in evaluation["examples"]:
+            assert example["total_tokens"] > 0, (arm, example["task_id"])
+            assert example["mean_latency_ms"] > 100.0, (arm, example["task_id"])
     usage = result["usage"]
     assert 0 < usage["lm_calls"] <= 40  # a real run: the run folder was emptied first
     assert usage["total_tokens"] > 0

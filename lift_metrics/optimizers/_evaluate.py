@@ -112,6 +112,7 @@ def evaluate_program(
     num_threads: int = 1,
     progress: bool = False,
     description: str = "evaluating",
+    arm: int = 0,
 ) -> Evaluation:
     """Run ``program`` on every example ``runs`` times and score it with ``metrics``.
 
@@ -128,6 +129,13 @@ def evaluate_program(
         Repetitions, from 1 to :data:`MAX_RUNS` (1000). Run ``r > 0`` uses
         ``lm.copy(rollout_id=r)`` so that DSPy's cache does not hand back run 0's answers
         (with temperature 0 the LM may answer the same anyway).
+    arm : int, default 0
+        Which arm of a comparison this is. Run ``r`` of arm ``a`` uses rollout id
+        ``a * MAX_RUNS + r``, so that the arms never read each other's cached LM answers: a
+        program that asks what the other arm asked would otherwise get its answers in no
+        time and for free, and win on latency and cost without running (the runner's
+        baseline is arm 0, the optimized program arm 1). A rerun of the same arm still
+        reads its own cached answers.
     timeout_s : float, default 120
         Wall-clock limit per example for the program call and its scoring. A timed-out
         example scores 0 on every metric, is marked ``timed_out`` and the run goes on. Its
@@ -186,6 +194,7 @@ def evaluate_program(
             "examples must not be empty: an evaluation of no examples is no result"
         )
     runs = check_int("runs", runs, minimum=1, maximum=MAX_RUNS)
+    arm = check_int("arm", arm, minimum=0)
     timeout_s = check_positive("timeout_s", timeout_s)
     num_threads = check_int("num_threads", num_threads, minimum=1)
     names = tuple(metrics)
@@ -195,7 +204,14 @@ def evaluate_program(
         for run in range(runs):
             try:
                 results = _one_run(
-                    program, examples, metrics, run, timeout_s, num_threads, bar.advance
+                    program,
+                    examples,
+                    metrics,
+                    run,
+                    arm * MAX_RUNS + run,
+                    timeout_s,
+                    num_threads,
+                    bar.advance,
                 )
             except BudgetExceeded as exc:
                 partial_run: list[ExampleResult] = exc.partial or []
@@ -208,15 +224,20 @@ def evaluate_program(
     return _assemble(names, all_runs, timeout_s, time.perf_counter() - started, None)
 
 
-def _run_lm_context(run: int) -> Any:
+def _run_lm_context(rollout: int) -> Any:
     import contextlib
 
     from dspy.dsp.utils.settings import settings
 
     lm = settings.lm
-    if run == 0 or lm is None or not hasattr(lm, "copy"):
+    if rollout == 0 or lm is None or not hasattr(lm, "copy"):
         return contextlib.nullcontext()
-    return settings.context(lm=lm.copy(rollout_id=run))
+    copy = lm.copy(rollout_id=rollout)
+    if hasattr(copy, "_warned_zero_temp_rollout"):
+        # DSPy warns that a rollout id does not change what a temperature-0 LM generates;
+        # it is used here for its other effect, a cache entry of its own
+        copy._warned_zero_temp_rollout = True
+    return settings.context(lm=copy)
 
 
 def _one_run(
@@ -224,6 +245,7 @@ def _one_run(
     examples: Sequence[Any],
     metrics: Mapping[str, Callable[..., Any]],
     run: int,
+    rollout: int,
     timeout_s: float,
     num_threads: int,
     advance: Callable[[], None],
@@ -231,7 +253,7 @@ def _one_run(
     results: dict[int, ExampleResult] = {}
     pending = list(range(len(examples)))
     active: list[_Job] = []
-    with _run_lm_context(run):
+    with _run_lm_context(rollout):
         try:
             while pending or active:
                 while pending and len(active) < num_threads:

@@ -16,7 +16,9 @@ One run writes into its own folder (``output_dir`` of the config), every file at
 A budget stop (:class:`~lift_metrics.errors.BudgetExceeded`) ends the run
 cleanly: what finished is saved and ``OptimizationResult.stop_reason`` says why. Ctrl-C or a
 killed process leaves only whole files (atomic writes); rerunning the same config replays
-finished LM calls from the cache for free.
+finished LM calls from the cache for free. The evaluations never read each other's cached
+answers (each is an ``arm`` of :func:`~lift_metrics.optimizers.evaluate_program`): an optimized
+program that asks what the baseline asked is timed and billed as it runs.
 """
 
 from __future__ import annotations
@@ -382,6 +384,11 @@ _ARM_TITLES = {
 }
 
 
+#: each evaluation's arm (:func:`evaluate_program`): none reads another's cached LM answers,
+#: so an arm that asks what another asked is timed and billed as it runs
+_ARMS = {"baseline": 0, "optimized": 1, "unoptimized": 2, "chosen": 3}
+
+
 def _check_choice(
     config: RunConfig, program: Any, val: list[Any], eval_kwargs: dict[str, Any]
 ) -> tuple[dict[str, Any] | None, str | None]:
@@ -396,9 +403,15 @@ def _check_choice(
     kwargs = {**eval_kwargs, "runs": 1}
     try:
         unoptimized = evaluate_program(
-            LiftPipeline(**config.pipeline), val, description="unoptimized (val split)", **kwargs
+            LiftPipeline(**config.pipeline),
+            val,
+            description="unoptimized (val split)",
+            arm=_ARMS["unoptimized"],
+            **kwargs,
         )
-        chosen = evaluate_program(program, val, description="chosen (val split)", **kwargs)
+        chosen = evaluate_program(
+            program, val, description="chosen (val split)", arm=_ARMS["chosen"], **kwargs
+        )
     except BudgetExceeded as exc:
         return None, f"while checking the choice on the validation split: {exc}"
     record = validation_choice(unoptimized, chosen, **_interval_options(config))
@@ -421,7 +434,7 @@ def _evaluate_arm(
     stop_reason = None
     try:
         evaluation: Evaluation | None = evaluate_program(
-            program, test, description=f"{arm} (test split)", **eval_kwargs
+            program, test, description=f"{arm} (test split)", arm=_ARMS[arm], **eval_kwargs
         )
     except BudgetExceeded as exc:
         stop_reason, evaluation = f"during the {arm} evaluation: {exc}", exc.partial

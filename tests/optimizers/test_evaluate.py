@@ -7,6 +7,7 @@ import json
 import statistics
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import dspy
@@ -159,6 +160,37 @@ def test_budget_stop_returns_the_finished_examples() -> None:
     assert "5 LM calls" in partial.stop_reason
     assert [e.task_id for e in partial.examples] == ["t0", "t1"]  # 2 calls each; t2 cut
     assert meter.totals().lm_calls == 5
+
+
+class RecordsRollout(dspy.Module):
+    """Records the rollout id of the LM each call runs with (DSPy's cache key includes it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[object] = []
+
+    def forward(self, prompt: str) -> dspy.Prediction:
+        self.seen.append(dspy.settings.lm.kwargs.get("rollout_id"))
+        return dspy.Prediction(answer=prompt.upper())
+
+
+def test_each_arm_and_run_has_its_own_rollout_so_no_arm_reads_anothers_cache() -> None:
+    lm = pipeline_lm({"intent": {"description": "d"}, "signature": {"name": "f"}}, "y")
+    seen = {}
+    for arm in (0, 1, 3):
+        program = RecordsRollout()
+        with dspy.context(lm=lm), warnings.catch_warnings():
+            warnings.simplefilter("error")  # no "rollout_id has no effect" warning either
+            evaluate_program(program, examples(2), metrics={"e": exact}, runs=2, arm=arm)
+        seen[arm] = program.seen
+    assert seen == {
+        0: [None, None, 1, 1],
+        1: [1000, 1000, 1001, 1001],
+        3: [3000, 3000, 3001, 3001],
+    }
+    assert lm.kwargs.get("rollout_id") is None  # the configured LM itself is left as it was
+    with pytest.raises(ValueError, match="arm"):
+        evaluate_program(Upper(), examples(1), metrics={"e": exact}, arm=-1)
 
 
 def test_invalid_arguments() -> None:

@@ -262,9 +262,15 @@ def test_an_interrupted_run_cancels_its_batches_and_the_backend_runs_again(
 ) -> None:
     import ray
 
-    slow = "def f(x):\n    import time\n    time.sleep(0.3)\n    return x\n"
-    jobs = [ScoringJob(i, slow + "#" * i, [({"x": 1}, 1)], "f", 5.0) for i in range(16)]
-    list(backend.run(jobs[:1]))  # the actors are up
+    # a batch of 4 takes 4 s, so the batches still running when the stream is closed are
+    # cancelled long before they could end, on a loaded machine too
+    slow = "def f(x):\n    import time\n    time.sleep(1.0)\n    return x\n"
+    jobs = [ScoringJob(i, slow + "#" * i, [({"x": 1}, 1)], "f", 10.0) for i in range(16)]
+    fast = [
+        ScoringJob(i, "def f(x):\n    return x\n" + "#" * i, [({"x": 1}, 1)], "f", 5.0)
+        for i in range(6)
+    ]
+    list(backend.run(fast[:1]))  # the actors are up
 
     def executed() -> int:
         described = ray.get([actor.describe.remote() for actor in backend._actors])
@@ -276,7 +282,7 @@ def test_an_interrupted_run_cancels_its_batches_and_the_backend_runs_again(
     stream.close()  # what an interrupt does
     # an actor's tasks run in order: describe answers once the cancelled batches have stopped
     assert executed() - before < len(jobs)  # running batches stopped early, queued ones never ran
-    again = list(backend.run(jobs[:6]))
+    again = list(backend.run(fast))
     assert sorted(result.key for result in again) == list(range(6))
     assert {result.status for result in again} == {"passed"}
 
