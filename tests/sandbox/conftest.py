@@ -313,15 +313,20 @@ def checker_of() -> Callable[[Sandbox], int]:
 @pytest.fixture
 def no_leaks(box: Sandbox) -> Iterator[None]:
     """Fail the test if anything of its executions outlives them."""
+
+    def settle() -> None:
+        for _ in range(box.workers):  # touch every worker: a killed one is restarted here
+            assert box.run_tests("def f():\n    return 1\n", [({}, 1)]).status == "passed"
+
+    settle()  # what an earlier test started (a worker's restart) ends before the snapshot
     before = snapshot(box)
     yield
-    for _ in range(box.workers):  # touch every worker: a killed one is restarted here
-        assert box.run_tests("def f():\n    return 1\n", [({}, 1)]).status == "passed"
+    settle()
     assert execution_leftovers() == []
     assert private_tmp_entries(box) == []
     after = snapshot(box)
-    # a leak adds; fewer means that something started before the test ended during it (under a
-    # loaded machine, an earlier test's worker restart finishing)
+    # a leak adds; fewer would mean that something begun before the snapshot ended during
+    # the test, which the settling above leaves no room for on a quiet machine
     assert after.fds <= before.fds, "open descriptors were left behind"
     assert after.threads <= before.threads, "threads of the parent were left behind"
     for root in before.temp_roots - after.temp_roots:  # a restarted worker's old temp root
