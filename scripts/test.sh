@@ -5,7 +5,7 @@
 # optimizer runs; three workers whatever the cores, since its tests mostly wait on the processes
 # they start; --dist loadfile keeps a file's tests, and its shared sandboxes, on one worker;
 # --no-loadscope-reorder keeps the order of tests/testkit.LONGEST_FIRST, the longest files
-# first; seven to eight minutes on 2 cores). Each lane
+# first; about seven minutes on 2 cores). Each lane
 # records how many tests it collected and selected (--lane-record, tests/conftest.py) and
 # the two must add up to the whole suite (tests/testkit.py checks), so no test falls between.
 # Arguments go to both pytest runs (e.g. `bash scripts/test.sh -x`; `--full` also runs the

@@ -1,7 +1,7 @@
 """Metric objects that DSPy's evaluators and optimizers accept as they are.
 
 Each class binds configuration (field names, weights, threshold, embedder, sandbox) to a pure
-metric from this package; :class:`ScorerMetric` does it for any registered metric, your own
+metric from this package; :class:`DSPyMetric` does it for any registered metric, your own
 included (``MetricScorer(name).dspy_metric()``, :func:`lift_metrics.validation.register_metric`).
 Each speaks DSPy's metric protocol
 ``metric(example, prediction, trace=None, pred_name=None, pred_trace=None)``:
@@ -68,18 +68,18 @@ from lift_metrics.dspy_metrics._measured import (
 )
 from lift_metrics.dspy_metrics._protocol import MetricBreakdown
 from lift_metrics.dspy_metrics._protocol import TraceReturns as TraceReturns
-from lift_metrics.dspy_metrics._scorer_metric import ScorerMetric
+from lift_metrics.dspy_metrics._registered import DSPyMetric
 from lift_metrics.dspy_metrics._tests import AllTestsPass, TestPassRate
 
 __all__ = [
     "Aggregate",
     "AllTestsPass",
     "CodeQuality",
+    "DSPyMetric",
     "EndToEnd",
     "IRQuality",
     "Measurement",
     "MetricBreakdown",
-    "ScorerMetric",
     "TestPassRate",
     "measured",
     "measurement_of",

@@ -90,7 +90,7 @@ class MetricBreakdown:
     ir, code, end_to_end, aggregate
         The pure metrics' breakdowns where computed (``None`` otherwise).
     result : object or None
-        The core's result where it is none of the above (:class:`ScorerMetric`).
+        The core's result where it is none of the above (:class:`DSPyMetric`).
     example_id : str or None
         Which example was scored, so that results from DSPy's threads can be matched to
         their examples: the example's ``id`` or ``task_id`` field where it has one, else a

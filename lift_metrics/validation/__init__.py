@@ -30,7 +30,7 @@ Pearson > 0.8; docs/validation.md). This package measures that agreement for any
 - :func:`register_metric` with a :class:`MetricSpec` (its core and the :class:`ItemField` s
   it reads): a metric of your own, scored on labelled items by :class:`MetricScorer` and in
   DSPy by the object ``MetricScorer(name).dspy_metric()`` makes
-  (:class:`~lift_metrics.dspy_metrics.ScorerMetric`); :func:`registered_metric`,
+  (:class:`~lift_metrics.dspy_metrics.DSPyMetric`); :func:`registered_metric`,
   :func:`metric_names` and :func:`unregister_metric` look the registry up.
 
 Importing this package loads numpy only; scipy, krippendorff and matplotlib load on use.

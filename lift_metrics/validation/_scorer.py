@@ -50,7 +50,7 @@ class ItemField:
     optional one reads None; ``parse`` (when given) turns the value into the argument.
 
     ``source`` says where the metric's DSPy object
-    (:class:`~lift_metrics.dspy_metrics.ScorerMetric`) reads the field in DSPy's
+    (:class:`~lift_metrics.dspy_metrics.DSPyMetric`) reads the field in DSPy's
     ``(example, prediction)`` pair: ``"prediction.code"``, ``"example.tests"``; empty (the
     default) for the example's field of the same name; None for a field it never reads (an
     optional one: a self-reported latency, say).
@@ -333,12 +333,12 @@ class MetricScorer:
     def dspy_metric(self, **options: Any) -> Any:
         """Return this scorer as a DSPy metric object.
 
-        A :class:`~lift_metrics.dspy_metrics.ScorerMetric`; ``options`` are its keywords
+        A :class:`~lift_metrics.dspy_metrics.DSPyMetric`; ``options`` are its keywords
         (``fields``, ``threshold``, ``history_size``...).
         """
-        from lift_metrics.dspy_metrics import ScorerMetric
+        from lift_metrics.dspy_metrics import DSPyMetric
 
-        return ScorerMetric(self, **options)
+        return DSPyMetric(self, **options)
 
     def __getstate__(self) -> dict[str, Any]:
         """Return the options; the spec travels as its registered name."""

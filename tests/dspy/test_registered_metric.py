@@ -1,4 +1,4 @@
-"""Every registered metric as a DSPy metric object: one adapter, :class:`ScorerMetric`.
+"""Every registered metric as a DSPy metric object: one adapter, :class:`DSPyMetric`.
 
 The registry's metrics are checked in both forms: the item scorer that validation uses and
 the DSPy object made from it score the same pairs alike, and the built-in metrics score as
@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from testkit import HashEmbedder
 
-from lift_metrics.dspy_metrics import CodeQuality, EndToEnd, IRQuality, ScorerMetric
+from lift_metrics.dspy_metrics import CodeQuality, DSPyMetric, EndToEnd, IRQuality
 from lift_metrics.validation import (
     CodePairScorer,
     EndToEndScorer,
@@ -68,7 +68,7 @@ def _items(name: str, count: int) -> list[dict[str, Any]]:
     return _rows("code_pairs.jsonl", count)
 
 
-def _pair(metric: ScorerMetric, item: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _pair(metric: DSPyMetric, item: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The (example, prediction) that hold the item's fields where ``metric`` reads them."""
     sides: dict[str, dict[str, Any]] = {"example": {}, "prediction": {}}
     for key, where in metric.fields.items():
@@ -99,7 +99,7 @@ def test_every_registered_metric_scores_alike_as_scorer_and_dspy_object(
 ) -> None:
     scorer = _scorer(name, box)
     metric = scorer.dspy_metric()
-    assert isinstance(metric, ScorerMetric)
+    assert isinstance(metric, DSPyMetric)
     items = _items(name, 3)
     assert items
     for item in items:
@@ -119,13 +119,13 @@ def test_every_registered_metric_scores_alike_as_scorer_and_dspy_object(
 
 def test_the_built_in_metrics_score_as_their_dedicated_objects(box: Any) -> None:
     embedder = HashEmbedder()
-    ir_pairs = [(ScorerMetric(IRPairScorer(embedder=embedder)), IRQuality(embedder=embedder))]
+    ir_pairs = [(DSPyMetric(IRPairScorer(embedder=embedder)), IRQuality(embedder=embedder))]
     code = (
-        ScorerMetric(CodePairScorer(embedder=embedder, sandbox=box)),
+        DSPyMetric(CodePairScorer(embedder=embedder, sandbox=box)),
         CodeQuality(embedder=embedder, sandbox=box),
     )
     end = (
-        ScorerMetric(EndToEndScorer(embedder=embedder, sandbox=box)),
+        DSPyMetric(EndToEndScorer(embedder=embedder, sandbox=box)),
         EndToEnd(embedder=embedder, sandbox=box),
     )
     cases = [
@@ -202,7 +202,7 @@ def test_a_registered_metric_gets_a_scorer_and_a_dspy_object(overlap: MetricSpec
     assert metric(EXAMPLE, {"code": "return a - b"}) == scorer(item) == pytest.approx(0.6)
     assert metric(EXAMPLE, {"code": "return a - b"}, trace=[]) is False
     assert metric(EXAMPLE, {"code": "return a + b"}, trace=[]) is True
-    floats = ScorerMetric(scorer, trace_returns="float")
+    floats = DSPyMetric(scorer, trace_returns="float")
     assert floats(EXAMPLE, {"code": "return a - b"}, trace=[]) == pytest.approx(0.6)
 
     class Echo(dspy.Module):
@@ -254,7 +254,7 @@ def test_fields_say_where_each_value_is_read(overlap: MetricSpec) -> None:
             scorer.dspy_metric(fields=fields)
     assert scorer.dspy_metric(fields={"tests": None}).fields["tests"] is None
     with pytest.raises(TypeError, match="scorer must be a MetricScorer"):
-        ScorerMetric(token_overlap)
+        DSPyMetric(token_overlap)
 
 
 def test_feedback_hides_the_reference_unless_asked(overlap: MetricSpec) -> None:
@@ -285,7 +285,7 @@ def test_a_core_without_a_score_in_the_unit_interval_raises() -> None:
         core=lambda predicted: Overlap(math.nan, {}),
         fields=(ItemField("predicted_code", "predicted", source="prediction.code"),),
     )
-    metric = ScorerMetric(MetricScorer(spec))
+    metric = DSPyMetric(MetricScorer(spec))
     with pytest.raises(ValueError, match=r"broken's core returned score nan"):
         metric({}, {"code": "x"})
     raising = MetricSpec(
@@ -293,7 +293,7 @@ def test_a_core_without_a_score_in_the_unit_interval_raises() -> None:
         core=lambda predicted: 1 / 0,
         fields=(ItemField("predicted_code", "predicted", source="prediction.code"),),
     )
-    metric = ScorerMetric(MetricScorer(raising))
+    metric = DSPyMetric(MetricScorer(raising))
     assert metric({}, {"code": "x"}) == 0.0  # what the core does with a prediction: a score
     assert "raising raised ZeroDivisionError" in metric.history[-1].reasons[0]
 

@@ -1,4 +1,4 @@
-"""Any registered metric as a DSPy metric object: :class:`ScorerMetric`."""
+"""Any registered metric as a DSPy metric object: :class:`DSPyMetric`."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def _source(key: str, where: Any, required: bool) -> tuple[str, str] | None:
     return side, field
 
 
-class ScorerMetric(_Metric):
+class DSPyMetric(_Metric):
     r"""A registered metric (a validation item scorer) as a DSPy metric object.
 
     The metric is defined once: its core (a function returning a result with ``.score``,
@@ -96,7 +96,7 @@ class ScorerMetric(_Metric):
     >>> from lift_metrics.validation import FieldMetricScorer
     >>> metric = FieldMetricScorer("exact_match").dspy_metric()
     >>> metric
-    ScorerMetric('exact_match', threshold=0.5)
+    DSPyMetric('exact_match', threshold=0.5)
     >>> metric({"expected_code": "x = 1"}, {"code": "x = 1"})
     1.0
     >>> metric({"expected_code": "x = 1"}, {"code": None})
@@ -139,7 +139,7 @@ class ScorerMetric(_Metric):
             self.fields[field.key] = where
 
     def __repr__(self) -> str:
-        return f"ScorerMetric({self.name!r}, threshold={self.threshold})"
+        return f"DSPyMetric({self.name!r}, threshold={self.threshold})"
 
     def _label(self) -> str:
         return self.name
@@ -179,7 +179,7 @@ class ScorerMetric(_Metric):
                         else f"the example has no field {source[1]!r}"
                     )
                     raise _ExampleError(
-                        f"ScorerMetric({self.name!r}): {found} (its fields: "
+                        f"DSPyMetric({self.name!r}): {found} (its fields: "
                         f"{_fields_of(example)}); name the field that holds {field.key!r}: "
                         f"fields={{{field.key!r}: 'example.<field>'}}"
                     )
@@ -192,7 +192,7 @@ class ScorerMetric(_Metric):
                 detail = f"{side}.{name} cannot be read: {type(exc).__name__}: {_safe_str(exc)}"
                 if side == "prediction":
                     raise _PartFailedError(detail) from exc
-                raise _ExampleError(f"ScorerMetric({self.name!r}): {detail}") from exc
+                raise _ExampleError(f"DSPyMetric({self.name!r}): {detail}") from exc
         return arguments, tuple(key)
 
     def _compute(self, arguments: dict[str, Any], key: tuple[Any, ...]) -> Any:
