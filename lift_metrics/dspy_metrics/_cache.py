@@ -29,8 +29,18 @@ class _ResultCache(LRUCache[Any, Any]):
         return super().get(key, default)
 
     def put(self, key: Any, value: Any) -> None:
-        if not _uncacheable(key):
+        """Keep ``value``, unless its key is uncacheable or its code's run crashed.
+
+        A crash (the result's own ``execution`` or its ``code`` part's) may be the machine's
+        fault: the next call runs the code again.
+        """
+        if not _uncacheable(key) and not _crashed(value):
             super().put(key, value)
+
+
+def _crashed(value: Any) -> bool:
+    code = getattr(value, "code", value)
+    return getattr(getattr(code, "execution", None), "status", None) == "crashed"
 
 
 def _cache_key(value: Any) -> Any:

@@ -28,6 +28,7 @@ from lift_metrics.dspy_metrics._cache import _cache_key
 from lift_metrics.dspy_metrics._feedback import _failed_tests, _tests_line
 from lift_metrics.dspy_metrics._fields import (
     _MISSING,
+    _all_tests_passed,
     _as_tests,
     _check_embedder,
     _check_field,
@@ -233,8 +234,7 @@ class _CodePart(_Metric):
         if cached is not _MISSING:
             return cached
         result = run(code)
-        if getattr(getattr(result, "execution", None), "status", None) != "crashed":
-            self._cache.put((*key, code), result)
+        self._cache.put((*key, code), result)  # a crashed run is not kept
         return result
 
     def _runs_tests(self) -> bool:
@@ -250,9 +250,8 @@ class _CodePart(_Metric):
 
         if self.tests_field is None or not self._runs_tests():
             return None
-        total = getattr(code, "tests_total", None)
-        if code is not None and isinstance(total, int):
-            return None if total == 0 else bool(code.tests_passed >= total)
+        if isinstance(getattr(code, "tests_total", None), int):
+            return _all_tests_passed(code)
         name = type(self).__name__
         tests = _as_tests(name, _example_field(name, example, self.tests_field))
         return None if normalize_tests(tests).count == 0 else False

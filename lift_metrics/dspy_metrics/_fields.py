@@ -152,6 +152,14 @@ def _prediction_field(prediction: Any, field: str) -> Any:
     return value
 
 
+def _all_tests_passed(result: Any) -> bool | None:
+    """Return whether a result that counts tests passed them all (None: it counts none)."""
+    total = getattr(result, "tests_total", None)
+    if not isinstance(total, int) or isinstance(total, bool) or total == 0:
+        return None
+    return bool(getattr(result, "tests_passed", 0) >= total)
+
+
 def _as_tests(metric: str, value: Any) -> list[tuple[dict[str, Any], Any]] | str:
     """Convert data-file tests ``{"inputs": ..., "expected": ...}`` to ``(kwargs, expected)``."""
     if value is not None and not isinstance(value, str | Sequence):

@@ -392,8 +392,11 @@ class _Metric:
                 produced |= set(_fields_of(outputs))
         except Exception:  # an unexpected trace shape: fall back to "all parts"
             return None
-        parts = {part for part, field in self._part_fields.items() if field in produced}
-        return parts or None
+        return self._parts_of(produced) or None
+
+    def _parts_of(self, produced: set[str]) -> set[str]:
+        """Return the parts computed from these prediction fields (``_part_fields``)."""
+        return {part for part, field in self._part_fields.items() if field in produced}
 
     def feedback(
         self, result: MetricBreakdown, *, pred_name: str | None = None, pred_trace: Any = None

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 from lift_metrics.dspy_metrics._cache import _cache_key
 from lift_metrics.dspy_metrics._fields import (
     _MISSING,
+    _all_tests_passed,
     _ExampleError,
     _fields_of,
     _PartFailedError,
@@ -144,16 +145,10 @@ class DSPyMetric(_Metric):
     def _label(self) -> str:
         return self.name
 
-    def _relevant_parts(self, pred_trace: Any) -> set[str] | None:
-        """Return the metric's one part when the traced predictor produced one of its fields."""
-        produced: set[str] = set()
-        try:
-            for entry in pred_trace or ():
-                produced |= set(_fields_of(entry[2]))
-        except Exception:  # an unexpected trace shape: every part
-            return None
+    def _parts_of(self, produced: set[str]) -> set[str]:
+        """Return the metric's one part when one of its prediction fields is produced."""
         own = {source[1] for _, source in self._sources if source and source[0] == "prediction"}
-        return {self.name} if produced & own else None
+        return {self.name} if produced & own else set()
 
     def _arguments(self, example: Any, prediction: Any) -> tuple[dict[str, Any], tuple[Any, ...]]:
         """Return the core's arguments and the cache key of the values read.
@@ -200,9 +195,7 @@ class DSPyMetric(_Metric):
         if cached is not _MISSING:
             return cached
         result = self.scorer.compute(arguments)
-        code = getattr(result, "code", result)
-        if getattr(getattr(code, "execution", None), "status", None) != "crashed":
-            self._cache.put(key, result)
+        self._cache.put(key, result)  # a crashed run is not kept
         return result
 
     def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
@@ -271,9 +264,6 @@ def _checked_score(name: str, result: Any) -> float:
 
 
 def _tests_verdict(result: Any) -> bool | None:
-    """Whether the code passed every test (None: the result counts no tests)."""
-    for part in (result, getattr(result, "code", None)):
-        total = getattr(part, "tests_total", None)
-        if isinstance(total, int) and not isinstance(total, bool) and total > 0:
-            return bool(getattr(part, "tests_passed", 0) >= total)
-    return None
+    """Return whether the code passed every test (None: the result counts no tests)."""
+    verdict = _all_tests_passed(result)
+    return _all_tests_passed(getattr(result, "code", None)) if verdict is None else verdict

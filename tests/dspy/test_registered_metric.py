@@ -266,6 +266,13 @@ def test_feedback_hides_the_reference_unless_asked(overlap: MetricSpec) -> None:
     assert "token_overlap/tokens: 0.60" in hidden.feedback
     shown = scorer.dspy_metric(reveal_expected=True)(EXAMPLE, wrong, None, "generate", None)
     assert "expected 'return a + b'" in shown.feedback
+    # the predictor that wrote prediction.code is told the points are its own; one that wrote
+    # none of the metric's fields is not (the parts are then unknown, as for every metric)
+    metric = scorer.dspy_metric()
+    own = metric(EXAMPLE, wrong, None, "generate", [(None, {}, {"code": "return a - b"})])
+    assert "What lost points in your outputs:" in own.feedback
+    other = metric(EXAMPLE, wrong, None, "plan", [(None, {}, {"ir": "{}"})])
+    assert "What lost points in the outputs:" in other.feedback
 
 
 def test_code_failing_a_test_is_never_a_demonstration(overlap: MetricSpec) -> None:
@@ -296,6 +303,35 @@ def test_a_core_without_a_score_in_the_unit_interval_raises() -> None:
     metric = DSPyMetric(MetricScorer(raising))
     assert metric({}, {"code": "x"}) == 0.0  # what the core does with a prediction: a score
     assert "raising raised ZeroDivisionError" in metric.history[-1].reasons[0]
+
+
+def test_results_are_cached_except_a_crashed_run() -> None:
+    calls: list[str] = []
+
+    @dataclass(frozen=True)
+    class Execution:
+        status: str
+
+    @dataclass(frozen=True)
+    class Ran:
+        score: float
+        execution: Execution
+
+    def core(predicted: str) -> Ran:
+        calls.append(predicted)
+        return Ran(0.5, Execution("crashed" if predicted == "boom" else "passed"))
+
+    spec = MetricSpec(
+        name="runs_code",
+        core=core,
+        fields=(ItemField("predicted_code", "predicted", source="prediction.code"),),
+    )
+    metric = DSPyMetric(MetricScorer(spec))
+    for code in ("ok", "ok", "boom", "boom"):
+        assert metric({}, {"code": code}) == 0.5
+    assert calls == ["ok", "boom", "boom"]  # a crash may be the machine's: run it again
+    assert DSPyMetric(MetricScorer(spec), cache_size=0)({}, {"code": "ok"}) == 0.5
+    assert calls[-1] == "ok"
 
 
 def test_copies_keep_the_options_and_share_the_scorer(overlap: MetricSpec) -> None:
