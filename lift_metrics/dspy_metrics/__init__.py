@@ -2,7 +2,7 @@
 
 Each class binds configuration (field names, weights, threshold, embedder, sandbox) to a pure
 metric from this package; :class:`DSPyMetric` does it for any registered metric, your own
-included (``MetricScorer(name).dspy_metric()``, :func:`lift_metrics.validation.register_metric`).
+included (``DSPyMetric(name)`` after :func:`lift_metrics.validation.register_metric`).
 Each speaks DSPy's metric protocol
 ``metric(example, prediction, trace=None, pred_name=None, pred_trace=None)``:
 

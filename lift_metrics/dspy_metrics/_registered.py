@@ -6,7 +6,9 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import lift_metrics._builtin_metrics  # noqa: F401  (registers the built-in metrics)
 from lift_metrics._checks import check_bool, check_method
+from lift_metrics._registry import registered_metric
 from lift_metrics.errors import InputTypeError, InputValueError
 
 if TYPE_CHECKING:
@@ -53,14 +55,15 @@ class DSPyMetric(_Metric):
     :class:`~lift_metrics.validation.MetricScorer` scores labelled items with it
     (:func:`~lift_metrics.validation.validate_metric`); this object scores DSPy's
     ``(example, prediction)`` pairs with the same scorer, reading each field of the spec
-    where its ``source`` says. ``scorer.dspy_metric(...)`` builds one.
+    where its ``source`` says.
 
     Parameters
     ----------
-    scorer : MetricScorer
-        ``builtin_scorer("reference_score")``, ``MetricScorer("my_metric")`` or any object
-        with a ``spec`` and a ``compute(arguments)`` method; its options (weights, embedder,
-        sandbox) are the metric's.
+    scorer : str or MetricScorer
+        A registered metric's name (its scorer with the default options), or a scorer:
+        ``builtin_scorer("code_quality", weights=...)``, ``MetricScorer("my_metric")`` or any
+        object with a ``spec`` and a ``compute(arguments)`` method; its options (weights,
+        embedder, sandbox) are the metric's.
     fields : mapping of str to str or None, optional
         Where each field of the spec is read, by the spec's field name:
         ``{"predicted_code": "prediction.answer", "tests": "example.cases"}``. None for an
@@ -94,8 +97,7 @@ class DSPyMetric(_Metric):
 
     Examples
     --------
-    >>> from lift_metrics.validation import FieldMetricScorer
-    >>> metric = FieldMetricScorer("exact_match").dspy_metric()
+    >>> metric = DSPyMetric("exact_match")
     >>> metric
     DSPyMetric('exact_match', threshold=0.5)
     >>> metric({"expected_code": "x = 1"}, {"code": "x = 1"})
@@ -116,7 +118,12 @@ class DSPyMetric(_Metric):
         **options: Unpack[_ProtocolOptions],
     ) -> None:
         super().__init__(threshold=threshold, **options)
-        check_method("scorer", scorer, "compute", wanted="be a MetricScorer")
+        if isinstance(scorer, str):
+            try:
+                scorer = registered_metric(scorer).make()
+            except InputValueError as exc:
+                raise InputValueError(f"scorer: {exc}") from None
+        check_method("scorer", scorer, "compute", wanted="be a MetricScorer or a metric's name")
         spec = getattr(scorer, "spec", None)
         if spec is None or not hasattr(spec, "fields"):
             raise InputTypeError(f"scorer must be a MetricScorer, got {type(scorer).__name__}")

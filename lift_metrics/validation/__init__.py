@@ -29,8 +29,8 @@ Pearson > 0.8; docs/validation.md). This package measures that agreement for any
   ``lift-metrics validate`` writes;
 - :func:`register_metric` with a :class:`MetricSpec` (its core and the :class:`ItemField` s
   it reads): a metric of your own, scored on labelled items by :class:`MetricScorer` and in
-  DSPy by the object ``MetricScorer(name).dspy_metric()`` makes
-  (:class:`~lift_metrics.dspy_metrics.DSPyMetric`); :func:`registered_metric`,
+  DSPy by :class:`~lift_metrics.dspy_metrics.DSPyMetric` (``DSPyMetric(name)``);
+  :func:`registered_metric`,
   :func:`metric_names` and :func:`unregister_metric` look the registry up.
 
 Importing this package loads numpy only; scipy, krippendorff and matplotlib load on use.
@@ -38,8 +38,7 @@ Importing this package loads numpy only; scipy, krippendorff and matplotlib load
 
 from __future__ import annotations
 
-from lift_metrics.errors import ConstantInputWarning, LabelFileError, TooFewScoresError
-from lift_metrics.validation._adapters import (
+from lift_metrics._builtin_metrics import (
     BUILTIN_METRICS,
     FIELD_METRICS,
     CodePairScorer,
@@ -48,8 +47,17 @@ from lift_metrics.validation._adapters import (
     IRPairScorer,
     ReferenceScorer,
     builtin_scorer,
-    import_metric,
 )
+from lift_metrics._registry import (
+    ItemField,
+    MetricScorer,
+    MetricSpec,
+    metric_names,
+    register_metric,
+    registered_metric,
+    unregister_metric,
+)
+from lift_metrics.errors import ConstantInputWarning, LabelFileError, TooFewScoresError
 from lift_metrics.validation._agreement import krippendorff_alpha
 from lift_metrics.validation._calibrate import CalibrationResult, calibrate_weights
 from lift_metrics.validation._calibrate_metric import (
@@ -64,6 +72,7 @@ from lift_metrics.validation._gaming import (
     gaming_check,
 )
 from lift_metrics.validation._gaming_tricks import CODE_TRICKS, Trick
+from lift_metrics.validation._import import import_metric
 from lift_metrics.validation._labels import (
     SHIPPED_DATASETS,
     SHIPPED_LABELS,
@@ -75,15 +84,6 @@ from lift_metrics.validation._labels import (
 )
 from lift_metrics.validation._plot import plot_validation
 from lift_metrics.validation._report import format_table, markdown_report
-from lift_metrics.validation._scorer import (
-    ItemField,
-    MetricScorer,
-    MetricSpec,
-    metric_names,
-    register_metric,
-    registered_metric,
-    unregister_metric,
-)
 from lift_metrics.validation._validate import ValidationResult, validate_scores
 from lift_metrics.validation._validate_metric import (
     score_value,

@@ -17,15 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from lift_metrics._checks import check_iterable
-from lift_metrics._profiles import CalibrationProfile, _code_options
-from lift_metrics.errors import InputValueError
-from lift_metrics.validation._adapters import (
+from lift_metrics._builtin_metrics import (
     BUILTIN_METRICS,
     CodePairScorer,
     ReferenceScorer,
     builtin_scorer,
 )
+from lift_metrics._checks import check_iterable
+from lift_metrics._profiles import CalibrationProfile, _code_options
+from lift_metrics.errors import InputValueError
 from lift_metrics.validation._calibrate import CalibrationResult, Objective, calibrate_weights
 from lift_metrics.validation._labels import LabelledItem
 from lift_metrics.validation.profiles import (

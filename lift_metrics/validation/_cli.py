@@ -10,14 +10,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from lift_metrics._commands import add_command
-from lift_metrics.errors import InputValueError, TooFewScoresError
-from lift_metrics.validation._adapters import (
+from lift_metrics._builtin_metrics import (
     BUILTIN_METRICS,
     FIELD_METRICS,
     builtin_scorer,
-    import_metric,
 )
+from lift_metrics._commands import add_command
+from lift_metrics.errors import InputValueError, TooFewScoresError
 from lift_metrics.validation._calibrate import CalibrationResult
 from lift_metrics.validation._calibrate_metric import calibrate_metric
 from lift_metrics.validation._cli_output import (
@@ -27,6 +26,7 @@ from lift_metrics.validation._cli_output import (
     write_reports,
 )
 from lift_metrics.validation._gaming_cli import add_gaming_arguments, run_gaming
+from lift_metrics.validation._import import import_metric
 from lift_metrics.validation._labels import (
     SHIPPED_DATASETS,
     SHIPPED_LABELS,

@@ -45,7 +45,8 @@ def add_gaming_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _metric(spec: str, args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
-    from lift_metrics.validation._adapters import builtin_scorer, import_metric
+    from lift_metrics._builtin_metrics import builtin_scorer
+    from lift_metrics.validation._import import import_metric
 
     if spec in GAMING_METRICS:
         if args.call not in (None, "item") or args.gaming_kind is not None:

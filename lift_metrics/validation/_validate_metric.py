@@ -323,9 +323,9 @@ def validate_field_baselines(
     notes : list of str
         One line per baseline left out, saying why.
     """
+    from lift_metrics._builtin_metrics import FIELD_METRICS, FieldMetricScorer
     from lift_metrics.code import codebleu_available
     from lift_metrics.errors import TooFewScoresError
-    from lift_metrics.validation._adapters import FIELD_METRICS, FieldMetricScorer
 
     items = list(check_iterable("items", items, of="labelled items"))
     check_target("target", target)

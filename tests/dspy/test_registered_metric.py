@@ -98,7 +98,7 @@ def test_every_registered_metric_scores_alike_as_scorer_and_dspy_object(
     name: str, box: Any
 ) -> None:
     scorer = _scorer(name, box)
-    metric = scorer.dspy_metric()
+    metric = DSPyMetric(scorer)
     assert isinstance(metric, DSPyMetric)
     items = _items(name, 3)
     assert items
@@ -197,7 +197,7 @@ def test_a_registered_metric_gets_a_scorer_and_a_dspy_object(overlap: MetricSpec
     import dspy
 
     scorer = MetricScorer("token_overlap")
-    metric = scorer.dspy_metric(threshold=0.7)
+    metric = DSPyMetric(scorer, threshold=0.7)
     item = {"predicted_code": "return a - b", "expected_code": "return a + b"}
     assert metric(EXAMPLE, {"code": "return a - b"}) == scorer(item) == pytest.approx(0.6)
     assert metric(EXAMPLE, {"code": "return a - b"}, trace=[]) is False
@@ -220,7 +220,7 @@ def test_a_registered_metric_gets_a_scorer_and_a_dspy_object(overlap: MetricSpec
 
 
 def test_bad_predictions_score_0_and_bad_examples_raise(overlap: MetricSpec) -> None:
-    metric = MetricScorer("token_overlap").dspy_metric()
+    metric = DSPyMetric("token_overlap")
     for prediction, reason in (
         (None, "the prediction is None"),
         ({}, "the prediction has no field 'code'"),
@@ -239,8 +239,8 @@ def test_bad_predictions_score_0_and_bad_examples_raise(overlap: MetricSpec) -> 
 
 def test_fields_say_where_each_value_is_read(overlap: MetricSpec) -> None:
     scorer = MetricScorer("token_overlap")
-    metric = scorer.dspy_metric(
-        fields={"predicted_code": "prediction.answer", "expected_code": "example.gold"}
+    metric = DSPyMetric(
+        scorer, fields={"predicted_code": "prediction.answer", "expected_code": "example.gold"}
     )
     assert metric.fields["tests"] == "example.tests"
     assert metric({"gold": "a b"}, {"answer": "a b"}) == 1.0
@@ -251,8 +251,10 @@ def test_fields_say_where_each_value_is_read(overlap: MetricSpec) -> None:
         ({"expected_code": None}, "cannot be None"),
     ):
         with pytest.raises(ValueError, match=message):
-            scorer.dspy_metric(fields=fields)
-    assert scorer.dspy_metric(fields={"tests": None}).fields["tests"] is None
+            DSPyMetric(scorer, fields=fields)
+    assert DSPyMetric(scorer, fields={"tests": None}).fields["tests"] is None
+    with pytest.raises(ValueError, match=r"scorer: name must be one of \(.*'token_overlap'"):
+        DSPyMetric("token_overlaps")
     with pytest.raises(TypeError, match="scorer must be a MetricScorer"):
         DSPyMetric(token_overlap)
 
@@ -260,15 +262,15 @@ def test_fields_say_where_each_value_is_read(overlap: MetricSpec) -> None:
 def test_feedback_hides_the_reference_unless_asked(overlap: MetricSpec) -> None:
     scorer = MetricScorer("token_overlap")
     wrong = {"code": "return a - b"}
-    hidden = scorer.dspy_metric()(EXAMPLE, wrong, None, "generate", None)
+    hidden = DSPyMetric(scorer)(EXAMPLE, wrong, None, "generate", None)
     assert "return a + b" not in hidden.feedback
     assert "token_overlap score 0.600" in hidden.feedback
     assert "token_overlap/tokens: 0.60" in hidden.feedback
-    shown = scorer.dspy_metric(reveal_expected=True)(EXAMPLE, wrong, None, "generate", None)
+    shown = DSPyMetric(scorer, reveal_expected=True)(EXAMPLE, wrong, None, "generate", None)
     assert "expected 'return a + b'" in shown.feedback
     # the predictor that wrote prediction.code is told the points are its own; one that wrote
     # none of the metric's fields is not (the parts are then unknown, as for every metric)
-    metric = scorer.dspy_metric()
+    metric = DSPyMetric(scorer)
     own = metric(EXAMPLE, wrong, None, "generate", [(None, {}, {"code": "return a - b"})])
     assert "What lost points in your outputs:" in own.feedback
     other = metric(EXAMPLE, wrong, None, "plan", [(None, {}, {"ir": "{}"})])
@@ -276,12 +278,12 @@ def test_feedback_hides_the_reference_unless_asked(overlap: MetricSpec) -> None:
 
 
 def test_code_failing_a_test_is_never_a_demonstration(overlap: MetricSpec) -> None:
-    metric = MetricScorer("token_overlap").dspy_metric(threshold=0.1)
+    metric = DSPyMetric("token_overlap", threshold=0.1)
     example = {**EXAMPLE, "tests": ["a", "zzz"]}  # a "test" passes when its token is there
     assert metric(example, {"code": "return a + b"}, trace=[]) is False
     assert metric.history[-1].all_tests_passed is False
     assert metric.history[-1].score == 1.0
-    lenient = MetricScorer("token_overlap").dspy_metric(threshold=0.1, require_all_tests=False)
+    lenient = DSPyMetric("token_overlap", threshold=0.1, require_all_tests=False)
     assert lenient(example, {"code": "return a + b"}, trace=[]) is True
     assert metric(EXAMPLE, {"code": "return a + b"}, trace=[]) is True  # no tests: no verdict
 
@@ -335,9 +337,7 @@ def test_results_are_cached_except_a_crashed_run() -> None:
 
 
 def test_copies_keep_the_options_and_share_the_scorer(overlap: MetricSpec) -> None:
-    metric = MetricScorer("token_overlap").dspy_metric(
-        threshold=0.7, fields={"expected_code": "example.gold"}
-    )
+    metric = DSPyMetric("token_overlap", threshold=0.7, fields={"expected_code": "example.gold"})
     metric({"gold": "a"}, {"code": "a"})
     for clone in (copy.deepcopy(metric), pickle.loads(pickle.dumps(metric))):
         assert (clone.threshold, clone.fields, clone.history) == (0.7, metric.fields, ())

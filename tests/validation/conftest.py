@@ -14,13 +14,9 @@ VALIDATE_MODULE = "lift_metrics.validation._cli"
 
 
 @pytest.fixture
-def cli_main(monkeypatch: pytest.MonkeyPatch) -> object:
-    """``lift_metrics.cli.main`` with the ``validate`` command registered.
-
-    The lead adds the module to ``cli._COMMAND_MODULES``; until then the fixture adds it.
-    """
-    if VALIDATE_MODULE not in cli._COMMAND_MODULES:
-        monkeypatch.setattr(cli, "_COMMAND_MODULES", (*cli._COMMAND_MODULES, VALIDATE_MODULE))
+def cli_main() -> object:
+    """``lift_metrics.cli.main``, which registers the ``validate`` command."""
+    assert VALIDATE_MODULE in cli._COMMAND_MODULES
     return cli.main
 
 

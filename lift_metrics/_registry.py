@@ -1,12 +1,13 @@
-"""One item scorer for every metric, made from the metric's registered :class:`MetricSpec`.
+"""The metric registry: one :class:`MetricSpec` per metric, and its item scorer.
 
 A metric's core is a pure function that returns a result with ``.score`` (a breakdown). Its
 spec says how a labelled item becomes the core's arguments, which options the scorer takes and
 passes on, how items are grouped into folds, which texts are embedded ahead in one batch, and
 which components ``--calibrate`` fits. :class:`MetricScorer` does the rest the same way for
 every metric, as scikit-learn's ``make_scorer`` turns a metric function into a scorer: adding
-a metric is writing its core and calling :func:`register_metric`; the validation tests then
-check every registered metric.
+a metric is writing its core and calling :func:`register_metric`. The DSPy metric object
+(:class:`~lift_metrics.dspy_metrics.DSPyMetric`) is made from the same spec, and the common
+tests check every registered metric in both forms.
 """
 
 from __future__ import annotations
@@ -330,16 +331,6 @@ class MetricScorer:
         passed = {keyword: getattr(self, name) for keyword, name in self.spec.passes.items()}
         return self.spec.core(**arguments, **passed)
 
-    def dspy_metric(self, **options: Any) -> Any:
-        """Return this scorer as a DSPy metric object.
-
-        A :class:`~lift_metrics.dspy_metrics.DSPyMetric`; ``options`` are its keywords
-        (``fields``, ``threshold``, ``history_size``...).
-        """
-        from lift_metrics.dspy_metrics import DSPyMetric
-
-        return DSPyMetric(self, **options)
-
     def __getstate__(self) -> dict[str, Any]:
         """Return the options; the spec travels as its registered name."""
         state = {k: v for k, v in self.__dict__.items() if k != "spec"}
@@ -347,11 +338,18 @@ class MetricScorer:
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        """Rebuild from :meth:`__getstate__` (the metric must be registered here too)."""
+        """Rebuild from :meth:`__getstate__`.
+
+        The metric must be registered where the copy is loaded: the built-in ones are
+        registered by the module of their scorer classes, which loading imports first.
+        """
         state = dict(state)
         name = state.pop("spec")
         if name not in _REGISTRY:
-            importlib.import_module("lift_metrics.validation")  # registers the built-in ones
+            raise InputValueError(
+                f"metric {name!r} is not registered in this process: import the module that "
+                "registers it before loading its scorer"
+            )
         self.__dict__.update(state)
         self.spec = registered_metric(name)
 

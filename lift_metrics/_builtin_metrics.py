@@ -1,8 +1,10 @@
-"""The package's metrics as item scorers: their specs, their scorer classes, look-up by name.
+"""The package's built-in metrics: their registered specs, their item scorers, look-up by name.
 
-Each metric is one registered :class:`~lift_metrics.validation._scorer.MetricSpec`; the
-classes here are :class:`~lift_metrics.validation._scorer.MetricScorer` made for one metric,
-which take its options as keyword parameters and validate them.
+Each metric is one registered :class:`~lift_metrics.validation.MetricSpec`; the classes here
+are :class:`~lift_metrics.validation.MetricScorer` made for one metric, which take its options
+as keyword parameters and validate them. The validation scorers
+(``lift_metrics.validation``) and the DSPy metric objects (``lift_metrics.dspy_metrics``) are
+both made from these specs.
 """
 
 from __future__ import annotations
@@ -13,9 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from lift_metrics._checks import normalize_weights
-from lift_metrics._test_cases import as_test_cases
-from lift_metrics.errors import InputTypeError, InputValueError
-from lift_metrics.validation._scorer import (
+from lift_metrics._registry import (
     ItemField,
     MetricScorer,
     MetricSpec,
@@ -26,6 +26,8 @@ from lift_metrics.validation._scorer import (
     register_metric,
     registered_metric,
 )
+from lift_metrics._test_cases import as_test_cases
+from lift_metrics.errors import InputTypeError, InputValueError
 
 
 def _as_ir(value: Any) -> Any:
@@ -474,45 +476,3 @@ def builtin_scorer(
     if refused:
         raise InputValueError(f"{refused[0]} applies to {_takers(refused[0])} only")
     return spec.make(**{key: value for key, (value, _) in options.items() if key in spec.options})
-
-
-def import_metric(spec: str) -> Callable[..., Any]:
-    """Import a metric named ``"package.module:attribute"`` (dotted attributes allowed).
-
-    Raises
-    ------
-    ValueError
-        If ``spec`` has no ``:``, names no callable, or its module cannot be imported (it
-        is missing, or importing it raises).
-
-    Examples
-    --------
-    >>> import_metric("lift_metrics.ir:ir_quality").__name__
-    'ir_quality'
-    """
-    if not isinstance(spec, str):
-        raise InputTypeError(
-            f"spec must be a str 'package.module:attribute', got {type(spec).__name__}"
-        )
-    module_name, sep, attribute = spec.partition(":")
-    if not sep or not module_name or not attribute:
-        raise InputValueError(
-            f"a metric import path must look like 'package.module:attribute', got {spec!r}"
-        )
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:  # not found, or the module itself fails on import
-        detail = " ".join(str(exc).split())[:200] or type(exc).__name__
-        raise InputValueError(
-            f"cannot import module {module_name!r} of metric {spec!r} "
-            f"({type(exc).__name__}: {detail})"
-        ) from exc
-    value: object = module
-    for part in attribute.split("."):
-        try:
-            value = getattr(value, part)
-        except AttributeError:
-            raise InputValueError(f"{module_name!r} has no attribute {attribute!r}") from None
-    if not callable(value):
-        raise InputValueError(f"{spec!r} is not callable (got {type(value).__name__})")
-    return value

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import pickle
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,12 +16,10 @@ from lift_metrics.validation import (
     BUILTIN_METRICS,
     FIELD_METRICS,
     FieldMetricScorer,
-    builtin_scorer,
-)
-from lift_metrics.validation._scorer import (
     ItemField,
     MetricScorer,
     MetricSpec,
+    builtin_scorer,
     metric_names,
     register_metric,
     registered_metric,
@@ -171,6 +170,18 @@ class CountingEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         self.batches.append(list(texts))
         return np.ones((len(texts), 4), dtype=np.float32) / 2
+
+
+def test_a_scorer_pickles_by_its_metric_name(toy: MetricSpec) -> None:
+    scaled = MetricScorer("toy", scale=2.0)
+    data = pickle.dumps(scaled)
+    clone = pickle.loads(data)
+    assert clone.spec is TOY
+    assert clone.scale == 2.0  # type: ignore[attr-defined]
+    assert clone({"guess": "abcx", "answer": "abcd"}) == 1.0
+    unregister_metric("toy")
+    with pytest.raises(InputValueError, match="metric 'toy' is not registered in this process"):
+        pickle.loads(data)
 
 
 def test_prefetch_embeds_each_text_once_and_skips_bad_items(toy: MetricSpec) -> None:
