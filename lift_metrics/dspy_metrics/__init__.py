@@ -1,8 +1,11 @@
 """Metric objects that DSPy's evaluators and optimizers accept as they are.
 
-Each class binds configuration (field names, weights, threshold, embedder, sandbox) to a pure
-metric from this package; :class:`DSPyMetric` does it for any registered metric, your own
-included (``DSPyMetric(name)`` after :func:`lift_metrics.validation.register_metric`).
+Each class binds configuration (field names, weights, threshold, embedder, sandbox) to a
+registered metric's scorer (``lift_metrics.validation.MetricSpec``): :class:`DSPyMetric` for
+any registered metric, your own included (``DSPyMetric(name)`` after
+:func:`lift_metrics.validation.register_metric`); :class:`IRQuality` and :class:`CodeQuality`
+for ``ir_quality`` and ``code_quality``, with their own field keywords and profiles; the
+composites for their parts.
 Each speaks DSPy's metric protocol
 ``metric(example, prediction, trace=None, pred_name=None, pred_trace=None)``:
 

@@ -12,7 +12,7 @@ from lift_metrics._checks import (
     check_positive,
 )
 from lift_metrics._profiles import FAIL_CEILING
-from lift_metrics.code import DEFAULT_CODE_QUALITY_WEIGHTS, score_code
+from lift_metrics.code import DEFAULT_CODE_QUALITY_WEIGHTS
 
 if TYPE_CHECKING:
     from typing import Unpack
@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     from lift_metrics.similarity import Embedder
 
 
+from lift_metrics._registry import registered_metric
 from lift_metrics.dspy_metrics._cache import _cache_key
+from lift_metrics.dspy_metrics._derived import Source, _SpecMetric
 from lift_metrics.dspy_metrics._feedback import _failed_tests, _tests_line
 from lift_metrics.dspy_metrics._fields import (
     _MISSING,
@@ -43,7 +45,7 @@ from lift_metrics.dspy_metrics._fields import (
 from lift_metrics.dspy_metrics._profiles import (
     _weights_and_options,
 )
-from lift_metrics.dspy_metrics._protocol import MetricBreakdown, _Metric, _ProtocolOptions
+from lift_metrics.dspy_metrics._protocol import _Metric, _ProtocolOptions
 
 
 class _RunOptions(_ProtocolOptions, total=False):
@@ -164,53 +166,60 @@ class _CodePart(_Metric):
     def _code_inputs(self, example: Any) -> tuple[str, Any, str | None, str | None]:
         """Return (reference, tests, entry point, prompt) from the example; config errors raise."""
         name = type(self).__name__
-        expected = _example_field(name, example, str(self.expected_code_field))
-        if not isinstance(expected, str):
-            raise _ExampleError(
-                f"{name}: example.{self.expected_code_field} must be a str, "
-                f"got {type(expected).__name__}"
-            )
+        expected = self._expected_code(_example_field(name, example, str(self.expected_code_field)))
         tests: Any = []
         if self.tests_field is not None:
             tests = _as_tests(name, _example_field(name, example, self.tests_field))
         return expected, tests, *self._task_fields(example)
 
+    def _expected_code(self, value: Any) -> str:
+        """Return the example's reference code; one that is not a str raises, naming the field."""
+        if not isinstance(value, str):
+            raise _ExampleError(
+                f"{type(self).__name__}: example.{self.expected_code_field} must be a str, "
+                f"got {type(value).__name__}"
+            )
+        return value
+
     def _task_fields(self, example: Any) -> tuple[str | None, str | None]:
         """Return the optional entry point and prompt of the example (absent: None)."""
-        found: list[str | None] = []
-        for field in (self.entry_point_field, self.prompt_field):
-            value = _MISSING if field is None else _read(example, field)
-            if value is _MISSING or value is None or value == "":
-                found.append(None)
-            elif isinstance(value, str):
-                found.append(value)
-            else:
-                raise _ExampleError(
-                    f"{type(self).__name__}: example.{field} must be a str, "
-                    f"got {type(value).__name__}"
-                )
+        found = [
+            self._task_value(field, _MISSING if field is None else _read(example, field))
+            for field in (self.entry_point_field, self.prompt_field)
+        ]
         return found[0], found[1]
+
+    def _task_value(self, field: str | None, value: Any) -> str | None:
+        """Return an optional text of the example (absent, None or empty: None)."""
+        if value is _MISSING or value is None or value == "":
+            return None
+        if not isinstance(value, str):
+            raise _ExampleError(
+                f"{type(self).__name__}: example.{field} must be a str, got {type(value).__name__}"
+            )
+        return value
+
+    def _code_scorer(self) -> Any:
+        """Return the ``code_quality`` scorer with this object's options, embedder and sandbox."""
+        return self._registered_scorer(
+            "code_quality",
+            profile=self.code_quality_options,
+            embedder=self.embedder,
+            sandbox=self._sandbox(),
+        )
 
     def _score_code(
         self, example: Any, prediction: Any
     ) -> tuple[Any, float, str | None, str | None]:
-        from lift_metrics.code import check_entry_point, normalize_tests
-
         expected, tests, entry_point, prompt = self._code_inputs(example)
+        arguments = {"expected": expected, "tests": tests, "entry_point": entry_point}
         result, failure = _score_part(
             "code",
             lambda: self._run_code(
                 prediction,
                 ("code", expected, _cache_key(tests), entry_point, prompt),
-                lambda code: score_code(
-                    code,
-                    expected,
-                    normalize_tests(tests),
-                    self.code_quality_options,
-                    entry_point=check_entry_point(entry_point),
-                    prompt=prompt,
-                    embedder=self.embedder,
-                    sandbox=self._sandbox(),
+                lambda code: self._code_scorer().compute(
+                    {"predicted": code, **arguments, "prompt": prompt}
                 ),
             ),
             core="code_quality",
@@ -225,17 +234,21 @@ class _CodePart(_Metric):
         a crash may be the machine's fault. A prediction without code as a str raises
         :class:`_PartFailedError`.
         """
-        code = _prediction_field(prediction, str(self.code_field))
-        if not isinstance(code, str):
-            raise _PartFailedError(
-                f"prediction.{self.code_field} is a {type(code).__name__}, not a str"
-            )
+        code = self._predicted_code(_prediction_field(prediction, str(self.code_field)))
         cached = self._cache.get((*key, code))
         if cached is not _MISSING:
             return cached
         result = run(code)
         self._cache.put((*key, code), result)  # a crashed run is not kept
         return result
+
+    def _predicted_code(self, value: Any) -> str:
+        """Return the prediction's code; one that is not a str raises :class:`_PartFailedError`."""
+        if not isinstance(value, str):
+            raise _PartFailedError(
+                f"prediction.{self.code_field} is a {type(value).__name__}, not a str"
+            )
+        return value
 
     def _runs_tests(self) -> bool:
         """Return False when the code part is configured not to run tests (tests weight 0)."""
@@ -288,8 +301,12 @@ class _CodePart(_Metric):
         return lines
 
 
-class CodeQuality(_CodePart):
+class CodeQuality(_CodePart, _SpecMetric):
     r""":func:`lift_metrics.code.code_quality` as a DSPy metric.
+
+    The registered ``code_quality`` metric's object (as :class:`DSPyMetric` makes it), with
+    the fields named by the ``*_field`` keywords, profiles by name, failing tests spelled out
+    in the reasons, and the score reported as the one part ``code``.
 
     Parameters
     ----------
@@ -395,6 +412,24 @@ class CodeQuality(_CodePart):
             behaviour=behaviour,
         )
         self._part_fields = {"code": str(self.code_field)}
+        self._bind_fields(registered_metric("code_quality"), self._sources_of_fields())
+
+    _part = "code"
+    _reads_none = True
+
+    def _sources_of_fields(self) -> dict[str, str | None]:
+        """Return where each field of the ``code_quality`` spec is read (``*_field``)."""
+
+        def example(field: str | None) -> str | None:
+            return None if field is None else f"example.{field}"
+
+        return {
+            "predicted_code": f"prediction.{self.code_field}",
+            "expected_code": f"example.{self.expected_code_field}",
+            "tests": example(self.tests_field),
+            "entry_point": example(self.entry_point_field),
+            "prompt": example(self.prompt_field),
+        }
 
     def __repr__(self) -> str:
         return (
@@ -403,17 +438,27 @@ class CodeQuality(_CodePart):
             f"threshold={self.threshold})"
         )
 
-    def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
-        """Score one pair; see the class docstring."""
-        code, score, failure, entry_point = self._score_code(example, prediction)
-        reasons, hints = self._code_lines(code, failure, entry_point, "code/")
-        return MetricBreakdown(
-            "CodeQuality",
-            score,
-            {"code": score},
-            {"code": 1.0},
-            tuple(reasons),
-            hints=tuple(hints),
-            all_tests_passed=self._tests_verdict(example, code),
-            code=code,
-        )
+    def _scorer(self) -> Any:
+        return self._code_scorer()
+
+    def _required(self, field: Any) -> bool:
+        return field.key in ("expected_code", "tests")
+
+    def _read_field(self, field: Any, source: Source, raw: Any) -> Any:
+        """Return one argument, read the way the composites read it."""
+        if field.key == "predicted_code":
+            return self._predicted_code(raw)
+        if field.key == "expected_code":
+            return self._expected_code(raw)
+        if field.key == "tests":
+            return [] if source is None else _as_tests(type(self).__name__, raw)
+        return self._task_value(None if source is None else source[1], raw)
+
+    def _naming_hint(self, field: Any) -> str:
+        return "pass the right field name to CodeQuality(...)"
+
+    def _verdict(self, example: Any, result: Any) -> bool | None:
+        return self._tests_verdict(example, result)
+
+    def _lines(self, result: Any, arguments: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+        return self._code_lines(result, None, arguments["entry_point"], "code/")

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from lift_metrics._registry import registered_metric
 from lift_metrics.ir import (
     DEFAULT_IR_WEIGHTS,
     IR,
     IR_UNUSABLE_FACTOR,
     IRQualityBreakdown,
-    ir_quality_breakdown,
     parse_ir,
 )
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 
 from lift_metrics.dspy_metrics._cache import _cache_key
+from lift_metrics.dspy_metrics._derived import Source, _SpecMetric
 from lift_metrics.dspy_metrics._fields import (
     _MISSING,
     _check_embedder,
@@ -37,7 +38,6 @@ from lift_metrics.dspy_metrics._profiles import (
     _weights_and_options,
 )
 from lift_metrics.dspy_metrics._protocol import (
-    MetricBreakdown,
     _Metric,
     _ProtocolOptions,
     _threshold_above,
@@ -78,7 +78,8 @@ class _IRPart(_Metric):
         """
         return self._ir_options
 
-    def _expected_ir(self, example: Any, value: Any) -> IR:
+    def _expected_ir(self, value: Any) -> IR:
+        """Return the example's IR; one that is not valid raises, naming the field."""
         name = type(self).__name__
         try:
             return parse_ir(value)
@@ -96,7 +97,7 @@ class _IRPart(_Metric):
         cached = self._cache.get(key) if key is not None else _MISSING
         if isinstance(cached, IRQualityBreakdown):
             return cached, cached.score, None
-        expected = self._expected_ir(example, expected_value)
+        expected = self._expected_ir(expected_value)
         result, failure = _score_part(
             "ir",
             lambda: self._ir_breakdown(prediction, expected),
@@ -111,23 +112,37 @@ class _IRPart(_Metric):
 
     def _ir_breakdown(self, prediction: Any, expected: IR) -> IRQualityBreakdown:
         """Return the IR part's breakdown; a prediction without a usable IR raises."""
-        raw = _prediction_field(prediction, str(self.ir_field))
+        predicted = self._predicted_ir(_prediction_field(prediction, str(self.ir_field)))
+        result: IRQualityBreakdown = self._ir_scorer().compute(
+            {"predicted": predicted, "expected": expected}
+        )
+        return result
+
+    def _predicted_ir(self, raw: Any) -> IR:
+        """Return the predicted IR; a value that is not one raises :class:`_PartFailedError`."""
         if not isinstance(raw, IR | Mapping | str | bytes):
             raise _PartFailedError(
                 f"prediction.{self.ir_field} is a {type(raw).__name__}, "
                 "not an IR, dict or JSON text"
             )
         try:
-            predicted = parse_ir(raw)
+            return parse_ir(raw)
         except ValueError as exc:
             raise _PartFailedError(f"prediction.{self.ir_field} is not a valid IR: {exc}") from exc
-        return ir_quality_breakdown(
-            predicted, expected, weights=self.ir_weights, embedder=self.embedder, **self._ir_options
+
+    def _ir_scorer(self) -> Any:
+        """Return the ``ir_quality`` scorer with this object's weights, embedder and options."""
+        return self._registered_scorer(
+            "ir_quality", weights=self.ir_weights, embedder=self.embedder, **self._ir_options
         )
 
 
-class IRQuality(_IRPart):
+class IRQuality(_IRPart, _SpecMetric):
     """:func:`lift_metrics.ir.ir_quality` as a DSPy metric.
+
+    The registered ``ir_quality`` metric's object (as :class:`DSPyMetric` makes it), with
+    the IR read from ``ir_field`` and ``expected_ir_field``, calibrated profiles by name,
+    and the score reported as the one part ``ir``.
 
     Parameters
     ----------
@@ -196,6 +211,9 @@ class IRQuality(_IRPart):
     ({'similarity_floor': 0.44}, 0.474)
     """
 
+    _part = "ir"
+    _reads_none = True
+
     def __init__(
         self,
         *,
@@ -217,6 +235,13 @@ class IRQuality(_IRPart):
             names=("weights", "profile"),
         )
         self._part_fields = {"ir": str(self.ir_field)}
+        self._bind_fields(
+            registered_metric("ir_quality"),
+            {
+                "predicted": f"prediction.{self.ir_field}",
+                "expected": f"example.{self.expected_ir_field}",
+            },
+        )
         if threshold is None:
             self.threshold = _threshold_above(IR_UNUSABLE_FACTOR)
 
@@ -226,13 +251,14 @@ class IRQuality(_IRPart):
             f"threshold={self.threshold})"
         )
 
-    def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
-        """Score one pair; see the class docstring."""
-        ir, score, failure = self._score_ir(example, prediction)
-        if ir is not None:
-            reasons = tuple(f"ir/{r}" for r in ir.reasons)
-            hints = tuple(f"ir/{h}" for h in ir.hints)
-            return MetricBreakdown(
-                "IRQuality", ir.score, {"ir": ir.score}, {"ir": 1.0}, reasons, hints=hints, ir=ir
-            )
-        return MetricBreakdown("IRQuality", score, {"ir": score}, {"ir": 1.0}, (str(failure),))
+    def _scorer(self) -> Any:
+        return self._ir_scorer()
+
+    def _read_field(self, field: Any, source: Source, raw: Any) -> Any:
+        """Return the predicted or the expected IR, read the way the composites read it."""
+        if source is not None and source[0] == "prediction":
+            return self._predicted_ir(raw)
+        return self._expected_ir(raw)
+
+    def _naming_hint(self, field: Any) -> str:
+        return "pass the right field name to IRQuality(...)"

@@ -13,6 +13,7 @@ import threading
 import types
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, cast
 
+import lift_metrics._builtin_metrics  # noqa: F401  (registers the built-in metrics)
 from lift_metrics._checks import (
     check_bool,
     check_choice,
@@ -20,6 +21,7 @@ from lift_metrics._checks import (
     check_unit_interval,
 )
 from lift_metrics._records import format_scores, record_dict
+from lift_metrics._registry import registered_metric
 from lift_metrics.composite import (
     AggregateBreakdown,
     EndToEndBreakdown,
@@ -247,8 +249,9 @@ class _Metric:
         """Return the metric's name in breakdowns and feedback."""
         return type(self).__name__
 
-    #: attributes that are rebuilt, not copied, by pickling and copy.deepcopy
-    _RUNTIME_STATE = ("_lock", "_history", "_cache", "_sandbox_spec")
+    #: attributes that are rebuilt, not copied, by pickling and copy.deepcopy (the scorers
+    #: made from the configuration, ``_scorers``, are made again on first use)
+    _RUNTIME_STATE = ("_lock", "_history", "_cache", "_sandbox_spec", "_scorers")
 
     def __getstate__(self) -> dict[str, Any]:
         """Return the configuration: no lock, history, cache or sandbox workers.
@@ -312,6 +315,18 @@ class _Metric:
         memo[id(self)] = clone
         clone.__setstate__(copy.deepcopy(state, memo))
         return clone
+
+    def _registered_scorer(self, name: str, **options: Any) -> Any:
+        """Return the registered metric ``name``'s scorer with these options, made once.
+
+        The options come from this object's configuration, so a copy makes its own scorer
+        from the same settings (``_scorers`` is runtime state).
+        """
+        scorers: dict[str, Any] = self.__dict__.setdefault("_scorers", {})
+        scorer = scorers.get(name)
+        if scorer is None:
+            scorer = scorers[name] = registered_metric(name).make(**options)
+        return scorer
 
     def _sandbox(self) -> Sandbox | None:
         """Return the sandbox to run code in; a copy made by pickling starts its pool here, once."""

@@ -2,51 +2,20 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import lift_metrics._builtin_metrics  # noqa: F401  (registers the built-in metrics)
 from lift_metrics._checks import check_bool, check_method
 from lift_metrics._registry import registered_metric
+from lift_metrics.dspy_metrics._derived import _SpecMetric
+from lift_metrics.dspy_metrics._protocol import _ProtocolOptions
 from lift_metrics.errors import InputTypeError, InputValueError
 
 if TYPE_CHECKING:
     from typing import Unpack
 
-from lift_metrics.dspy_metrics._cache import _cache_key
-from lift_metrics.dspy_metrics._fields import (
-    _MISSING,
-    _all_tests_passed,
-    _ExampleError,
-    _fields_of,
-    _PartFailedError,
-    _prediction_field,
-    _read,
-    _safe_str,
-    _score_part,
-)
-from lift_metrics.dspy_metrics._protocol import MetricBreakdown, _Metric, _ProtocolOptions
 
-_SIDES = ("prediction", "example")
-
-
-def _source(key: str, where: Any, required: bool) -> tuple[str, str] | None:
-    """Check one field's source (``"prediction.<field>"``, ``"example.<field>"`` or None)."""
-    if where is None:
-        if required:
-            raise InputValueError(f"fields[{key!r}] cannot be None: the metric needs {key!r}")
-        return None
-    side, _, field = where.partition(".") if isinstance(where, str) else ("", "", "")
-    if side not in _SIDES or not field.isidentifier():
-        raise InputValueError(
-            f"fields[{key!r}] must be 'prediction.<field>' or 'example.<field>' "
-            f"(or None for an optional field), got {where!r}"
-        )
-    return side, field
-
-
-class DSPyMetric(_Metric):
+class DSPyMetric(_SpecMetric):
     r"""A registered metric (a validation item scorer) as a DSPy metric object.
 
     The metric is defined once: its core (a function returning a result with ``.score``,
@@ -91,9 +60,11 @@ class DSPyMetric(_Metric):
     reference); otherwise only the components below 1, since a core's reasons may quote the
     reference (``reveal_expected=True`` quotes the reasons).
 
-    The dedicated objects (:class:`IRQuality`, :class:`CodeQuality`, :class:`EndToEnd`)
-    give the same scores for the built-in metrics and add what is particular to them:
-    calibrated profiles by name, failing tests in GEPA's feedback, measured latency.
+    :class:`IRQuality` and :class:`CodeQuality` are made the same way from the
+    ``ir_quality`` and ``code_quality`` specs, and add what is particular to them:
+    keywords for their fields, calibrated profiles by name, failing tests in GEPA's
+    feedback. :class:`EndToEnd` and :class:`Aggregate` score their IR and code parts with
+    the same registered scorers and add the measured latency and cost.
 
     Examples
     --------
@@ -128,23 +99,8 @@ class DSPyMetric(_Metric):
         if spec is None or not hasattr(spec, "fields"):
             raise InputTypeError(f"scorer must be a MetricScorer, got {type(scorer).__name__}")
         self.scorer = scorer
-        self.name: str = spec.name
         self.require_all_tests = check_bool("require_all_tests", require_all_tests)
-        given = {} if fields is None else fields
-        if not isinstance(given, Mapping):
-            raise InputTypeError(f"fields must be a mapping, got {type(given).__name__}")
-        keys = [field.key for field in spec.fields]
-        unknown = sorted(set(given) - set(keys))
-        if unknown:
-            raise InputValueError(f"fields: {self.name} has the fields {keys}, got {unknown}")
-        self.fields: dict[str, str | None] = {}
-        self._sources: list[tuple[Any, tuple[str, str] | None]] = []
-        for field in spec.fields:
-            where = given.get(field.key, field.source)
-            if where == "":
-                where = f"example.{field.key}"
-            self._sources.append((field, _source(field.key, where, field.required)))
-            self.fields[field.key] = where
+        self._bind_fields(spec, fields)
 
     def __repr__(self) -> str:
         return f"DSPyMetric({self.name!r}, threshold={self.threshold})"
@@ -152,125 +108,18 @@ class DSPyMetric(_Metric):
     def _label(self) -> str:
         return self.name
 
+    def _scorer(self) -> Any:
+        return self.scorer
+
+    def _owner(self) -> str:
+        return f"DSPyMetric({self.name!r})"
+
     def _parts_of(self, produced: set[str]) -> set[str]:
         """Return the metric's one part when one of its prediction fields is produced."""
         own = {source[1] for _, source in self._sources if source and source[0] == "prediction"}
         return {self.name} if produced & own else set()
 
-    def _arguments(self, example: Any, prediction: Any) -> tuple[dict[str, Any], tuple[Any, ...]]:
-        """Return the core's arguments and the cache key of the values read.
-
-        A bad prediction raises :class:`_PartFailedError`, an unusable example
-        :class:`_ExampleError`.
-        """
-        arguments: dict[str, Any] = {}
-        key: list[Any] = []
-        for field, source in self._sources:
-            if source is None:
-                raw = None
-            elif source[0] == "prediction":
-                required = field.required
-                raw = (_prediction_field if required else _read)(prediction, source[1])
-                raw = None if raw is _MISSING else raw
-            else:
-                raw = _read(example, source[1])
-                if field.required and (raw is _MISSING or raw is None):
-                    found = (
-                        f"example.{source[1]} is None"
-                        if raw is None
-                        else f"the example has no field {source[1]!r}"
-                    )
-                    raise _ExampleError(
-                        f"DSPyMetric({self.name!r}): {found} (its fields: "
-                        f"{_fields_of(example)}); name the field that holds {field.key!r}: "
-                        f"fields={{{field.key!r}: 'example.<field>'}}"
-                    )
-                raw = None if raw is _MISSING else raw
-            key.append(_cache_key(raw))
-            try:
-                arguments[field.name] = field.read(raw)
-            except Exception as exc:
-                side, name = source or ("example", field.key)
-                detail = f"{side}.{name} cannot be read: {type(exc).__name__}: {_safe_str(exc)}"
-                if side == "prediction":
-                    raise _PartFailedError(detail) from exc
-                raise _ExampleError(f"DSPyMetric({self.name!r}): {detail}") from exc
-        return arguments, tuple(key)
-
-    def _compute(self, arguments: dict[str, Any], key: tuple[Any, ...]) -> Any:
-        cached = self._cache.get(key)
-        if cached is not _MISSING:
-            return cached
-        result = self.scorer.compute(arguments)
-        self._cache.put(key, result)  # a crashed run is not kept
-        return result
-
-    def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
-        """Score one pair; see the class docstring."""
-        try:
-            arguments, key = self._arguments(example, prediction)
-        except _PartFailedError as exc:
-            reason = f"{self.name}: scored 0 because {exc}"
-            return MetricBreakdown(self.name, 0.0, {}, {}, (reason,))
-        result, failure = _score_part(
-            self.name,
-            lambda: self._compute(arguments, key),
-            core=self.name,
-            log=f"{self.name} raised; scoring 0",
-        )
-        if result is None:
-            return MetricBreakdown(self.name, 0.0, {}, {}, (str(failure),))
-        score = _checked_score(self.name, result)
-        components = {
-            str(k): float(v)
-            for k, v in (getattr(result, "components", None) or {self.name: score}).items()
-            if "." not in str(k)
-        }
-        weights = {
-            str(k): float(v)
-            for k, v in (getattr(result, "weights", None) or {}).items()
-            if str(k) in components
-        }
-        reasons = tuple(f"{self.name}/{r}" for r in getattr(result, "reasons", ()) or ())
-        given = getattr(result, "hints", None)
-        if given is not None:
-            hints = tuple(f"{self.name}/{h}" for h in given)
-        else:  # reasons may quote the reference: show the parts that lost points
-            hints = tuple(f"{self.name}/{k}: {v:.2f}" for k, v in components.items() if v < 1)
-        return MetricBreakdown(
-            self.name,
-            score,
-            components,
-            weights,
-            reasons,
-            hints=hints,
-            all_tests_passed=_tests_verdict(result),
-            result=result,
-        )
-
     def __deepcopy__(self, memo: dict[int, Any]) -> Any:
         """Return a copy with its own history and cache, sharing the scorer (configuration)."""
         memo[id(self.scorer)] = self.scorer
         return super().__deepcopy__(memo)
-
-
-def _checked_score(name: str, result: Any) -> float:
-    """Return the result's score; a score that is not a number in [0, 1] raises."""
-    score = getattr(result, "score", None)
-    if (
-        isinstance(score, bool)
-        or not isinstance(score, int | float)
-        or not math.isfinite(score)
-        or not 0.0 <= score <= 1.0
-    ):
-        raise _ExampleError(
-            f"{name}'s core returned score {_safe_str(score, repr)} "
-            f"({type(result).__name__}); a metric's score must be a number in [0, 1]"
-        )
-    return float(score)
-
-
-def _tests_verdict(result: Any) -> bool | None:
-    """Return whether the code passed every test (None: the result counts no tests)."""
-    verdict = _all_tests_passed(result)
-    return _all_tests_passed(getattr(result, "code", None)) if verdict is None else verdict

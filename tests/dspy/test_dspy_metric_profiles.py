@@ -248,7 +248,7 @@ def test_the_objects_hand_the_core_one_options_object(
         calls.append({"options": options, **kwargs})
         return types.SimpleNamespace(score=0.5, reasons=())
 
-    monkeypatch.setattr("lift_metrics.dspy_metrics._code.score_code", fake)
+    monkeypatch.setattr("lift_metrics.code._quality.score_code", fake)
     CodeQuality(embedder=hash_embedder)(EXAMPLE, pred())
     CodeQuality(profile="shipped", embedder=hash_embedder)(EXAMPLE, pred())
     assert set(calls[0]) == {"options", "embedder", "sandbox", "entry_point", "prompt"}

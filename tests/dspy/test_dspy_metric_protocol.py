@@ -255,7 +255,7 @@ def test_code_metric_exception_is_contained(
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise MemoryError("sandbox exploded")
 
-    monkeypatch.setattr("lift_metrics.dspy_metrics._code.score_code", boom)
+    monkeypatch.setattr("lift_metrics.code._quality.score_code", boom)
     metric = EndToEnd(embedder=hash_embedder)
     breakdown = metric.breakdown(EXAMPLE, pred())
     assert breakdown.components["code"] == 0.0
@@ -368,7 +368,7 @@ def _counting_code_metric(monkeypatch: pytest.MonkeyPatch, status: str) -> list[
         calls.append(code)
         return _CodeResult(0.5, _Execution(status))
 
-    monkeypatch.setattr("lift_metrics.dspy_metrics._code.score_code", fake)
+    monkeypatch.setattr("lift_metrics.code._quality.score_code", fake)
     return calls
 
 

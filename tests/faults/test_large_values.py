@@ -26,14 +26,25 @@ def _exact_mean(values: list[float]) -> Fraction:
 
 
 def _exact_std(values: list[float], ddof: int) -> float:
-    """sqrt of the exact variance, scaled by a power of two so that the float fits."""
+    """sqrt of the exact variance, scaled by a power of two so that the float fits.
+
+    The scale itself may be past a float's range while the result is not: it is applied as
+    an exponent (``math.ldexp``), never converted.
+    """
     mean = _exact_mean(values)
     variance = sum(((Fraction(v) - mean) ** 2 for v in values), Fraction(0)) / (len(values) - ddof)
     if variance == 0:
         return 0.0
     half_exponent = (variance.numerator.bit_length() - variance.denominator.bit_length()) // 2
     scale = Fraction(2) ** half_exponent  # variance / scale**2 is near 1
-    return math.sqrt(float(variance / scale**2)) * float(scale)
+    return math.ldexp(math.sqrt(float(variance / scale**2)), half_exponent)
+
+
+def test_the_exact_reference_reaches_a_float_s_limit() -> None:
+    values = [0.0, 1.0, 1.797693134862315e308, 1.7976931348623157e308, 0.0, -1.7976931348621686e308]
+    expected = summarize(values, ddof=1).std_dev
+    assert math.isfinite(expected)
+    assert _exact_std(values, 1) == pytest.approx(expected, rel=1e-9)
 
 
 def test_two_values_near_the_limit_have_that_mean() -> None:

@@ -25,6 +25,7 @@ from lift_metrics.dspy_metrics import (
     IRQuality,
     TestPassRate,
     _composite,
+    _derived,
 )
 
 CODE = 'def add(a: int, b: int) -> int:\n    """Add."""\n    return a + b\n'
@@ -172,6 +173,7 @@ def test_a_failure_outside_the_part_guards_scores_0_with_the_reason(
         monkeypatch.setattr(_composite, target, overflow, raising=False)
     monkeypatch.setattr(type(metric), "_code_reasons", staticmethod(overflow), raising=False)
     monkeypatch.setattr(type(metric), "_score_ir", overflow, raising=False)
+    monkeypatch.setattr(_derived, "_tests_verdict", overflow)  # IRQuality's assembly
     assert metric(EXAMPLE, GOOD) == 0.0
     (reason,) = metric.history[-1].reasons
     assert (
