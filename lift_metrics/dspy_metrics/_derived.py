@@ -56,9 +56,17 @@ class _SpecMetric(_Metric):
     (:meth:`_scorer`). ``_part`` names the one part the whole score is reported as
     (``"ir"``: components ``{"ir": score}``, reasons ``"ir/..."``, the result in the
     breakdown's ``ir``); None reports the result's own components under the metric's name.
+
+    What a metric reads or reports its own way, a subclass overrides: :meth:`_read_field`
+    (one value into the core's argument; with ``_reads_none`` it is also handed None from
+    a required example field), :meth:`_required`, :meth:`_naming_hint` (the fix an error
+    for a missing example field suggests), :meth:`_lines` (reasons and hints) and
+    :meth:`_verdict` (whether the code passed every test).
     """
 
     _part: ClassVar[str | None] = None
+    #: whether :meth:`_read_field` reads None in a required example field itself
+    _reads_none: ClassVar[bool] = False
     #: the registered metric's name
     name: str
     #: each field of the spec -> where it is read, as given ("prediction.code")
@@ -132,8 +140,8 @@ class _SpecMetric(_Metric):
     def _arguments(self, example: Any, prediction: Any) -> tuple[dict[str, Any], tuple[Any, ...]]:
         """Return the core's arguments and the cache key of the values read.
 
-        A required example field that is absent or None raises (:meth:`_missing`), unless
-        :meth:`_read_field` is written to read None (``_reads_none``).
+        A required example field that is absent, or None without ``_reads_none``, raises
+        (:meth:`_missing`).
         """
         arguments: dict[str, Any] = {}
         key: list[Any] = []
@@ -153,9 +161,6 @@ class _SpecMetric(_Metric):
             key.append(_cache_key(raw))
             arguments[field.name] = self._read_field(field, source, raw)
         return arguments, tuple(key)
-
-    #: whether :meth:`_read_field` reads None in a required example field itself
-    _reads_none: ClassVar[bool] = False
 
     def _compute(self, arguments: dict[str, Any], key: tuple[Any, ...]) -> Any:
         cached = self._cache.get(key)
