@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from lift_metrics._lru import LRUCache
@@ -36,6 +37,15 @@ class _ResultCache(LRUCache[Any, Any]):
         """
         if not _uncacheable(key) and not _crashed(value):
             super().put(key, value)
+
+    def fetch(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """Return the value kept for ``key``, or ``compute()``, kept as :meth:`put` keeps it."""
+        cached = self.get(key)
+        if cached is not _MISSING:
+            return cached
+        value = compute()
+        self.put(key, value)
+        return value
 
 
 def _crashed(value: Any) -> bool:

@@ -212,15 +212,18 @@ class _CodePart(_Metric):
         self, example: Any, prediction: Any
     ) -> tuple[Any, float, str | None, str | None]:
         expected, tests, entry_point, prompt = self._code_inputs(example)
-        arguments = {"expected": expected, "tests": tests, "entry_point": entry_point}
+        arguments = {
+            "expected": expected,
+            "tests": tests,
+            "entry_point": entry_point,
+            "prompt": prompt,
+        }
         result, failure = _score_part(
             "code",
             lambda: self._run_code(
                 prediction,
                 ("code", expected, _cache_key(tests), entry_point, prompt),
-                lambda code: self._code_scorer().compute(
-                    {"predicted": code, **arguments, "prompt": prompt}
-                ),
+                lambda code: self._code_scorer().compute({"predicted": code, **arguments}),
             ),
             core="code_quality",
             log="code_quality raised; scoring the code part 0",
@@ -235,12 +238,7 @@ class _CodePart(_Metric):
         :class:`_PartFailedError`.
         """
         code = self._predicted_code(_prediction_field(prediction, str(self.code_field)))
-        cached = self._cache.get((*key, code))
-        if cached is not _MISSING:
-            return cached
-        result = run(code)
-        self._cache.put((*key, code), result)  # a crashed run is not kept
-        return result
+        return self._cache.fetch((*key, code), lambda: run(code))  # a crash is not kept
 
     def _predicted_code(self, value: Any) -> str:
         """Return the prediction's code; one that is not a str raises :class:`_PartFailedError`."""
@@ -411,7 +409,6 @@ class CodeQuality(_CodePart, _SpecMetric):
             names=("weights", "profile"),
             behaviour=behaviour,
         )
-        self._part_fields = {"code": str(self.code_field)}
         self._bind_fields(registered_metric("code_quality"), self._sources_of_fields())
 
     _part = "code"

@@ -103,6 +103,11 @@ class _SpecMetric(_Metric):
     def _prefix(self) -> str:
         return self._part or self.name
 
+    def _parts_of(self, produced: set[str]) -> set[str]:
+        """Return the metric's one part when one of its prediction fields is produced."""
+        own = {source[1] for _, source in self._sources if source and source[0] == "prediction"}
+        return {self._prefix()} if produced & own else set()
+
     def _missing(self, example: Any, field: Any, name: str, value: Any) -> _ExampleError:
         """Return the error for an example without the field (or with None in it)."""
         found = (
@@ -162,14 +167,6 @@ class _SpecMetric(_Metric):
             arguments[field.name] = self._read_field(field, source, raw)
         return arguments, tuple(key)
 
-    def _compute(self, arguments: dict[str, Any], key: tuple[Any, ...]) -> Any:
-        cached = self._cache.get(key)
-        if cached is not _MISSING:
-            return cached
-        result = self._scorer().compute(arguments)
-        self._cache.put(key, result)  # a crashed run is not kept
-        return result
-
     def _verdict(self, example: Any, result: Any) -> bool | None:
         """Return whether the code passed every test of the example (None: no tests)."""
         return None if result is None else _tests_verdict(result)
@@ -225,7 +222,7 @@ class _SpecMetric(_Metric):
             return self._failed(example, f"{prefix}: scored 0 because {exc}")
         result, failure = _score_part(
             prefix,
-            lambda: self._compute(arguments, key),
+            lambda: self._cache.fetch(key, lambda: self._scorer().compute(arguments)),
             core=self.name,
             log=f"{self.name} raised; scoring 0",
         )

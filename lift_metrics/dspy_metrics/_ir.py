@@ -234,7 +234,6 @@ class IRQuality(_IRPart, _SpecMetric):
             embedder=embedder,
             names=("weights", "profile"),
         )
-        self._part_fields = {"ir": str(self.ir_field)}
         self._bind_fields(
             registered_metric("ir_quality"),
             {

@@ -114,11 +114,6 @@ class DSPyMetric(_SpecMetric):
     def _owner(self) -> str:
         return f"DSPyMetric({self.name!r})"
 
-    def _parts_of(self, produced: set[str]) -> set[str]:
-        """Return the metric's one part when one of its prediction fields is produced."""
-        own = {source[1] for _, source in self._sources if source and source[0] == "prediction"}
-        return {self.name} if produced & own else set()
-
     def __deepcopy__(self, memo: dict[int, Any]) -> Any:
         """Return a copy with its own history and cache, sharing the scorer (configuration)."""
         memo[id(self.scorer)] = self.scorer
