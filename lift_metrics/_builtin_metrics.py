@@ -14,7 +14,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lift_metrics._checks import normalize_weights
+from lift_metrics._checks import check_positive, normalize_weights
 from lift_metrics._registry import (
     ItemField,
     MetricScorer,
@@ -370,6 +370,51 @@ _REFERENCE_SCORE = register_metric(
 )
 
 
+class PassRateScorer(MetricScorer):
+    """Score a code item with :func:`lift_metrics.code.test_pass_rate` (no reference).
+
+    Item keys: ``predicted_code`` and ``tests`` (``[{"inputs": {...}, "expected": v}]``
+    cases, or a check script; an item without tests is an error: no tests is never a
+    pass), optional ``entry_point`` and ``prompt``.
+
+    Parameters
+    ----------
+    sandbox : Sandbox or None, default None
+        Where the tests run (None: the process-wide sandbox).
+    timeout_s : float or None, default None
+        Per-execution time limit (None: the sandbox's own).
+
+    Examples
+    --------
+    >>> PassRateScorer(timeout_s=2.5)
+    PassRateScorer(timeout_s=2.5)
+    """
+
+    _shows_name = False
+
+    def __init__(self, *, sandbox: Any = None, timeout_s: float | None = None) -> None:
+        self._bind(_TEST_PASS_RATE)
+        self.sandbox = sandbox
+        given = timeout_s
+        self.timeout_s = None if given is None else float(check_positive("timeout_s", given))
+
+
+_TEST_PASS_RATE = register_metric(
+    MetricSpec(
+        name="test_pass_rate",
+        core=lazy("lift_metrics.code", "test_pass_rate_breakdown"),
+        fields=(
+            ItemField("predicted_code", "code", source="prediction.code"),
+            ItemField("tests", parse=as_test_cases),
+            *_TASK[1:],
+        ),
+        passes=_same("sandbox", "timeout_s"),
+        shown=lambda scorer: {} if scorer.timeout_s is None else {"timeout_s": scorer.timeout_s},
+        scorer=PassRateScorer,
+    )
+)
+
+
 class FieldMetricScorer(MetricScorer):
     """Score a code pair with one of the field's metrics (:data:`FIELD_METRICS`).
 
@@ -429,8 +474,8 @@ def builtin_scorer(
     """Return the item scorer for a metric name.
 
     The name is one of :data:`BUILTIN_METRICS`, the registered metrics: ``"ir_quality"``,
-    ``"code_quality"``, ``"end_to_end"`` or ``"reference_score"`` (which takes none of the
-    options).
+    ``"code_quality"``, ``"end_to_end"``, ``"reference_score"`` or ``"test_pass_rate"`` (the
+    last two take none of the options).
 
     ``code_quality`` scores with its default ``"validated"`` profile unless weighted-sum
     options are given (``weights``, a ``similarity_floor`` above 0, ``wrong_answer_gate``,

@@ -389,3 +389,42 @@ def check_importable(importable: Any) -> tuple[str, ...]:
                 f"importable must name modules this interpreter can import; it finds no {name!r}"
             )
     return tuple(dict.fromkeys(importable))
+
+
+def score_value(result: Any) -> tuple[float | None, str | None]:
+    """Turn what a metric returned into ``(score, None)`` or ``(None, why it is missing)``.
+
+    Accepted: a real number, a bool (1.0/0.0), an object with a ``score`` attribute
+    (``dspy.Prediction(score=...)``, a breakdown, a judge's prediction) or one that supports
+    ``float()``. ``None``, NaN and anything else are missing; an object's ``missing``
+    attribute, when it is a str, is used as the reason.
+
+    Examples
+    --------
+    >>> score_value(0.25), score_value(True), score_value(None)
+    ((0.25, None), (1.0, None), (None, 'the metric returned None'))
+    """
+    value = result
+    if value is None:
+        return None, "the metric returned None"
+    if not isinstance(value, int | float | np.integer | np.floating):
+        score = getattr(value, "score", None)
+        if score is None:
+            reason = getattr(value, "missing", None)
+            if isinstance(reason, str) and reason:
+                return None, reason
+            if hasattr(value, "score"):
+                return None, "the metric's score is None"
+            if not hasattr(value, "__float__"):
+                return None, f"the metric returned {type(value).__name__}, not a score"
+            score = value
+        value = score
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None, f"the metric returned {type(value).__name__}, not a score"
+    if math.isnan(number):
+        return None, "the metric returned nan"
+    if math.isinf(number):
+        return None, "the metric returned an infinite score"
+    return number, None

@@ -1,7 +1,8 @@
 """The paired bootstrap kernel: column means over resampled rows, in bounded-memory chunks.
 
-:func:`bootstrap_means` serves the paired statistics (:mod:`lift_metrics.stats`) and the
-score summaries (:mod:`lift_metrics.scoring`); :func:`chunk_rows` is the chunk size that the
+:func:`bootstrap_means` and :func:`percentile_interval` serve the paired statistics
+(:mod:`lift_metrics.stats`), the score summaries (:mod:`lift_metrics.scoring`) and the
+reference model's fit; :func:`chunk_rows` is the chunk size that the
 resampling loops share (docs/statistics.md#paired-ab).
 """
 
@@ -13,7 +14,7 @@ import numpy.typing as npt
 from lift_metrics._checks import check_int
 from lift_metrics.errors import InputTypeError
 
-__all__ = ["bootstrap_means", "chunk_rows"]
+__all__ = ["bootstrap_means", "chunk_rows", "percentile_interval"]
 
 #: elements per resampling chunk: bounds memory (about 8 bytes x 3 per element)
 CHUNK_ELEMENTS = 4_000_000
@@ -88,3 +89,16 @@ def bootstrap_means(
         selection = sparse.csr_matrix((ones[: size * n], idx, indptr), shape=(size, n))
         out[start : start + size] = (selection @ data) / n
     return out
+
+
+def percentile_interval(
+    means: npt.NDArray[np.float64], confidence_level: float
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Return the percentile interval of resampled statistics, per column: ``(lows, highs)``.
+
+    ``means`` is ``(n_resamples, m)`` (or ``(n_resamples,)``); the bounds are the
+    ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of each column.
+    """
+    alpha = 1.0 - confidence_level
+    lows, highs = np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
+    return lows, highs

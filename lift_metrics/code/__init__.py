@@ -10,7 +10,8 @@ Scores follow scikit-learn's naming: every ``*_similarity``/``*_correctness``/``
   :class:`CodeQualityOptions` (:func:`code_quality_options`), serves every code scorer.
 - :func:`extract_code`: the code in an answer (Markdown fences, prose around it).
 - :func:`degenerate_kind`: why an answer is not code (placeholder, prose, imports only...).
-- :func:`syntax_correctness`, :func:`test_pass_rate` (run in :mod:`lift_metrics.sandbox`),
+- :func:`syntax_correctness`, :func:`test_pass_rate` / :func:`test_pass_rate_breakdown` (run in
+  :mod:`lift_metrics.sandbox`),
   :func:`semantic_similarity` (embeddings), :func:`structural_similarity` (AST, no model),
   :func:`style_conformance`.
 - :func:`is_stub`: whether generated code is a placeholder (``code_quality``'s opt-in
@@ -26,15 +27,14 @@ Scores follow scikit-learn's naming: every ``*_similarity``/``*_correctness``/``
 - :func:`analyze_code` / :func:`analyze_path`: radon + ``ast`` static metrics
   (``lift-metrics analyze PATH``).
 
-Building blocks that other subpackages share (the DSPy metric objects, calibration, scoring):
-:func:`run_answer` (tests only), :func:`normalize_tests` / :class:`NormalizedTests`,
-:func:`check_entry_point`, :func:`complete_with_prompt`, :func:`gate_by_wrong_answers`
-(:data:`GATED_COMPONENTS`) and :func:`codebleu_available`.
-
-Importable from here but outside ``__all__`` (internals): ``score_code``, the scoring core on
-validated inputs that the DSPy metric objects call; ``parses`` and ``FAIL_CEILING``, whose home
-is a shared internal module (``lift_metrics._pyast``, ``lift_metrics._profiles``); and the
-option checks ``check_stub_cap`` and ``check_wrong_answer_gate`` (``lift_metrics._checks``).
+Importable from here but outside ``__all__`` (internals that other subpackages share: the
+DSPy metric objects, calibration, scoring): ``run_answer`` (the pass-rate core on checked
+arguments), ``normalize_tests`` / ``NormalizedTests``, ``check_entry_point``,
+``complete_with_prompt``, ``gate_by_wrong_answers`` (``GATED_COMPONENTS``) and
+``score_code``, the scoring core on validated inputs that the DSPy metric objects call;
+``parses`` and ``FAIL_CEILING``, whose home is a shared internal module
+(``lift_metrics._pyast``, ``lift_metrics._profiles``); and the option checks
+``check_stub_cap`` and ``check_wrong_answer_gate`` (``lift_metrics._checks``).
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ from lift_metrics._pyast import MAX_CODE_CHARS
 from lift_metrics._pyast import parses as parses
 from lift_metrics.code._breakdown import CodeQualityBreakdown
 from lift_metrics.code._degenerate import degenerate_kind
-from lift_metrics.code._extract import complete_with_prompt, extract_code
+from lift_metrics.code._extract import complete_with_prompt as complete_with_prompt
+from lift_metrics.code._extract import extract_code
 from lift_metrics.code._field import (
     bleu_score,
     chrf_score,
@@ -55,10 +56,8 @@ from lift_metrics.code._field import (
     codebleu_score,
     exact_match,
 )
-from lift_metrics.code._gate import (
-    GATED_COMPONENTS,
-    gate_by_wrong_answers,
-)
+from lift_metrics.code._gate import GATED_COMPONENTS as GATED_COMPONENTS
+from lift_metrics.code._gate import gate_by_wrong_answers as gate_by_wrong_answers
 from lift_metrics.code._lint import (
     LintFinding,
     count_lint_findings,
@@ -71,6 +70,8 @@ from lift_metrics.code._options import (
     CodeQualityOptions,
     code_quality_options,
 )
+from lift_metrics.code._pass_rate import run_answer as run_answer
+from lift_metrics.code._pass_rate import test_pass_rate, test_pass_rate_breakdown
 from lift_metrics.code._quality import code_quality, code_quality_breakdown
 from lift_metrics.code._quality import score_code as score_code
 from lift_metrics.code._reference import (
@@ -92,59 +93,49 @@ from lift_metrics.code._structural import structural_similarity
 from lift_metrics.code._stub import is_stub
 from lift_metrics.code._style import style_conformance
 from lift_metrics.code._syntax import syntax_correctness
-from lift_metrics.code._tests import (
-    NormalizedTests,
-    SandboxLike,
-    check_entry_point,
-    normalize_tests,
-    test_pass_rate,
-)
-from lift_metrics.code._validated import run_answer
+from lift_metrics.code._tests import NormalizedTests as NormalizedTests
+from lift_metrics.code._tests import SandboxLike
+from lift_metrics.code._tests import check_entry_point as check_entry_point
+from lift_metrics.code._tests import normalize_tests as normalize_tests
 
 __all__ = [
     "CodeQualityBreakdown",
     "CodeQualityOptions",
     "DEFAULT_CODE_QUALITY_WEIGHTS",
     "ForgeInputs",
-    "GATED_COMPONENTS",
     "LintFinding",
     "MAX_CODE_CHARS",
-    "NormalizedTests",
     "ReferenceScoreBreakdown",
     "SandboxLike",
     "StaticAnalysis",
     "analyze_code",
     "analyze_path",
     "bleu_score",
-    "check_entry_point",
     "chrf_score",
     "code_quality",
     "code_quality_breakdown",
     "code_quality_options",
     "codebleu_available",
     "codebleu_score",
-    "complete_with_prompt",
     "count_lint_findings",
     "degenerate_kind",
     "exact_match",
     "extract_code",
     "forge_inputs",
     "forge_score_from_code",
-    "gate_by_wrong_answers",
     "is_stub",
     "lint_backend",
     "lint_code",
     "lint_paths",
     "maintainability_grade",
-    "normalize_tests",
     "python_files",
     "reference_score",
     "reference_score_breakdown",
     "reference_scores",
-    "run_answer",
     "semantic_similarity",
     "structural_similarity",
     "style_conformance",
     "syntax_correctness",
     "test_pass_rate",
+    "test_pass_rate_breakdown",
 ]

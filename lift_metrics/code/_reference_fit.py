@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from lift_metrics._resampling import percentile_interval
 from lift_metrics.code._reference import (
     _apply_model,
 )
@@ -282,8 +283,7 @@ def grouped_bootstrap_interval(
         if np.all(a == a[0]) or np.all(b == b[0]):
             continue
         values.append(corr(a, b))
-    tail = (1.0 - confidence_level) / 2.0
-    low, high = np.quantile(values, [tail, 1.0 - tail])
+    low, high = percentile_interval(np.asarray(values, dtype=np.float64), confidence_level)
     return corr(x, y), float(low), float(high)
 
 

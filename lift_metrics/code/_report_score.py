@@ -11,15 +11,7 @@ from typing import TYPE_CHECKING, Any
 from lift_metrics._records import record_dict, short_repr
 from lift_metrics.code._features import check_code, over_limit
 from lift_metrics.code._lint import count_lint_findings
-from lift_metrics.code._tests import (
-    SandboxLike,
-    TestCases,
-    check_entry_point,
-    check_timeout,
-    normalize_tests,
-    resolve_sandbox,
-    run_tests,
-)
+from lift_metrics.code._tests import SandboxLike, TestCases, check_run, run_tests
 
 if TYPE_CHECKING:  # pragma: no cover
     from lift_metrics.sandbox import ExecutionResult
@@ -132,11 +124,7 @@ def forge_inputs(
     "SyntaxError: 'return' outside function (line 2)"
     """
     code = check_code("code", code)
-    normalized = normalize_tests(tests)
-    entry = check_entry_point(entry_point)
-    timeout = check_timeout(timeout_s)
-    if sandbox is not None:
-        resolve_sandbox(sandbox)
+    normalized, entry, timeout = check_run(tests, entry_point, timeout_s, sandbox)
     lint_warnings = count_lint_findings(code)
     error = _compile_error(code)
     if error is not None:

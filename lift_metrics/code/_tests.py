@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from lift_metrics._checks import check_method, check_positive
-from lift_metrics.code._extract import complete_with_prompt, extract_code
-from lift_metrics.code._features import check_code, code_features
+from lift_metrics.code._features import code_features
 from lift_metrics.errors import InputTypeError, InputValueError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -157,6 +156,22 @@ def resolve_sandbox(sandbox: Any) -> SandboxLike:
     return cast(SandboxLike, sandbox)  # it has a callable run_tests method: the protocol
 
 
+def check_run(
+    tests: Any, entry_point: Any, timeout_s: Any, sandbox: Any
+) -> tuple[NormalizedTests, str | None, float | None]:
+    """Check what running tests takes: the tests, the entry point, the time limit, the sandbox.
+
+    Returns the tests normalised, the entry point and the time limit; the sandbox is checked
+    only (``None`` stays the default sandbox, started when tests run).
+    """
+    normalized = normalize_tests(tests)
+    entry = check_entry_point(entry_point)
+    timeout = check_timeout(timeout_s)
+    if sandbox is not None:
+        resolve_sandbox(sandbox)
+    return normalized, entry, timeout
+
+
 @dataclass(frozen=True)
 class ExecutedTests:
     """Outcome of running validated tests (internal)."""
@@ -218,94 +233,3 @@ def run_tests(
     if result.status != "passed" and result.reason:
         reason += f": {result.reason}"
     return ExecutedTests(passed / tests.count, passed, failed, result, reason, wrong)
-
-
-def test_pass_rate(
-    code: str,
-    tests: TestCases,
-    *,
-    entry_point: str | None = None,
-    sandbox: SandboxLike | None = None,
-    timeout_s: float | None = None,
-    prompt: str | None = None,
-) -> float:
-    r"""Fraction of the tests that ``code`` passes, run in the sandbox.
-
-    Parameters
-    ----------
-    code : str
-        The generated Python code.
-    tests : list of (dict, object) pairs, or str
-        Input/output cases ``[(kwargs, expected), ...]``: the entry point is called with
-        ``**kwargs`` and its result must equal ``expected`` with exact types (judged in the
-        trusted parent process). Or a HumanEval-style assertion script (str) defining
-        ``check(candidate)``: it passes when it exits cleanly and counts as one test. It runs
-        in a process of its own and sees the code's results as plain data only, so it cannot
-        be forged by the code under test either.
-    entry_point : str or None, default None
-        Function to call; ``None`` means the only top-level function of ``code``.
-    sandbox : Sandbox or None, default None
-        ``None`` means :func:`lift_metrics.sandbox.get_default_sandbox`.
-    timeout_s : float or None, default None
-        Per-execution time limit; ``None`` means the sandbox's own.
-    prompt : str or None, default None
-        A HumanEval-style prompt (signature and docstring): a completion that holds only the
-        function body is run as ``prompt + code``, as :func:`~lift_metrics.code.code_quality`
-        does.
-
-    Returns
-    -------
-    float
-        passed / number of tests, in [0, 1]. The code is read as
-        :func:`~lift_metrics.code.extract_code` reads a model's answer (Markdown fences and
-        surrounding prose removed), so a fenced correct solution passes like a plain one.
-
-    Raises
-    ------
-    TypeError
-        If ``code`` is not a str, ``tests`` is not a list of pairs with dict inputs or a str,
-        or ``entry_point``/``sandbox`` has the wrong type.
-    ValueError
-        If there are no tests (an empty list or a blank script: a pass rate without tests is
-        not a number, and never a pass), ``timeout_s <= 0``, ``entry_point`` is not an
-        identifier, or an input key is not an argument name.
-
-    Notes
-    -----
-    Code that does not parse scores 0.0 without starting a process. (The ``"seed"`` profile
-    of :func:`~lift_metrics.code.code_quality` counts no tests as a tests component of 1.0;
-    the default profile does not.) Wrong code, a missing entry point,
-    a crash, a timeout or a memory blow-up are not errors: those tests fail (the score says
-    so, and :func:`~lift_metrics.code.code_quality_breakdown` says why).
-
-    Examples
-    --------
-    >>> test_pass_rate("def f(x):\n    return x\n", [({"x": 1}, 1), ({"x": 2}, 3)])
-    0.5
-    >>> test_pass_rate("def f(x) return x", [({"x": 1}, 1)])
-    0.0
-    >>> fenced = "Here it is:\n```python\ndef f(x):\n    return x\n```"
-    >>> test_pass_rate(fenced, [({"x": 1}, 1)])
-    1.0
-    """
-    code = check_code("code", code)
-    if prompt is not None:
-        prompt = check_code("prompt", prompt)
-    normalized = normalize_tests(tests)
-    if normalized.count == 0:
-        raise InputValueError(
-            "tests is empty: a pass rate needs at least one test (no tests is absent "
-            f"evidence, never a pass), got {tests!r:.40}"
-        )
-    entry = check_entry_point(entry_point)
-    timeout = check_timeout(timeout_s)
-    if sandbox is not None:
-        resolve_sandbox(sandbox)
-    program = complete_with_prompt(extract_code(code, entry_point=entry), prompt, entry)
-    return run_tests(
-        program, normalized, entry_point=entry, sandbox=sandbox, timeout_s=timeout
-    ).rate
-
-
-# pytest collects any function named test_* that a test module imports; this one is not a test.
-test_pass_rate.__test__ = False  # type: ignore[attr-defined]

@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
+from lift_metrics._profiles import FAIL_CEILING
 from lift_metrics.code._behaviour import Behaviour, check_behaviour
+from lift_metrics.code._breakdown import CodeQualityBreakdown
 from lift_metrics.code._degenerate import degenerate_kind
 from lift_metrics.code._extract import (
-    complete_with_prompt,
     defines,
-    extract_code,
     single_function,
 )
 from lift_metrics.code._features import code_features
+from lift_metrics.code._options import (
+    DEGENERATE_SCORE,
+    PASS_FLOOR,
+    RESEMBLANCE_SPAN,
+    CodeQualityOptions,
+)
+from lift_metrics.code._pass_rate import read_answer
 from lift_metrics.code._stub import stub_kind
 from lift_metrics.code._tests import (
     ExecutedTests,
@@ -22,93 +29,14 @@ from lift_metrics.code._tests import (
     resolve_sandbox,
     run_tests,
 )
+from lift_metrics.code._weighted import _background, _run_concurrently
 from lift_metrics.similarity import (
     Embedder,
 )
 
-if TYPE_CHECKING:  # pragma: no cover
-    pass
-
-from lift_metrics._profiles import FAIL_CEILING
-from lift_metrics.code._breakdown import CodeQualityBreakdown
-from lift_metrics.code._options import (
-    DEGENERATE_SCORE,
-    PASS_FLOOR,
-    RESEMBLANCE_SPAN,
-    CodeQualityOptions,
-)
-from lift_metrics.code._weighted import _background, _run_concurrently
-
 BEHAVIOUR_SPAN = 0.7
 """With tests, how much of the score above the pass floor (0.25) disagreeing with the
 reference on every generated input takes away (see :func:`behaviour_score`)."""
-
-
-def read_answer(text: str, entry_point: str | None, prompt: str | None) -> str:
-    """Return the code to score and run: extracted, and completed by the prompt when body-only."""
-    return complete_with_prompt(extract_code(text, entry_point=entry_point), prompt, entry_point)
-
-
-def run_answer(
-    predicted: str,
-    tests: NormalizedTests,
-    *,
-    entry_point: str | None,
-    prompt: str | None,
-    sandbox: SandboxLike | None,
-    timeout_s: float | None,
-) -> CodeQualityBreakdown:
-    """Only the tests of an answer, read as the validated profile reads it.
-
-    For the pass/fail metrics (:class:`lift_metrics.dspy_metrics.TestPassRate`).
-
-    Parameters
-    ----------
-    predicted : str
-        The answer (fences and prose are removed, a body-only completion gets the prompt).
-    tests : NormalizedTests
-        From :func:`normalize_tests`.
-    entry_point, prompt : str or None
-    sandbox : SandboxLike or None
-    timeout_s : float or None
-
-    Returns
-    -------
-    CodeQualityBreakdown
-        ``score`` is the share of tests passed (0 for a degenerate answer, which is not
-        run); ``components`` holds ``syntax`` and ``tests``.
-    """
-    code = read_answer(predicted, entry_point, prompt)
-    kind = degenerate_kind(predicted, entry_point=entry_point, prompt=prompt, function=True)
-    components: dict[str, float] = {"syntax": 1.0 if code_features(code).parses else 0.0}
-    if kind is not None:
-        components["tests"] = 0.0
-        return CodeQualityBreakdown(
-            score=0.0,
-            components=components,
-            weights={},
-            execution=None,
-            tests_passed=0,
-            tests_total=tests.count,
-            reasons=(f"tests: not run: degenerate: {kind}",),
-            profile="tests",
-            degenerate=kind,
-            code=code,
-        )
-    box = resolve_sandbox(sandbox) if components["syntax"] else None
-    executed = run_tests(code, tests, entry_point=entry_point, sandbox=box, timeout_s=timeout_s)
-    components["tests"] = executed.rate
-    return CodeQualityBreakdown(
-        score=executed.rate,
-        components=components,
-        weights={},
-        execution=executed.execution,
-        tests_passed=executed.passed,
-        tests_total=tests.count,
-        reasons=() if executed.rate >= 1.0 else (f"tests: {executed.reason}",),
-        profile="tests",
-        code=code,
-    )
 
 
 def validated_score(passed: int, total: int, resemblance: float) -> float:

@@ -6,9 +6,11 @@ import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
 
+from lift_metrics.code._breakdown import CodeQualityBreakdown
 from lift_metrics.code._features import CodeFeatures, code_features
+from lift_metrics.code._gate import GATED_COMPONENTS, gate_by_wrong_answers
+from lift_metrics.code._options import CodeQualityOptions
 from lift_metrics.code._semantic import semantic_reason, similarity_score
 from lift_metrics.code._stub import stub_kind
 from lift_metrics.code._style import style_parts
@@ -24,13 +26,6 @@ from lift_metrics.similarity import (
     resolve_embedder,
     sequence_similarity,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-    pass
-
-from lift_metrics.code._breakdown import CodeQualityBreakdown
-from lift_metrics.code._gate import GATED_COMPONENTS, gate_by_wrong_answers
-from lift_metrics.code._options import CodeQualityOptions
 
 _executor: ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()

@@ -61,10 +61,14 @@ class _SpecMetric(_Metric):
     (one value into the core's argument; with ``_reads_none`` it is also handed None from
     a required example field), :meth:`_required`, :meth:`_naming_hint` (the fix an error
     for a missing example field suggests), :meth:`_lines` (reasons and hints) and
-    :meth:`_verdict` (whether the code passed every test).
+    :meth:`_verdict` (whether the code passed every test) and :meth:`_score_of` (the score of
+    the core's result).
     """
 
     _part: ClassVar[str | None] = None
+    #: the breakdown's attribute that holds the core's result (default: ``_part``, else
+    #: ``result``)
+    _result_field: ClassVar[str | None] = None
     #: whether :meth:`_read_field` reads None in a required example field itself
     _reads_none: ClassVar[bool] = False
     #: the registered metric's name
@@ -201,6 +205,10 @@ class _SpecMetric(_Metric):
         }
         return components, weights
 
+    def _score_of(self, result: Any) -> float:
+        """Return the score of the core's result; one that is not in [0, 1] raises."""
+        return _checked_score(self.name, result)
+
     def _failed(self, example: Any, reason: str) -> MetricBreakdown:
         components, weights = ({self._part: 0.0}, {self._part: 1.0}) if self._part else ({}, {})
         return MetricBreakdown(
@@ -228,10 +236,10 @@ class _SpecMetric(_Metric):
         )
         if result is None:
             return self._failed(example, str(failure))
-        score = _checked_score(self.name, result)
+        score = self._score_of(result)
         components, weights = self._components(result, score)
         reasons, hints = self._lines(result, arguments)
-        where = {self._part: result} if self._part else {"result": result}
+        where = {self._result_field or self._part or "result": result}
         return MetricBreakdown(
             self._label(),
             score,

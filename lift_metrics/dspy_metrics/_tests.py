@@ -1,7 +1,13 @@
-"""The test-running metric objects: :class:`TestPassRate` and :class:`AllTestsPass` (pass@1)."""
+"""The test-running metric objects: :class:`TestPassRate` and :class:`AllTestsPass` (pass@1).
+
+Both are the registered ``test_pass_rate`` metric's object (its core is
+:func:`lift_metrics.code.test_pass_rate_breakdown`, as for the plain function), with the
+fields named by the ``*_field`` keywords and the failing tests spelled out in the reasons.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -10,18 +16,13 @@ if TYPE_CHECKING:
     from lift_metrics.dspy_metrics._code import _RunOptions
 
 
-from lift_metrics.dspy_metrics._cache import _cache_key
+from lift_metrics._registry import registered_metric
 from lift_metrics.dspy_metrics._code import _CodePart
-from lift_metrics.dspy_metrics._fields import (
-    _as_tests,
-    _example_field,
-    _ExampleError,
-    _score_part,
-)
-from lift_metrics.dspy_metrics._protocol import MetricBreakdown
+from lift_metrics.dspy_metrics._derived import Source, _checked_score, _SpecMetric
+from lift_metrics.dspy_metrics._fields import _as_tests, _ExampleError
 
 
-class TestPassRate(_CodePart):
+class TestPassRate(_CodePart, _SpecMetric):
     r"""The share of tests a prediction's code passes, as a DSPy metric (pass@1 as objective).
 
     The code is read as :func:`lift_metrics.code.code_quality` reads it (fences and prose
@@ -70,6 +71,8 @@ class TestPassRate(_CodePart):
     __test__ = False  # pytest: not a test class
     _strict = False
     _tests_required = True
+    _part = "tests"
+    _result_field = "code"
 
     def __init__(
         self,
@@ -79,7 +82,17 @@ class TestPassRate(_CodePart):
         **options: Unpack[_RunOptions],
     ) -> None:
         super().__init__(tests_field=tests_field, threshold=threshold, **options)
-        self._part_fields = {"tests": str(self.code_field)}
+
+        def example(field: str | None) -> str | None:
+            return None if field is None else f"example.{field}"
+
+        sources = {
+            "predicted_code": f"prediction.{self.code_field}",
+            "tests": example(self.tests_field),
+            "entry_point": example(self.entry_point_field),
+            "prompt": example(self.prompt_field),
+        }
+        self._bind_fields(registered_metric("test_pass_rate"), sources)
 
     def __repr__(self) -> str:
         return (
@@ -87,65 +100,47 @@ class TestPassRate(_CodePart):
             f"code_field={self.code_field!r}, threshold={self.threshold})"
         )
 
-    def _run(self, example: Any, prediction: Any) -> tuple[Any, str | None, str | None]:
-        from lift_metrics.code import check_entry_point, normalize_tests, run_answer
-
-        name = type(self).__name__
-        tests = normalize_tests(
-            _as_tests(name, _example_field(name, example, str(self.tests_field)))
+    def _scorer(self) -> Any:
+        return self._registered_scorer(
+            "test_pass_rate", sandbox=self._sandbox(), timeout_s=self.timeout_s
         )
-        if tests.count == 0:
-            raise _ExampleError(
-                f"{name}: example.{self.tests_field} holds no tests; a pass rate needs tests "
-                "(no tests is absent evidence, never a pass)"
-            )
-        entry_point, prompt = self._task_fields(example)
-        result, failure = _score_part(
-            "tests",
-            lambda: self._run_code(
-                prediction,
-                ("tests", _cache_key(tests.payload()), entry_point, prompt),
-                lambda code: run_answer(
-                    code,
-                    tests,
-                    entry_point=check_entry_point(entry_point),
-                    prompt=prompt,
-                    sandbox=self._sandbox(),
-                    timeout_s=self.timeout_s,
-                ),
-            ),
-            core=None,
-            log="the tests raised; scoring 0",
-        )
-        return result, failure, entry_point
 
-    def _breakdown(self, example: Any, prediction: Any) -> MetricBreakdown:
-        """Score one pair; see the class docstring."""
-        result, failure, entry_point = self._run(example, prediction)
-        reasons, hints = self._code_lines(result, failure, entry_point, "")
-        if result is None:
-            score = 0.0
-        else:
-            rate = float(result.score)
-            score = (1.0 if rate >= 1.0 else 0.0) if self._strict else rate
-            if self._strict and score < 1.0 and result.tests_total:
-                line = (
-                    f"tests: {result.tests_passed} of {result.tests_total} passed; "
-                    "every test must pass"
+    def _read_field(self, field: Any, source: Source, raw: Any) -> Any:
+        """Return one argument: the code, the tests (none is an error) or a task text."""
+        from lift_metrics.code import normalize_tests
+
+        if field.key == "predicted_code":
+            return self._predicted_code(raw)
+        if field.key == "tests":
+            name = type(self).__name__
+            tests = _as_tests(name, raw)
+            if normalize_tests(tests).count == 0:
+                raise _ExampleError(
+                    f"{name}: example.{self.tests_field} holds no tests; a pass rate needs "
+                    "tests (no tests is absent evidence, never a pass)"
                 )
-                reasons.insert(0, line)
-                hints.insert(0, line)
-        name = type(self).__name__
-        return MetricBreakdown(
-            name,
-            score,
-            {"tests": score},
-            {"tests": 1.0},
-            tuple(reasons),
-            hints=tuple(hints),
-            all_tests_passed=result is not None and result.tests_passed >= result.tests_total,
-            code=result,
-        )
+            return tests
+        return self._task_value(None if source is None else source[1], raw)
+
+    def _naming_hint(self, field: Any) -> str:
+        return f"pass the right field name to {type(self).__name__}(...)"
+
+    def _score_of(self, result: Any) -> float:
+        rate = _checked_score(self.name, result)
+        return (1.0 if rate >= 1.0 else 0.0) if self._strict else rate
+
+    def _verdict(self, example: Any, result: Any) -> bool | None:
+        return result is not None and result.tests_passed >= result.tests_total
+
+    def _lines(self, result: Any, arguments: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+        reasons, hints = self._code_lines(result, None, arguments["entry_point"], "")
+        if self._strict and result.score < 1.0 and result.tests_total:
+            line = (
+                f"tests: {result.tests_passed} of {result.tests_total} passed; every test must pass"
+            )
+            reasons.insert(0, line)
+            hints.insert(0, line)
+        return reasons, hints
 
 
 class AllTestsPass(TestPassRate):

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lift_metrics._checks import check_int, check_positive
+from lift_metrics._checks import check_int, check_positive, score_value
 from lift_metrics._io import atomic_write_json, atomic_write_text
 from lift_metrics._progress import ProgressBar
 from lift_metrics._usage import BudgetExceeded, UsageRecorder, UsageTotals
@@ -38,14 +38,6 @@ __all__ = ["evaluate_program", "save_evaluation"]
 
 _POLL_S = 0.02
 _MAX_TEXT = 4000
-
-
-def _score_value(value: Any) -> float:
-    score = getattr(value, "score", value)
-    if isinstance(score, bool):
-        return 1.0 if score else 0.0
-    number = float(score)
-    return number if math.isfinite(number) else 0.0
 
 
 def _one_line(exc: BaseException) -> str:
@@ -310,10 +302,14 @@ def _task(program: Any, example: Any, metrics: Mapping[str, Callable[..., Any]])
                 scores[name] = 0.0
                 continue
             try:
-                scores[name] = _score_value(metric(example, prediction))
+                score, missing = score_value(metric(example, prediction))
             except Exception as exc:
+                score, missing = None, _one_line(exc)
+            if score is None:  # scored 0 in the means; the reason is kept with the example
                 scores[name] = 0.0
-                error = error or f"metric {name}: {_one_line(exc)}"
+                error = error or f"metric {name}: {missing}"
+            else:
+                scores[name] = score
         return prediction, latency_ms, recorder.totals(), scores, error
 
     return work

@@ -155,7 +155,7 @@ def summarize_results(
     (10,000 times) and takes the percentiles of the mean.
     """
     from lift_metrics._checks import check_confidence_level
-    from lift_metrics._resampling import bootstrap_means
+    from lift_metrics._resampling import bootstrap_means, percentile_interval
     from lift_metrics.stats import pass_at_k
 
     level = check_confidence_level(confidence_level)
@@ -177,9 +177,7 @@ def summarize_results(
     per_task_scores = np.column_stack([pass_at_k(n, c, value) for value in ks])
     means = per_task_scores.mean(axis=0)
     boot = bootstrap_means(per_task_scores, _RESAMPLES, np.random.default_rng(seed))
-    tail = (1.0 - level) / 2.0
-    lows = np.quantile(boot, tail, axis=0)
-    highs = np.quantile(boot, 1.0 - tail, axis=0)
+    lows, highs = percentile_interval(boot, level)
     order = ("passed", "failed", "error", "timeout", "memory", "crashed")
     status_counts = {name: statuses[name] for name in order if statuses[name]}
     status_counts.update({name: count for name, count in statuses.items() if name not in order})

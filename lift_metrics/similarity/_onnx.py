@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-if TYPE_CHECKING:  # pragma: no cover
-    pass
 
 from lift_metrics.similarity._onnx_export import _OnnxSpec
 

@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from lift_metrics._text import clean_text
 from lift_metrics.errors import InputTypeError, InputValueError
-
-if TYPE_CHECKING:  # pragma: no cover
-    pass
-
 from lift_metrics.similarity._embedder import resolve_embedder
 from lift_metrics.similarity._protocol import Embedder
 

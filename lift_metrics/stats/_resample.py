@@ -16,14 +16,13 @@ import numpy as np
 import numpy.typing as npt
 
 from lift_metrics._checks import check_confidence_level, check_int
-from lift_metrics._resampling import bootstrap_means, chunk_rows
+from lift_metrics._resampling import bootstrap_means, chunk_rows, percentile_interval
 from lift_metrics.stats._intervals import check_seed
 
 __all__ = [
     "MAX_RESAMPLES",
     "bootstrap_intervals",
     "check_resampling",
-    "percentile_interval",
     "sign_flip_p_values",
 ]
 
@@ -89,19 +88,6 @@ def sign_flip_p_values(
         flipped = np.abs(2.0 * (bits @ data) - total) / n
         hits += (flipped >= observed - tolerance).sum(axis=0)
     return np.asarray((hits + 1) / (n_resamples + 1), dtype=np.float64)
-
-
-def percentile_interval(
-    means: npt.NDArray[np.float64], confidence_level: float
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """Return the percentile interval of resampled statistics, per column: ``(lows, highs)``.
-
-    ``means`` is ``(n_resamples, m)`` (or ``(n_resamples,)``); the bounds are the
-    ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of each column.
-    """
-    alpha = 1.0 - confidence_level
-    lows, highs = np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
-    return lows, highs
 
 
 def bootstrap_intervals(

@@ -8,8 +8,9 @@ Pearson > 0.8; docs/validation.md). This package measures that agreement for any
   lower bound against a target) in a :class:`ValidationResult`;
 - :func:`load_labels`: labelled items from JSON Lines or CSV with a field mapping, several
   raters per item; :func:`krippendorff_alpha` for the raters' agreement;
-- :class:`IRPairScorer`, :class:`CodePairScorer`, :class:`EndToEndScorer`: the package's
-  metrics applied to labelled items (``datasets/labels/``);
+- :class:`IRPairScorer`, :class:`CodePairScorer`, :class:`EndToEndScorer`,
+  :class:`ReferenceScorer`, :class:`PassRateScorer`: the package's metrics applied to
+  labelled items (``datasets/labels/``);
 - :func:`calibrate_weights`, :func:`save_weights`, :func:`load_weights`: fit component weights
   on the calibration split with k-fold cross-validation and keep them in a file;
   :func:`calibrate_metric` (and :func:`calibrate_code_quality`) does the whole recipe for a
@@ -45,9 +46,13 @@ from lift_metrics._builtin_metrics import (
     EndToEndScorer,
     FieldMetricScorer,
     IRPairScorer,
+    PassRateScorer,
     ReferenceScorer,
     builtin_scorer,
 )
+
+# "name as name": importable from here, outside __all__ (an internal, shared with the optimizers)
+from lift_metrics._checks import score_value as score_value
 from lift_metrics._registry import (
     ItemField,
     MetricScorer,
@@ -86,7 +91,6 @@ from lift_metrics.validation._plot import plot_validation
 from lift_metrics.validation._report import format_table, markdown_report
 from lift_metrics.validation._validate import ValidationResult, validate_scores
 from lift_metrics.validation._validate_metric import (
-    score_value,
     validate_field_baselines,
     validate_metric,
 )
@@ -119,6 +123,7 @@ __all__ = [
     "MetricCalibration",
     "MetricScorer",
     "MetricSpec",
+    "PassRateScorer",
     "ReferenceScorer",
     "SHIPPED_DATASETS",
     "SHIPPED_LABELS",
@@ -147,7 +152,6 @@ __all__ = [
     "registered_metric",
     "resolve_profile",
     "save_weights",
-    "score_value",
     "shipped_dataset_path",
     "shipped_labels_path",
     "shipped_profile_path",

@@ -508,7 +508,8 @@ def _run(args: argparse.Namespace) -> int:
     Spearman, Kendall tau-b, the calibration line and, with several rating fields,
     Krippendorff's alpha among raters. Writes a Markdown report, a JSON file and one scatter
     plot per metric to --out. METRIC is ir_quality, code_quality, end_to_end, reference_score
-    (code against a reference, no tests) or an import path 'package.module:attribute' (default:
+    (code against a reference, no tests), test_pass_rate (the tests alone, no reference) or an
+    import path 'package.module:attribute' (default:
     ir_quality and code_quality on the shipped labels; with --labels conala, reference_score).
     --baselines adds the field's metrics (chrF, BLEU, CodeBLEU, exact match) as extra rows.
     Example: 'lift-metrics validate --labels conala' reports reference_score and the field's

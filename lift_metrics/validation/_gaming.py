@@ -15,12 +15,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from lift_metrics._checks import check_int
+from lift_metrics._checks import check_int, score_value
 from lift_metrics._records import record_dict
 from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.ir import IR_MUTATIONS
 from lift_metrics.validation._gaming_tricks import CODE_TRICKS, Trick
-from lift_metrics.validation._validate_metric import _caller, metric_name, score_value
+from lift_metrics.validation._validate_metric import _caller, metric_name
 
 IR_KINDS: tuple[str, ...] = tuple(IR_MUTATIONS)
 

@@ -20,6 +20,7 @@ from lift_metrics.errors import LabelFileError as LabelFileError
 SHIPPED_LABELS: Mapping[str, str] = {
     "ir_quality": "ir_pairs.jsonl",
     "code_quality": "code_pairs.jsonl",
+    "test_pass_rate": "code_pairs.jsonl",
 }
 """Metric name -> file in ``datasets/labels/`` holding its hand-labelled pairs."""
 

@@ -8,14 +8,11 @@ same for the field's metrics (BLEU, chrF, ...), the comparison rows of a report.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
-import numpy as np
-
-from lift_metrics._checks import check_choice, check_int, check_iterable, check_real
+from lift_metrics._checks import check_choice, check_int, check_iterable, check_real, score_value
 from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.validation._labels import LabelledItem
 from lift_metrics.validation._validate import (
@@ -27,45 +24,6 @@ from lift_metrics.validation._validate import (
 
 CallStyle = Literal["item", "kwargs", "dspy"]
 _CALL_STYLES: tuple[str, ...] = ("item", "kwargs", "dspy")
-
-
-def score_value(result: Any) -> tuple[float | None, str | None]:
-    """Turn what a metric returned into ``(score, None)`` or ``(None, why it is missing)``.
-
-    Accepted: a real number, a bool (1.0/0.0), an object with a ``score`` attribute
-    (``dspy.Prediction(score=...)``, a breakdown, a judge's prediction) or one that supports
-    ``float()``. ``None``, NaN and anything else are missing; an object's ``missing``
-    attribute, when it is a str, is used as the reason.
-
-    Examples
-    --------
-    >>> score_value(0.25), score_value(True), score_value(None)
-    ((0.25, None), (1.0, None), (None, 'the metric returned None'))
-    """
-    value = result
-    if value is None:
-        return None, "the metric returned None"
-    if not isinstance(value, int | float | np.integer | np.floating):
-        score = getattr(value, "score", None)
-        if score is None:
-            reason = getattr(value, "missing", None)
-            if isinstance(reason, str) and reason:
-                return None, reason
-            if hasattr(value, "score"):
-                return None, "the metric's score is None"
-            if not hasattr(value, "__float__"):
-                return None, f"the metric returned {type(value).__name__}, not a score"
-            score = value
-        value = score
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None, f"the metric returned {type(value).__name__}, not a score"
-    if math.isnan(number):
-        return None, "the metric returned nan"
-    if math.isinf(number):
-        return None, "the metric returned an infinite score"
-    return number, None
 
 
 def _caller(

@@ -56,6 +56,33 @@ def test_the_pass_rate_and_the_strict_variant(sandbox: Any) -> None:
     assert "not run: degenerate" in rate.history[-4].reasons[0]
 
 
+def test_one_core_scores_the_plain_function_the_item_scorer_and_the_object_alike(
+    sandbox: Any,
+) -> None:
+    from lift_metrics.code import test_pass_rate, test_pass_rate_breakdown
+    from lift_metrics.validation import PassRateScorer
+
+    # a stub "passes" a test that expects None: no form pays it, since it computes nothing
+    returns_none = [{"inputs": {"a": 1, "b": 2}, "expected": None}]
+    stub = "def add1(a, b):\n    pass\n"
+    none_task = {**TASK, "tests": returns_none}
+    scorer, metric = PassRateScorer(sandbox=sandbox), TestPassRate(sandbox=sandbox)
+    for task, code in [(TASK, GOOD_CODE), (TASK, HALF_CODE), (TASK, "{code}"), (none_task, stub)]:
+        cases = [(case["inputs"], case["expected"]) for case in task["tests"]]
+        plain = test_pass_rate(code, cases, sandbox=sandbox)
+        item = {"predicted_code": code, "tests": task["tests"]}
+        example = dspy.Example(**task).with_inputs("prompt")
+        assert plain == scorer(item) == metric(example, pred(code))
+    assert test_pass_rate(stub, [({"a": 1, "b": 2}, None)], sandbox=sandbox) == 0.0
+    breakdown = test_pass_rate_breakdown(stub, [({"a": 1, "b": 2}, None)], sandbox=sandbox)
+    assert breakdown.degenerate == "the entry function has no body (pass)"
+    assert breakdown.execution is None  # not run
+    assert metric.history[-1].code.degenerate == breakdown.degenerate
+    # the same function, a body that computes: it runs and passes
+    computes = stub.replace("pass", "return None")
+    assert test_pass_rate(computes, [({"a": 1, "b": 2}, None)], sandbox=sandbox) == 1.0
+
+
 def test_pass_rate_needs_tests(sandbox: Any) -> None:
     without = dspy.Example(**{**TASK, "tests": []}).with_inputs("prompt")
     with pytest.raises(ValueError, match="holds no tests"):

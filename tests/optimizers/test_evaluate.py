@@ -134,6 +134,23 @@ def test_metric_returning_prediction_or_bool_is_read_as_a_score() -> None:
     assert ev.runs[0][0].scores == {"pred": 0.25, "flag": 1.0}
 
 
+def test_a_score_that_is_not_a_number_is_recorded_as_an_error_not_a_quiet_zero() -> None:
+    metrics = {
+        "nan": lambda ex, p: float("nan"),
+        "none": lambda ex, p: None,
+        "text": lambda ex, p: "0.9",
+        "fine": lambda ex, p: 0.5,
+    }
+    for name in ("nan", "none", "text"):
+        chosen = {name: metrics[name], "fine": metrics["fine"]}
+        ev = evaluate_program(Upper(), examples(1), metrics=chosen)
+        result = ev.runs[0][0]
+        assert result.scores == {name: 0.0, "fine": 0.5}
+        assert result.error is not None
+        assert result.error.startswith(f"metric {name}: ")
+        assert "the metric returned" in result.error
+
+
 def test_usage_is_recorded_per_example_through_dspy_threads() -> None:
     ir = {"intent": {"description": "d"}, "signature": {"name": "f", "parameters": []}}
     lm = pipeline_lm(ir, "    return 1")
