@@ -30,6 +30,7 @@ from lift_metrics.dspy_metrics._derived import Source, _SpecMetric
 from lift_metrics.dspy_metrics._feedback import _failed_tests, _tests_line
 from lift_metrics.dspy_metrics._fields import (
     _MISSING,
+    _agreed_everywhere,
     _all_tests_passed,
     _as_tests,
     _check_embedder,
@@ -256,11 +257,15 @@ class _CodePart(_Metric):
         return self.code_weights.get("tests", 0.0) > 0
 
     def _tests_verdict(self, example: Any, code: Any) -> bool | None:
-        """Return whether the code passed every test (None: no tests, or none are run)."""
+        """Return whether the code passed every test and agreed on every generated input.
+
+        None when neither was checked: no tests (or none are run) and no generated input
+        compared with the reference. Code that could not be run fails the example's tests.
+        """
         from lift_metrics.code import normalize_tests
 
         if self.tests_field is None or not self._runs_tests():
-            return None
+            return _agreed_everywhere(code)
         if isinstance(getattr(code, "tests_total", None), int):
             return _all_tests_passed(code)
         name = type(self).__name__
@@ -341,17 +346,18 @@ class CodeQuality(_CodePart, _SpecMetric):
     behaviour : bool or None, default None
         Validated profile only: compare the code with a runnable reference on generated
         inputs (on by default; False turns it off; see :func:`lift_metrics.code.code_quality`
-        and docs/code.md#behaviour-on-generated-inputs). The score includes them; the tests
-        verdict used by ``require_all_tests`` counts the given tests only.
+        and docs/code.md#behaviour-on-generated-inputs). The score includes them, and so does
+        the verdict used by ``require_all_tests``.
     threshold : float, default 0.5
         ``score >= threshold`` accepts a demonstration when bootstrapping. With tests the
         validated score of code that fails every test is at most 0.2.
     require_all_tests : bool, default True
-        Under a trace (bootstrapping), code that fails any test of the example is never
-        accepted as a demonstration, whatever its score: the call returns False (0.0 with
-        ``trace_returns="float"``). An example without tests is left to the threshold.
-        False: the threshold alone decides (code passing a third of the tests can score
-        above 0.5).
+        Under a trace (bootstrapping), code that fails any test of the example, or returns
+        another value than the reference on a generated input it was compared on (the
+        behaviour check), is never accepted as a demonstration, whatever its score: the call
+        returns False (0.0 with ``trace_returns="float"``). An example where neither ran (no
+        tests, no runnable reference) is left to the threshold. False: the threshold alone
+        decides (code passing a third of the tests can score above 0.5).
     reveal_expected : bool, default False
         What GEPA's feedback quotes. False: each failing test with its inputs and what the
         code returned or raised, never the expected value (a check script's failure as its

@@ -106,8 +106,9 @@ class EndToEnd(_IRPart, _CodePart):
         profile that best is ``0.4 + 0.5 * 0.2 + 0.1 = 0.6``, so the default is 0.65: a
         perfect IR cannot carry failing code into the demonstrations.
     require_all_tests : bool, default True
-        Under a trace, code that fails any test is rejected whatever the score (see
-        :class:`CodeQuality`): with tests, only code that passes them all becomes a
+        Under a trace, code that fails any test, or disagrees with the reference on a
+        generated input, is rejected whatever the score (see :class:`CodeQuality`): only
+        code that passes every test and agrees everywhere it was compared becomes a
         demonstration.
     reveal_expected : bool, default False
         GEPA's feedback quotes neither the expected IR nor expected test values; True

@@ -152,12 +152,38 @@ def _prediction_field(prediction: Any, field: str) -> Any:
     return value
 
 
-def _all_tests_passed(result: Any) -> bool | None:
-    """Return whether a result that counts tests passed them all (None: it counts none)."""
-    total = getattr(result, "tests_total", None)
-    if not isinstance(total, int) or isinstance(total, bool) or total == 0:
+def _counted(result: Any, passed: str, total: str) -> bool | None:
+    """Return whether ``result.<passed>`` reaches ``result.<total>`` (None: a total of none)."""
+    count = getattr(result, total, None)
+    if not isinstance(count, int) or isinstance(count, bool) or count == 0:
         return None
-    return bool(getattr(result, "tests_passed", 0) >= total)
+    return bool(getattr(result, passed, 0) >= count)
+
+
+def _both(*verdicts: bool | None) -> bool | None:
+    """Return False when a verdict is False, True when one is True, else None."""
+    if False in verdicts:
+        return False
+    return True if True in verdicts else None
+
+
+def _agreed_everywhere(result: Any) -> bool | None:
+    """Return whether the code returned what the reference returns on every generated input.
+
+    None when nothing was compared (no runnable reference, or a profile without the check).
+    """
+    return _counted(result, "behaviour_agreed", "behaviour_total")
+
+
+def _all_tests_passed(result: Any) -> bool | None:
+    """Return whether a result passed every test and agreed on every generated input.
+
+    The generated inputs on which the code was compared with the reference
+    (``behaviour_agreed``/``behaviour_total``) count as tests: code that returns another
+    value than the reference on one of them is wrong there, whatever the given tests say (a
+    table of the given tests' answers passes them all). None when the result counts neither.
+    """
+    return _both(_counted(result, "tests_passed", "tests_total"), _agreed_everywhere(result))
 
 
 def _as_tests(metric: str, value: Any) -> list[tuple[dict[str, Any], Any]] | str:

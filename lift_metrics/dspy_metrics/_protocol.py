@@ -85,8 +85,9 @@ class MetricBreakdown:
         GEPA's feedback shows these unless the metric was built with
         ``reveal_expected=True``. None when the reasons quote no reference.
     all_tests_passed : bool or None
-        Whether the code passed every test of the example: None when the metric runs no
-        code or the example has no tests; False too when the code could not be run.
+        Whether the code passed every test of the example and returned what the reference
+        returns on every generated input it was compared on (the behaviour check): None
+        when neither ran; False too when the code could not be run.
         Under a trace (bootstrapping) a False rejects the demonstration by default
         (``require_all_tests``).
     ir, code, end_to_end, aggregate
@@ -361,7 +362,8 @@ class _Metric:
 
         Notes
         -----
-        Under a trace, code that fails a test of the example is never accepted while
+        Under a trace, code that fails a test of the example (or disagrees with the
+        reference on a generated input) is never accepted while
         ``require_all_tests`` is True (the default): False, or 0.0 with
         ``trace_returns="float"``, whatever the score.
         """

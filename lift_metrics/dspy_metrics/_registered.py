@@ -40,8 +40,10 @@ class DSPyMetric(_SpecMetric):
     threshold : float, default 0.5
         ``score >= threshold`` is a success when bootstrapping demonstrations.
     require_all_tests : bool, default True
-        Under a trace, reject code that fails a test of the example (when the core's result
-        counts tests: ``tests_passed``/``tests_total``, on itself or on its ``code`` part).
+        Under a trace, reject code that fails a test of the example or disagrees with the
+        reference on a generated input (when the core's result counts them:
+        ``tests_passed``/``tests_total``, ``behaviour_agreed``/``behaviour_total``, on itself
+        or on its ``code`` part).
     history_size, cache_size, trace_returns, reveal_expected
         As in :class:`IRQuality`.
 

@@ -83,6 +83,38 @@ def test_one_core_scores_the_plain_function_the_item_scorer_and_the_object_alike
     assert test_pass_rate(computes, [({"a": 1, "b": 2}, None)], sandbox=sandbox) == 1.0
 
 
+def test_a_table_of_the_tests_answers_is_never_a_demonstration(sandbox: Any) -> None:
+    # passes both given tests, computes nothing: the generated inputs count as tests under a
+    # trace, for the code metric and for the composites whose perfect IR would carry it
+    table = "def add1(a, b):\n    return {(1, 2): 3, (-1, 1): 0}.get((a, b))\n"
+    rewrite = "def add1(a, b):\n    return sum((a, b))\n"
+    embedder = HashEmbedder()
+    for metric in (
+        CodeQuality(embedder=embedder, sandbox=sandbox),
+        EndToEnd(embedder=embedder, sandbox=sandbox),
+        Aggregate(embedder=embedder, sandbox=sandbox),
+    ):
+        assert metric(EXAMPLE, pred(table), trace=[]) is False, metric
+        code = metric.history[-1].code
+        assert (code.tests_passed, code.tests_total) == (2, 2)
+        assert code.behaviour_total > 0
+        assert code.behaviour_agreed < code.behaviour_total
+        assert metric.history[-1].all_tests_passed is False
+        assert metric(EXAMPLE, pred(rewrite), trace=[]) is True, metric
+        assert metric.history[-1].all_tests_passed is True
+    # without tests, the generated inputs alone decide
+    untested = dspy.Example(**{**TASK, "tests": []}).with_inputs("prompt")
+    metric = CodeQuality(embedder=embedder, sandbox=sandbox, threshold=0.0)
+    assert metric(untested, pred(table), trace=[]) is False
+    assert metric(untested, pred(rewrite), trace=[]) is True
+    assert (
+        CodeQuality(embedder=embedder, sandbox=sandbox, tests_field=None, threshold=0.0)(
+            EXAMPLE, pred(table), trace=[]
+        )
+        is False
+    )
+
+
 def test_pass_rate_needs_tests(sandbox: Any) -> None:
     without = dspy.Example(**{**TASK, "tests": []}).with_inputs("prompt")
     with pytest.raises(ValueError, match="holds no tests"):
