@@ -78,3 +78,47 @@ def _parses(code: str) -> bool:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
+
+
+def with_prompt_helpers(script: str, prompt: str | None, entry_point: str | None) -> str:
+    r"""Return a check script with the task's own helpers, from its prompt, defined after it.
+
+    A HumanEval-style prompt may define functions besides the one asked for (``poly``,
+    ``encode_cyclic``) that its check script calls to judge the answer. Called as the code
+    under test's, they are whatever that code redefines them to (an ``encode_cyclic`` that
+    returns its input makes an identity "decoder" pass). The prompt is the task's text, as
+    trusted as the check itself: its top-level statements other than the entry point's
+    definition (imports, constants, helpers) run after the script, in the check's own
+    process, and replace the code's functions of those names. A prompt that defines no
+    function or class besides the entry point, or that does not parse, leaves the script
+    as it is (its line numbers unchanged).
+
+    Examples
+    --------
+    >>> prompt = "def double(x):\n    return 2 * x\n\ndef half(x):\n    '''Halve.'''\n"
+    >>> print(with_prompt_helpers("def check(candidate): ...\n", prompt, "half"))
+    def check(candidate): ...
+    <BLANKLINE>
+    <BLANKLINE>
+    # the task's own definitions, from its prompt
+    def double(x):
+        return 2 * x
+    <BLANKLINE>
+    >>> with_prompt_helpers("x = 1\n", "def half(x):\n    '''Halve.'''\n", "half")
+    'x = 1\n'
+    """
+    if not prompt or not entry_point or len(prompt) > MAX_CODE_CHARS:
+        return script
+    try:
+        tree = parse(prompt)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return script
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    kept = [
+        node for node in tree.body if not (isinstance(node, functions) and node.name == entry_point)
+    ]
+    if not any(isinstance(node, (*functions, ast.ClassDef)) for node in kept):
+        return script
+    with _LOCK:
+        helpers = "\n".join(ast.unparse(node) for node in kept)
+    return f"{script.rstrip()}\n\n\n# the task's own definitions, from its prompt\n{helpers}\n"

@@ -64,7 +64,9 @@ def run_answer(
             code=code,
         )
     box = resolve_sandbox(sandbox) if components["syntax"] else None
-    executed = run_tests(code, tests, entry_point=entry_point, sandbox=box, timeout_s=timeout_s)
+    executed = run_tests(
+        code, tests, entry_point=entry_point, sandbox=box, timeout_s=timeout_s, prompt=prompt
+    )
     components["tests"] = executed.rate
     return CodeQualityBreakdown(
         score=executed.rate,

@@ -166,7 +166,7 @@ def score_code(
         return _validated(
             predicted, expected, tests, options, entry_point, prompt, embedder, sandbox
         )
-    return _weighted(predicted, expected, tests, options, entry_point, embedder, sandbox)
+    return _weighted(predicted, expected, tests, options, entry_point, embedder, sandbox, prompt)
 
 
 @takes_keywords(_CodeQualityKeywords)

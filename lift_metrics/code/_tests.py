@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from lift_metrics._checks import check_method, check_positive
+from lift_metrics._pyast import with_prompt_helpers
 from lift_metrics.code._features import code_features
 from lift_metrics.errors import InputTypeError, InputValueError
 
@@ -212,8 +213,13 @@ def run_tests(
     entry_point: str | None,
     sandbox: Any,
     timeout_s: float | None,
+    prompt: str | None = None,
 ) -> ExecutedTests:
-    """Run validated ``tests`` on ``code``; no process if there are none or it does not parse."""
+    """Run validated ``tests`` on ``code``; no process if there are none or it does not parse.
+
+    A check script is run with the helpers that ``prompt`` defines (the task's own, not the
+    code's: :func:`lift_metrics._pyast.with_prompt_helpers`).
+    """
     error = code_features(code).error
     if error is not None:
         return ExecutedTests(
@@ -222,7 +228,10 @@ def run_tests(
     if tests.count == 0:
         return ExecutedTests(1.0, 0, 0, None, "no tests")
     box = resolve_sandbox(sandbox)
-    result = box.run_tests(code, tests.payload(), entry_point=entry_point, timeout_s=timeout_s)
+    payload = tests.payload()
+    if isinstance(payload, str):
+        payload = with_prompt_helpers(payload, prompt, entry_point)
+    result = box.run_tests(code, payload, entry_point=entry_point, timeout_s=timeout_s)
     if tests.script is not None:
         passed = 1 if result.status == "passed" else 0
     else:

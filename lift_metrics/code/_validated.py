@@ -183,7 +183,12 @@ def _validated(
 
         def execute() -> ExecutedTests:
             return run_tests(
-                code, normalized, entry_point=entry, sandbox=box, timeout_s=options.timeout_s
+                code,
+                normalized,
+                entry_point=entry,
+                sandbox=box,
+                timeout_s=options.timeout_s,
+                prompt=prompt,
             )
 
         def resemblance() -> float:

@@ -96,8 +96,12 @@ def _weighted(
     entry: str | None,
     embedder: Embedder | None,
     sandbox: SandboxLike | None,
+    prompt: str | None = None,
 ) -> CodeQualityBreakdown:
-    """Return the weighted-sum family: seed, shipped and custom profiles."""
+    """Return the weighted-sum family: seed, shipped and custom profiles.
+
+    ``prompt`` only gives a check script the task's own helpers (the code is scored as given).
+    """
     weight = dict(options.weights or {})
     if weight["semantic"] > 0:
         embedder = resolve_embedder(embedder)
@@ -118,7 +122,12 @@ def _weighted(
 
     def execute() -> ExecutedTests:
         return run_tests(
-            predicted, normalized, entry_point=entry, sandbox=sandbox, timeout_s=options.timeout_s
+            predicted,
+            normalized,
+            entry_point=entry,
+            sandbox=sandbox,
+            timeout_s=options.timeout_s,
+            prompt=prompt,
         )
 
     def similarity() -> float:

@@ -628,7 +628,8 @@ def _plain_size(x: Any, depth: int, max_bytes: int) -> int:
 # make; anything else fails with ENOSYS (as on an older kernel: glibc falls back). aarch64: a
 # blocklist (the same dangerous calls). Either way: no new processes (threads only), no exec,
 # no ptrace or access to other processes' memory, signals only to itself, the calls that name
-# a process (its limits, scheduling, priority, robust futex list) only for itself, no sockets
+# a process (its limits, scheduling, priority, robust futex list) only for itself, no owner
+# set on a descriptor (F_SETOWN: the kernel would signal that process on I/O), no sockets
 # but connected socketpairs (no connect, bind, listen, accept, nor sendto with an address), no
 # namespaces, no mount API (old or new), no io_uring, no memfd (memory outside RLIMIT_AS), no
 # System V IPC or POSIX message queues (memory that would outlive the child), no keyrings,
@@ -738,6 +739,8 @@ _ARCHES = {
             "execveat": 322,
             "clone": 56,
             "clone3": 435,
+            "ioctl": 16,
+            "fcntl": 72,
             "ptrace": 101,
             "process_vm_readv": 310,
             "process_vm_writev": 311,
@@ -793,6 +796,8 @@ _ARCHES = {
             "execveat": 281,
             "clone": 220,
             "clone3": 435,
+            "ioctl": 29,
+            "fcntl": 25,
             "ptrace": 117,
             "process_vm_readv": 270,
             "process_vm_writev": 271,
@@ -939,8 +944,16 @@ _CONDITIONS = {
     "setpriority": "priority",
     "sendto": "no_address",  # to the connected peer only
     "socketpair": "connected_pair",  # AF_UNIX, SOCK_STREAM or SOCK_SEQPACKET
+    "fcntl": "no_owner",  # not F_SETOWN, F_SETOWN_EX, F_SETSIG nor F_SETLEASE
+    "ioctl": "no_owner_ioctl",  # not FIOSETOWN nor SIOCSPGRP
     **{name: "own_process" for name in _OWN_PROCESS_CALLS},
 }
+# fcntl commands that make the kernel signal a process the descriptor's owner names (SIGIO,
+# or any signal F_SETSIG picks, on I/O or a lease break): a way to signal another process
+# that kill() refuses. F_SETOWN 8, F_SETSIG 10, F_SETOWN_EX 15, F_SETLEASE 1024.
+_OWNER_FCNTL = (8, 10, 15, 1024)
+# ioctl commands that set a descriptor's owner the same way: FIOSETOWN, SIOCSPGRP.
+_OWNER_IOCTL = (0x8901, 0x8902)
 _CLONE_NAMESPACES = 0x7E020080  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET|NEWTIME
 
 
@@ -1030,6 +1043,8 @@ def _seccomp_program(machine: str, my_pid: int) -> list[tuple[int, int, int, int
     prog.append((and_k, 0, 0, sock_type_mask))  # without SOCK_NONBLOCK and SOCK_CLOEXEC
     prog.append(("J", jeq, sock_stream, "allow_end", None))
     prog.append(("J", jeq, sock_seqpacket, "allow_end", "eperm"))
+    prog += _refusing("no_owner", arg(1), _OWNER_FCNTL)  # fcntl(fd, cmd, arg)
+    prog += _refusing("no_owner_ioctl", arg(1), _OWNER_IOCTL)  # ioctl(fd, request, arg)
     prog.append(("L", "eperm"))
     prog.append((ret, 0, 0, eperm))
     prog.append(("L", "enosys"))
@@ -1049,6 +1064,17 @@ def _seccomp_program(machine: str, my_pid: int) -> list[tuple[int, int, int, int
         prog.append((ret, 0, 0, enosys))
     prog.append((ret, 0, 0, allow))  # blocklist: everything else; allowlist: unreachable
     return _resolve_labels(prog)
+
+
+def _refusing(label: str, load: tuple[int, int, int, int], values: tuple[int, ...]) -> list[Any]:
+    """Return the handler ``label``: refuse (EPERM) when the loaded word is one of ``values``."""
+    jeq = 0x15
+    return [
+        ("L", label),
+        load,
+        *(("J", jeq, value, "eperm", None) for value in values),
+        ("J", jeq, 0xFFFFFFFF, "eperm", "allow_end"),  # (never true) allow the rest
+    ]
 
 
 def _resolve_labels(prog: list[Any]) -> list[tuple[int, int, int, int]]:
@@ -1885,8 +1911,12 @@ def _rebuilt_exception(answer: dict[str, Any]) -> BaseException:
 def _remote_namespace(req: dict[str, Any], channel: Any, send: Any) -> dict[str, Any] | None:
     """Wait until the code under test is loaded; return the check's fresh namespace.
 
-    It holds a :class:`_Remote` for each function the code's top level defined, and this
-    process's own builtins. None once ``send`` reported why the code could not be loaded.
+    It holds a :class:`_Remote` for the entry point and for each other function the code's
+    top level defined, and this process's own builtins. A name of a builtin (``abs``,
+    ``tuple``, ``sorted``...) or a dunder name is never the code's, except the entry point:
+    a check that wraps the candidate's answer in ``abs(...)`` calls the real one, whatever
+    the code defined. (The script's own definitions, run next, replace any of these names.)
+    None once ``send`` reported why the code could not be loaded.
     """
     import builtins
 
@@ -1903,8 +1933,13 @@ def _remote_namespace(req: dict[str, Any], channel: Any, send: Any) -> dict[str,
         send({"k": "load", "e": MALFORMED})
     else:
         glb: dict[str, Any] = {"__name__": "__candidate__", "__builtins__": builtins}
+        entry_point = req["entry_point"]
         for name in names:
-            if type(name) is str and name.isidentifier():
+            if type(name) is not str or not name.isidentifier():
+                continue
+            if name == entry_point or not (
+                hasattr(builtins, name) or (name.startswith("__") and name.endswith("__"))
+            ):
                 glb[name] = _Remote(name, channel)
         send({"k": "load"})
         return glb

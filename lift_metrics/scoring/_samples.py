@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from lift_metrics._checks import check_path
 from lift_metrics._io import read_jsonl
-from lift_metrics._text import lone_surrogate
+from lift_metrics._text import clean_text, lone_surrogate
 from lift_metrics.errors import RecordError
 from lift_metrics.errors import SampleError as SampleError
 
@@ -92,7 +92,9 @@ def _sample_from(record: Any, line: int, where: str) -> Sample:
     text = record[kind]
     if not isinstance(text, str):
         raise RecordError(f"{where}: {kind!r} must be a string, got {type(text).__name__}")
-    _check_text(text, kind, where)
+    # the program is the candidate's: read as the code metrics read it (a lone surrogate
+    # becomes U+FFFD), and scored (a surrogate in a literal runs; elsewhere it fails to parse)
+    text = clean_text(text)
     sample_id = record.get("sample_id")
     if sample_id is not None:
         if isinstance(sample_id, bool) or not isinstance(sample_id, str | int):
@@ -142,8 +144,9 @@ def load_samples(path: str | os.PathLike[str]) -> list[Sample]:
     RecordError
         (``SampleError``, a ``ValueError``) naming the file and line: malformed JSON, text
         that is not Unicode (bytes that are not UTF-8, or a lone surrogate such as JSON's
-        ``"\ud800"``), a missing or mistyped field, both ``completion`` and ``solution``, a
-        repeated ``sample_id``, no samples.
+        ``"\ud800"`` in an id), a missing or mistyped field, both ``completion`` and
+        ``solution``, a repeated ``sample_id``, no samples. A lone surrogate in a program is
+        the candidate's: it is read as U+FFFD, as the code metrics read it, and scored.
 
     Examples
     --------

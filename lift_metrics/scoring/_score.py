@@ -226,7 +226,7 @@ def score_samples(
         for sample in todo:
             task = task_map[sample.task_id]
             code = task.program(sample.kind, sample.text)
-            yield ScoringJob(sample.line, code, task.tests, task.entry_point, limit_s)
+            yield ScoringJob(sample.line, code, task.checked_tests, task.entry_point, limit_s)
 
     owned = backend is None
     appender = _Appender(results_path) if results_path is not None else None
@@ -339,6 +339,11 @@ def _quality(sample: Sample, task: ScoringTask, timeout_s: float) -> float | Non
     program = task.program(sample.kind, sample.text)
     return float(
         code_quality(
-            program, task.reference, task.tests, entry_point=task.entry_point, timeout_s=timeout_s
+            program,
+            task.reference,
+            task.tests,
+            entry_point=task.entry_point,
+            timeout_s=timeout_s,
+            prompt=task.prompt or None,  # the program is whole: the prompt gives the helpers
         )
     )

@@ -47,6 +47,18 @@ class ScoringTask:
         kind = "script" if isinstance(self.tests, str) else f"{len(self.tests)} I/O cases"
         return f"ScoringTask(task_id={self.task_id!r}, entry_point={self.entry_point!r}, {kind})"
 
+    @property
+    def checked_tests(self) -> list[tuple[dict[str, Any], Any]] | str:
+        """The tests as they run: a check script with the helpers the prompt defines.
+
+        The prompt's own functions (``poly``, ``encode_cyclic``), not a sample's
+        redefinitions of them, judge the sample
+        (:func:`lift_metrics._pyast.with_prompt_helpers`).
+        """
+        if isinstance(self.tests, str):
+            return _pyast.with_prompt_helpers(self.tests, self.prompt, self.entry_point)
+        return self.tests
+
     def program(self, kind: str, text: str) -> str:
         """Return the whole program of a sample: ``prompt + completion``, or the solution itself."""
         return self.prompt + text if kind == "completion" else text

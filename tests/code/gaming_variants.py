@@ -66,6 +66,7 @@ VARIANTS: tuple[str, ...] = (
     "patched_builtins",
     "patched_check",
     "forged_frames",
+    "shadowed_names",
     "memory",
     "renamed",
     "unparsable",
@@ -350,6 +351,69 @@ FORGED_FRAMES = """\
     os._exit(0)
 """
 
+#: the builtins a HumanEval check wraps an answer in, each made to return what passes an
+#: assert (``abs(x - y) < 1e-6``, ``tuple(a) == tuple(b)``, ``len(a) == n``...)
+SHADOWED_BUILTINS = """\
+    return next(iter(locals().values()), 0)
+
+
+def abs(*args, **kwargs):
+    return 0
+
+
+def round(*args, **kwargs):
+    return 0
+
+
+def tuple(*args, **kwargs):
+    return 0
+
+
+def list(*args, **kwargs):
+    return 0
+
+
+def set(*args, **kwargs):
+    return 0
+
+
+def sorted(*args, **kwargs):
+    return 0
+
+
+def len(*args, **kwargs):
+    return 0
+
+
+def all(*args, **kwargs):
+    return True
+
+
+def isinstance(*args, **kwargs):
+    return True
+"""
+
+
+def shadowed_names(problem: Problem) -> str:
+    """The entry point returns its first argument; builtins and the prompt's helpers replaced.
+
+    Each function the prompt defines besides the entry point (``poly``, ``encode_cyclic``)
+    is redefined to return its first argument: a check that calls it to make its inputs
+    would then judge the identity a right "decoder".
+    """
+    tree = pyast.parse(problem.prompt)
+    helpers = [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and node.name != problem.entry_point
+    ]
+    redefined = "".join(
+        f"\n\ndef {name}(*args, **kwargs):\n    return args[0] if args else None\n"
+        for name in helpers
+    )
+    return problem.prompt + SHADOWED_BUILTINS + redefined
+
+
 #: the variants that forge a check instead of computing
 FORGERIES: tuple[str, ...] = (
     "always_equal",
@@ -357,6 +421,7 @@ FORGERIES: tuple[str, ...] = (
     "patched_builtins",
     "patched_check",
     "forged_frames",
+    "shadowed_names",
 )
 
 
@@ -385,6 +450,10 @@ def fixed_variants(problem: Problem) -> list[Variant]:
         "patched_builtins": body(PATCHED_BUILTINS),
         "patched_check": body(PATCHED_CHECK),
         "forged_frames": body(FORGED_FRAMES),
+        # scored with the prompt, as a HumanEval user scores: its helpers judge the answer
+        "shadowed_names": Variant(
+            "", shadowed_names(problem), shadowed_names(problem), prompt=prompt
+        ),
         "memory": body("    hoard = bytearray(1 << 40)\n    return hoard\n"),
         "renamed": Variant(
             "",
@@ -605,10 +674,18 @@ class SharedRuns:
 def passed_tests(sandbox: Any, problem: Problem, program: str) -> int:
     """How many of the problem's tests ``program`` passes in the real sandbox.
 
-    A check script is one test; code that does not parse or run passes none.
+    A check script is one test, run with the helpers the prompt defines (the task's own, as
+    ``lift-metrics score`` runs it); code that does not parse or run passes none.
     """
-    result = sandbox.run_tests(program, problem.test, entry_point=problem.entry_point)
+    result = sandbox.run_tests(program, checked_tests(problem), entry_point=problem.entry_point)
     return int(sum(bool(outcome.passed) for outcome in result.outcomes))
+
+
+def checked_tests(problem: Problem) -> Any:
+    """The problem's tests as they run: a check script with the prompt's helpers after it."""
+    if isinstance(problem.test, str):
+        return pyast.with_prompt_helpers(problem.test, problem.prompt, problem.entry_point)
+    return problem.test
 
 
 def count_tests(problem: Problem) -> int:
@@ -631,7 +708,9 @@ def killed_mutant(sandbox: Any, problem: Problem) -> str | None:
     for tried, candidate in enumerate(mutants(problem)):
         if tried >= MAX_MUTANTS_TRIED:
             break
-        result = sandbox.run_tests(candidate, problem.test, entry_point=problem.entry_point)
+        result = sandbox.run_tests(
+            candidate, checked_tests(problem), entry_point=problem.entry_point
+        )
         if result.status == "timeout":
             continue
         if sum(bool(outcome.passed) for outcome in result.outcomes) < count_tests(problem):

@@ -312,6 +312,46 @@ def test_a_check_script_cannot_be_forged(box: Sandbox, name: str) -> None:
     assert result.passed_count == 0
 
 
+# A check that wraps the candidate's answers in builtins, as HumanEval's do
+# (``abs(candidate(...) - x) < 1e-6``, ``tuple(candidate(...)) == (...)``).
+WRAPPING_CHECK = """
+def check(candidate):
+    assert abs(candidate(0.5, 0.25) - 0.75) < 1e-6
+    assert sorted(candidate([3], [1])) == sorted([1, 3])
+    assert tuple(candidate((1,), (2,))) == tuple([1, 2])
+    assert len(candidate('ab', 'c')) == 3
+"""
+SHADOWING = """
+def f(*args, **kwargs):
+    return 0
+def abs(*args, **kwargs):
+    return 0
+def sorted(*args, **kwargs):
+    return 0
+def tuple(*args, **kwargs):
+    return 0
+def len(*args, **kwargs):
+    return 3
+def __build_class__(*args, **kwargs):
+    return 0
+"""
+
+
+def test_the_code_cannot_replace_the_builtins_the_check_calls(box: Sandbox) -> None:
+    # Each function the code defines is callable by the check under its name (a helper a
+    # script may call); a builtin's name is not the code's to take: the check's abs, sorted,
+    # tuple and len are the real ones, so a code that computes nothing fails.
+    honest = "def f(a, b):\n    return a + b\n"
+    assert box.run_tests(honest, WRAPPING_CHECK, entry_point="f").status == "passed"
+    result = box.run_tests(SHADOWING, WRAPPING_CHECK, entry_point="f")
+    assert result.status != "passed", result
+    assert result.passed_count == 0
+    # the entry point itself may have a builtin's name: the check calls the code's
+    named = "def sorted(values):\n    return [0]\n"
+    script = "def check(candidate):\n    assert sorted([2, 1]) == [0]\n"
+    assert box.run_tests(named, script, entry_point="sorted").status == "passed"
+
+
 def test_the_code_under_test_holds_nothing_of_the_check_script(box: Sandbox) -> None:
     # The check's expected values (here a marker in the script) are not in the memory of
     # the process that runs the code, so no code can look its answers up.
@@ -1568,6 +1608,41 @@ def _open_files_limit(pid: int) -> tuple[int, int]:
     return tuple(  # type: ignore[return-value]
         resource.RLIM_INFINITY if value == "unlimited" else int(value) for value in (soft, hard)
     )
+
+
+def test_no_descriptor_can_name_a_process_to_signal(box: Sandbox) -> None:
+    # kill() reaches the child's own process only, but a descriptor's owner is signalled by
+    # the kernel itself: fcntl(F_SETOWN, pid) with O_ASYNC, then a write, sends SIGIO (or any
+    # signal F_SETSIG picks) to that pid; a lease break signals the owner too. Setting an
+    # owner is refused whatever the pid (here the child's own: a no-op if it were allowed),
+    # by fcntl and by ioctl, while the other descriptor operations still work.
+    code = textwrap.dedent("""
+    import errno, fcntl, os, struct, termios
+    def f():
+        r, w = os.pipe()
+        refused = []
+        for name, command, value in (('F_SETOWN', 8, os.getpid()), ('F_SETSIG', 10, 0),
+                                     ('F_SETOWN_EX', 15, struct.pack('ii', 1, os.getpid())),
+                                     ('F_SETLEASE', 1024, 2)):
+            try:
+                fcntl.fcntl(r, command, value)
+            except OSError as error:  # a lease on a pipe is EINVAL where not refused first
+                if error.errno == errno.EPERM:
+                    refused.append(name)
+        for name, request in (('FIOSETOWN', 0x8901), ('SIOCSPGRP', 0x8902)):
+            try:
+                fcntl.ioctl(r, request, struct.pack('i', os.getpid()))
+            except OSError as error:
+                if error.errno == errno.EPERM:
+                    refused.append(name)
+        fcntl.fcntl(r, fcntl.F_SETFL, fcntl.fcntl(r, fcntl.F_GETFL) | os.O_NONBLOCK)
+        owner = fcntl.fcntl(r, fcntl.F_GETOWN)
+        readable = struct.unpack('i', fcntl.ioctl(r, termios.FIONREAD, b'0000'))[0]
+        return [refused, owner, readable, os.get_blocking(r)]
+    """)
+    result = box.run_tests(code, [({}, None)], entry_point="f")
+    names = ["F_SETOWN", "F_SETSIG", "F_SETOWN_EX", "F_SETLEASE", "FIOSETOWN", "SIOCSPGRP"]
+    assert result.outcomes[0].actual_repr == repr([names, 0, 0, False]), result
 
 
 def test_calls_that_name_a_process_reach_the_child_only(box: Sandbox) -> None:

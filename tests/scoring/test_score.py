@@ -387,12 +387,6 @@ BAD_INPUT = [
     ("both", [{"task_id": "t001", "solution": "x", "completion": "y"}], "line 2: give either"),
     ("not a string", [{"task_id": "t001", "completion": 3}], "line 2: 'completion' must be"),
     ("not an object", [[1, 2]], "line 2: a sample must be a JSON object"),
-    # JSON's "\ud800" escape: a str that no UTF-8 file holds and Python does not compile
-    (
-        "lone surrogate",
-        ['{"task_id": "t001", "solution": "x = \'\\ud800\'"}'],
-        "line 2: 'solution' must be Unicode text, got a lone surrogate",
-    ),
     (
         "lone surrogate in an id",
         ['{"task_id": "t001", "solution": "x = 1", "sample_id": "a\\udc80"}'],
@@ -435,6 +429,27 @@ def test_a_message_with_a_lone_surrogate_is_written_as_unicode(tmp_path: Path) -
     (record,) = map(json.loads, (out / "results.jsonl").read_text(encoding="utf-8").splitlines())
     assert record["status"] == "failed"
     assert record["outcomes"][0]["error"] == "ValueError: \ufffd no"
+
+
+def test_a_lone_surrogate_in_a_program_is_scored_not_refused(tmp_path: Path) -> None:
+    # JSON's "\ud800" escape in a candidate's program: a str that no UTF-8 file holds and
+    # Python does not compile. The program is the candidate's content: it is read as U+FFFD
+    # (as the code metrics read it) and scored, and the other samples of the file with it.
+    lines = [
+        json.dumps(GOOD),
+        '{"task_id": "t001", "solution": "def add(a, b):\\n    return a + b  # \\ud800\\n"}',
+        '{"task_id": "t001", "completion": "x = \\ud800"}',
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    samples = load_samples(path)
+    assert "\ufffd" in samples[1].text
+    assert samples[2].text == "x = \ufffd"
+    out = tmp_path / "out"
+    done = _cli(str(path), "--tasks", "project", "--output", str(out), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["passed"] for r in sorted(records, key=lambda r: r["line"])] == [True, True, False]
 
 
 def test_bad_tasks_file_names_its_line(tmp_path: Path) -> None:
