@@ -3,22 +3,28 @@
 Where the reference runs, :func:`code_quality` compares what the two compute
 (docs/code.md#behaviour-on-generated-inputs): inputs proposed by
 :func:`~lift_metrics.code._inputs.generate_inputs` are run through the reference in the
-sandbox; an input on which the reference raises, runs out of time, returns something that is
-not plain data or returns different values on two runs is dropped; the first
-:data:`BEHAVIOUR_INPUTS` that remain, with the reference's outputs, are kept (cached per
-reference, entry point, known inputs and prompt), fewer when the reference needs more than
-:data:`REFERENCE_BUDGET_S` for them. The candidate is then run on those inputs
-in one execution and each output compared with the reference's (:func:`same_value`).
+sandbox; an input on which the reference runs out of time, returns something that is not
+plain data, raises, or does something else on a second run is dropped, except where it raises
+an exception that its code raises by name (``raise ValueError(...)``: the task's error
+contract), which is kept as "raises ValueError", at most :data:`RAISING_INPUTS` such inputs
+and a third as many as those returning a value; the first :data:`BEHAVIOUR_INPUTS` that
+return, with the reference's outputs, are kept (cached per reference, entry point, known
+inputs and prompt), fewer when the reference needs more than :data:`REFERENCE_BUDGET_S` for
+them. The candidate is then run on those inputs in one execution and each outcome compared
+with the reference's (:func:`same_value`; a raising input agrees when the candidate raises an
+exception of that name).
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from lift_metrics import _pyast as pyast
 from lift_metrics._lru import LRUCache
 from lift_metrics.code._inputs import _key, generate_inputs
 
@@ -36,6 +42,10 @@ correct but slower candidate finishes while an endless loop costs at most this."
 REFERENCE_BUDGET_S = CANDIDATE_TIMEOUT_MAX_S / 10.0
 """The reference's time on the inputs kept: a slow reference keeps as many as it runs in
 this time (at least one), so the same program gets at least 10 times its own time."""
+RAISING_INPUTS = 5
+"""The most inputs kept on which the reference raises an exception its code raises by name
+(and never more than a third of the inputs on which it returns): code that raises on every
+input agrees on those only."""
 FLOAT_REL_TOL = 1e-9
 """Relative tolerance between two floats (``math.isclose``; absolute 1e-12)."""
 
@@ -43,6 +53,56 @@ Calls = Callable[..., Sequence[Any]]
 """``execute_calls(code, inputs, *, entry_point, timeout_s)`` bound to a sandbox."""
 
 _REFERENCE_RUNS: LRUCache[tuple[Any, ...], ReferenceRun] = LRUCache(512)
+
+
+@dataclass(frozen=True)
+class Raises:
+    """What the reference does on an input of its error contract: raise ``name`` (internal)."""
+
+    name: str
+
+
+def raised_name(output: Any) -> str | None:
+    """Return the name of the exception a call raised (``"ValueError"``), or None."""
+    if output is None or output.ok or output.status != "failed" or not output.error:
+        return None
+    name = str(output.error).split(":", 1)[0]
+    return name if name.isidentifier() else None
+
+
+def contract_errors(reference: str) -> frozenset[str]:
+    r"""Return the built-in exceptions the reference raises by name (``raise ValueError(...)``).
+
+    Examples
+    --------
+    >>> sorted(contract_errors("def f(x):\n    if x < 0:\n        raise ValueError('x')\n"))
+    ['ValueError']
+    >>> contract_errors("def f(x):\n    return [][x]\n")
+    frozenset()
+    """
+    import builtins
+
+    try:
+        tree = pyast.parse(reference)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            target = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if not isinstance(target, ast.Name):
+                continue
+            kind = getattr(builtins, target.id, None)
+            if isinstance(kind, type) and issubclass(kind, Exception):
+                names.add(target.id)
+    return frozenset(names)
+
+
+def _same_outcome(first: Any, again: Any) -> bool:
+    """Whether two runs of the reference on one input returned one value or raised alike."""
+    if first.ok or again.ok:
+        return bool(first.ok and again.ok and same_value(again.value, first.value))
+    return raised_name(first) == raised_name(again)
 
 
 @dataclass(frozen=True)
@@ -194,26 +254,34 @@ def reference_run(
 def _valid(
     reference: str, entry: str | None, proposed: Sequence[dict[str, Any]], calls: Calls
 ) -> ReferenceRun:
-    """Return the first inputs (at most 20) on which the reference returns one value twice.
+    """Return the inputs on which the reference returns one value twice, or raises alike.
 
-    The inputs are the first :data:`BEHAVIOUR_INPUTS` proposed ones that return plain data.
-    The time kept is the second run's (every batch counted), per input, times the inputs kept.
+    The inputs are the first :data:`BEHAVIOUR_INPUTS` proposed ones that return plain data,
+    and among the others the shortest (``""``, ``0``, ``[]`` first: where error contracts
+    are) that raise an exception the reference raises by name (its error contract,
+    :func:`contract_errors`), at most :data:`RAISING_INPUTS` and a third as many as those
+    returning; in the order proposed. The time kept is the second run's (every
+    batch counted), per input, times the inputs kept.
     """
     first, _ = _run_all(reference, proposed, entry, calls, REFERENCE_TIMEOUT_S)
     returned = [i for i, out in enumerate(first) if out is not None and out.ok]
     returned = returned[:BEHAVIOUR_INPUTS]
+    contract = contract_errors(reference)
+    raising = [i for i, out in enumerate(first) if raised_name(out) in contract]
+    raising.sort(key=lambda i: (len(repr(proposed[i])), i))  # the edge cases first: "", 0, []
+    chosen = sorted(returned + raising[: min(RAISING_INPUTS, len(returned) // 3)])
     again, elapsed = _run_all(
-        reference, [proposed[i] for i in returned], entry, calls, REFERENCE_TIMEOUT_S
+        reference, [proposed[i] for i in chosen], entry, calls, REFERENCE_TIMEOUT_S
     )
     kept = [
         i
-        for i, out in zip(returned, again, strict=True)
-        if out is not None and out.ok and same_value(out.value, first[i].value)
+        for i, out in zip(chosen, again, strict=True)
+        if out is not None and _same_outcome(first[i], out)
     ]
-    per_input = elapsed / len(returned) if returned else 0.0
+    per_input = elapsed / len(chosen) if chosen else 0.0
     return ReferenceRun(
         tuple(proposed[i] for i in kept),
-        tuple(first[i].value for i in kept),
+        tuple(first[i].value if first[i].ok else Raises(str(raised_name(first[i]))) for i in kept),
         per_input * len(kept),
         "" if kept else _no_valid_reason(first),
     )
@@ -254,7 +322,11 @@ def compare(
     agreed = 0
     first: str | None = None
     for out, want in zip(outputs, run.outputs, strict=True):
-        if out.ok and same_value(out.value, want):
+        if isinstance(want, Raises):
+            same = raised_name(out) == want.name
+        else:
+            same = out.ok and same_value(out.value, want)
+        if same:
             agreed += 1
         elif first is None:  # what the code did, never the reference's output nor the input
             first = f"returned {out.value!r}" if out.ok else (out.error or out.status)

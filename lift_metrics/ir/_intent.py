@@ -8,19 +8,26 @@ three ways an intent can be close in topic and useless to the step that writes t
 
 - *generic*: no word beyond the vocabulary that fits every function ("This function processes
   the input and returns a result");
-- *negated*: a negation (``not``, ``never``, ``no``, ``without``, ``n't``, ...) whose first
-  content word is one the expected intent asserts, or that has no content word at all ("It
-  does NOT do this"); a negation the expected intent makes too is not a defect;
+- *negated*: a negation (``not``, ``never``, ``no``, ``without``, ``n't``, ``rather than``,
+  ``instead of``, ...) whose first content word is one the expected intent asserts, or that
+  has no content word at all beyond words about the behaviour itself ("It does NOT do
+  this", "That is not the behaviour wanted", "Avoid doing this:"); a negation the expected
+  intent makes too is not a defect;
 - *opposite*: a word of a contrast group (largest/smallest, first/last, even/odd,
   vowel/consonant, mean/median/mode, ...) where the expected intent has another word of that
   group and not this one, or two words that swap sides of "to"/"into" ("Celsius to
   Fahrenheit" against "Fahrenheit to Celsius").
+
+The text is read as a person reads it: compatibility forms folded (NFKC: fullwidth letters),
+invisible format characters (zero-width spaces) dropped, and a negation spelled with digits
+for letters ("N0T", "n3ver") read as the negation.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 
 __all__ = ["intent_defects"]
 
@@ -32,8 +39,30 @@ def _wordset(text: str) -> frozenset[str]:
 _TOKEN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*(?:'[a-z]+)?")
 _CLAUSE_END = frozenset({"and", "or", "but", "so", "then", "while", "whereas"})
 _NEGATIONS = frozenset(
-    {"not", "no", "never", "nor", "neither", "without", "cannot", "unless", "nothing", "n't"}
+    {
+        "not",
+        "no",
+        "never",
+        "nor",
+        "neither",
+        "without",
+        "cannot",
+        "unless",
+        "nothing",
+        "n't",
+        "rather",  # "rather than the largest"
+        "instead",  # "instead of the maximum"
+    }
 )
+#: negations that count only when they negate the whole intent ("Avoid doing this:"): "avoid
+#: duplicates" is a requirement, not a negation of the task
+_WHOLE_NEGATIONS = frozenset({"avoid"})
+#: words about the behaviour itself: a negation of only these negates the whole intent
+_BEHAVIOUR_WORDS = frozenset(
+    {"behaviour", "behavior", "wanted", "desired", "intended", "asked", "described", "above"}
+)
+#: digits read as the letters they stand in for, in a negation spelled with them ("n0t")
+_DIGIT_LETTERS = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t"})
 _STOPWORDS = _wordset(
     """a an the this that these those it its it's they them their there here of to in on at
     by for from with as is are was were be been being do does did doing done has have had
@@ -142,8 +171,12 @@ _CONTRASTS: tuple[tuple[str, ...], ...] = (
 _SYNONYMS = {
     "average": "mean",
     "arithmetic": "mean",
-    "maximal": "maximum",
-    "minimal": "minimum",
+    "maximal": "largest",
+    "minimal": "smallest",
+    "maximum": "largest",
+    "minimum": "smallest",
+    "max": "largest",
+    "min": "smallest",
     "biggest": "largest",
     "lowercased": "lowercase",
     "uppercased": "uppercase",
@@ -167,10 +200,24 @@ def _stem(word: str) -> str:
     return _SYNONYMS.get(word, word)
 
 
+def _readable(text: str) -> str:
+    """Return ``text`` folded as it reads: NFKC forms, no invisible format characters."""
+    folded = unicodedata.normalize("NFKC", text)
+    return "".join(ch for ch in folded if unicodedata.category(ch) != "Cf")
+
+
+def _word(token: str) -> str:
+    """Return the negation a token spells with digits for letters (``n0t``), else the token."""
+    if token.isalpha() or token.isdigit() or not any(ch.isalpha() for ch in token):
+        return token
+    read = token.translate(_DIGIT_LETTERS)
+    return read if read in _NEGATIONS or read in _WHOLE_NEGATIONS else token
+
+
 def _tokens(text: str) -> list[str]:
     """Return lower-case words (``doesn't`` -> ``does n't``); punctuation becomes ``.``."""
     tokens: list[str] = []
-    for piece in re.split(r"([.;:,!?()\[\]])", text.lower()):
+    for piece in re.split(r"([.;:,!?()\[\]])", _readable(text).lower()):
         if piece and piece in ".;:,!?()[]":
             tokens.append(".")
             continue
@@ -178,7 +225,7 @@ def _tokens(text: str) -> list[str]:
             if word.endswith("n't"):
                 tokens += [word[:-3] or "do", "n't"]
             else:
-                tokens.append(word)
+                tokens.append(_word(word))
     return tokens
 
 
@@ -194,7 +241,7 @@ def _analysis(text: str) -> tuple[tuple[str, ...], frozenset[str], frozenset[str
     negated: set[str] = set()
     first_negated: list[str] = []
     for i, token in enumerate(tokens):
-        if token not in _NEGATIONS:
+        if token not in _NEGATIONS and token not in _WHOLE_NEGATIONS:
             continue
         scope: list[str] = []
         for later in tokens[i + 1 : i + 7]:
@@ -202,8 +249,13 @@ def _analysis(text: str) -> tuple[tuple[str, ...], frozenset[str], frozenset[str
                 break
             if _is_content(later):
                 scope.append(_stem(later))
+        specific = [stem for stem in scope if stem not in _BEHAVIOUR_WORDS]
+        if token in _WHOLE_NEGATIONS:
+            if not specific:
+                first_negated.append("")
+            continue
         negated.update(scope)
-        first_negated.append(scope[0] if scope else "")
+        first_negated.append(specific[0] if specific else "")
     return tokens, content, frozenset(negated), first_negated
 
 

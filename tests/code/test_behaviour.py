@@ -23,8 +23,10 @@ from lift_metrics.code import code_quality, code_quality_breakdown, test_pass_ra
 from lift_metrics.code._behaviour import (
     BEHAVIOUR_INPUTS,
     CANDIDATE_TIMEOUT_MAX_S,
+    RAISING_INPUTS,
     REFERENCE_BUDGET_S,
     REFERENCE_TIMEOUT_S,
+    Raises,
     ReferenceRun,
     check_behaviour,
     compare,
@@ -104,23 +106,45 @@ def test_values_are_compared_as_the_tests_compare_them_floats_close() -> None:
 
 
 # -- the reference's side ----------------------------------------------------------------------
-def test_inputs_on_which_the_reference_raises_are_dropped_and_outputs_cached(
+def test_raising_inputs_are_dropped_but_the_error_contract_and_outputs_are_kept(
     real_sandbox: Any,
 ) -> None:
     run = reference_run(
         FACTORIAL, "factorial", [{"n": 5}], None, real_sandbox, _calls(real_sandbox)
     )
-    assert 0 < len(run.inputs) <= BEHAVIOUR_INPUTS
-    assert all(case["n"] >= 0 for case in run.inputs)  # negative n raises: dropped
-    assert list(run.outputs) == [math.factorial(case["n"]) for case in run.inputs]
+    returning = [i for i, out in enumerate(run.outputs) if not isinstance(out, Raises)]
+    raising = [i for i, out in enumerate(run.outputs) if isinstance(out, Raises)]
+    assert 0 < len(returning) <= BEHAVIOUR_INPUTS
+    assert all(run.inputs[i]["n"] >= 0 for i in returning)
+    assert [run.outputs[i] for i in returning] == [
+        math.factorial(run.inputs[i]["n"]) for i in returning
+    ]
+    # negative n raises the ValueError the reference raises by name: its error contract,
+    # kept for a few inputs (at most RAISING_INPUTS, a third of those returning)
+    assert 0 < len(raising) <= min(RAISING_INPUTS, len(returning) // 3)
+    assert all(run.inputs[i]["n"] < 0 for i in raising)
+    assert {run.outputs[i] for i in raising} == {Raises("ValueError")}
     again = reference_run(
         FACTORIAL, "factorial", [{"n": 5}], None, real_sandbox, _calls(real_sandbox)
     )
     assert again is run  # not run again in an optimizer loop
-    # a candidate that does something else on the dropped inputs is not blamed for it
+    # a candidate that returns a value where the task asks for a ValueError is blamed there
     lenient = "def factorial(n):\n    import math\n    return math.factorial(max(n, 0))\n"
     checked = check_behaviour(lenient, FACTORIAL, "factorial", [{"n": 5}], None, real_sandbox, None)
+    assert (checked.agreed, checked.total) == (len(returning), len(run.inputs))
+    # one that raises it its own way agrees; an error the reference raises implicitly
+    # (an IndexError on a bad index) is not a contract, and its inputs stay dropped
+    own = (
+        "def factorial(n):\n    import math\n    return math.factorial(n) if n >= 0 else int('x')\n"
+    )
+    checked = check_behaviour(own, FACTORIAL, "factorial", [{"n": 5}], None, real_sandbox, None)
     assert (checked.agreed, checked.total) == (len(run.inputs), len(run.inputs))
+    implicit = "def second(values: list[int]) -> int:\n    return values[1]\n"
+    run = reference_run(
+        implicit, "second", [{"values": [1, 2]}], None, real_sandbox, _calls(real_sandbox)
+    )
+    assert run.inputs
+    assert not any(isinstance(out, Raises) for out in run.outputs)
 
 
 def test_a_reference_that_never_returns_the_same_value_is_not_used(real_sandbox: Any) -> None:

@@ -166,6 +166,23 @@ def test_irquality_cut_off_sits_above_every_defect() -> None:
             "opposite",
         ),
         ("Decode a run-length string.", "Run-length encode a string.", "opposite"),
+        # read as a person reads them: digits for letters, fullwidth letters, zero-width spaces
+        ("Add two integers. It does N0T do this.", "Add two integers.", "negated"),
+        (
+            "Return the \uff53\uff4d\uff41\uff4c\uff4c\uff45\uff53\uff54 value.",
+            "Return the largest value.",
+            "opposite",
+        ),
+        ("Return the small\u200best value.", "Return the largest value.", "opposite"),
+        # contrast phrasings and negations of the whole behaviour
+        ("Return the smallest (rather than largest) item.", "Return the largest item.", "negated"),
+        ("Return the minimum instead of the maximum.", "Return the largest integer.", "negated"),
+        ("Avoid doing this: add two integers.", "Add two integers.", "negated"),
+        (
+            "Add two integers. That is not the behaviour wanted here.",
+            "Add two integers.",
+            "negated",
+        ),
     ],
 )
 def test_defective_intents_are_found(predicted: str, expected: str, kind: str) -> None:
@@ -196,6 +213,12 @@ def test_defective_intents_are_found(predicted: str, expected: str, kind: str) -
             "Produce FizzBuzz from 1 to n as a list.",
         ),
         ("Sum a pair of integers.", "Add two integers and return their sum."),
+        # a requirement phrased with "avoid", and a contrast about what the task does not ask
+        ("Merge the lists, avoiding duplicates.", "Merge two lists without duplicates."),
+        ("Avoid duplicates in the merged list.", "Merge two lists and drop repeated values."),
+        ("Return None instead of raising on an empty list.", "Return the first item or None."),
+        ("Return the max of a list.", "Return the largest value in a list."),
+        ("Encode the text as base64.", "Return the base64 encoding of the text."),
     ],
 )
 def test_honest_paraphrases_are_not_defects(predicted: str, expected: str) -> None:
