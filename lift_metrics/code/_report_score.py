@@ -81,17 +81,21 @@ def forge_inputs(
     entry_point: str | None = None,
     sandbox: SandboxLike | None = None,
     timeout_s: float | None = None,
+    prompt: str | None = None,
 ) -> ForgeInputs:
     r"""Measure the inputs of :func:`lift_metrics.stats.forge_score` on Python code.
 
     Parameters
     ----------
     code : str
-        The generated Python code.
+        The generated Python code (the whole program: it is run as given).
     tests : list of (dict, object) pairs, or str
         As in :func:`~lift_metrics.code.test_pass_rate` (a script counts as one test).
     entry_point, sandbox, timeout_s
         As in :func:`~lift_metrics.code.test_pass_rate`.
+    prompt : str or None, default None
+        The task's HumanEval-style prompt: a check script is judged with the helpers it
+        defines (``poly``, ``encode_cyclic``), not the code's redefinitions of them.
 
     Returns
     -------
@@ -129,7 +133,11 @@ def forge_inputs(
     error = _compile_error(code)
     if error is not None:
         return ForgeInputs(False, 0, normalized.count, lint_warnings, None, error)
-    executed = run_tests(code, normalized, entry_point=entry, sandbox=sandbox, timeout_s=timeout)
+    if prompt is not None:
+        prompt = check_code("prompt", prompt)
+    executed = run_tests(
+        code, normalized, entry_point=entry, sandbox=sandbox, timeout_s=timeout, prompt=prompt
+    )
     return ForgeInputs(
         True, executed.passed, executed.failed, lint_warnings, executed.execution, executed.reason
     )
@@ -142,6 +150,7 @@ def forge_score_from_code(
     entry_point: str | None = None,
     sandbox: SandboxLike | None = None,
     timeout_s: float | None = None,
+    prompt: str | None = None,
 ) -> float:
     """Return the compile/test/lint score of Python code: ``forge_inputs(...).score``.
 
@@ -154,5 +163,5 @@ def forge_score_from_code(
     0.0
     """
     return forge_inputs(
-        code, tests, entry_point=entry_point, sandbox=sandbox, timeout_s=timeout_s
+        code, tests, entry_point=entry_point, sandbox=sandbox, timeout_s=timeout_s, prompt=prompt
     ).score

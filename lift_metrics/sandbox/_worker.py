@@ -944,16 +944,21 @@ _CONDITIONS = {
     "setpriority": "priority",
     "sendto": "no_address",  # to the connected peer only
     "socketpair": "connected_pair",  # AF_UNIX, SOCK_STREAM or SOCK_SEQPACKET
-    "fcntl": "no_owner",  # not F_SETOWN, F_SETOWN_EX, F_SETSIG nor F_SETLEASE
-    "ioctl": "no_owner_ioctl",  # not FIOSETOWN nor SIOCSPGRP
+    "fcntl": "no_owner",  # not F_SETOWN, F_SETOWN_EX, F_SETSIG, F_SETLEASE, O_ASYNC
+    "ioctl": "no_owner_ioctl",  # not FIOSETOWN, SIOCSPGRP, FIOASYNC, nor a terminal's TIOCS*
     **{name: "own_process" for name in _OWN_PROCESS_CALLS},
 }
 # fcntl commands that make the kernel signal a process the descriptor's owner names (SIGIO,
 # or any signal F_SETSIG picks, on I/O or a lease break): a way to signal another process
-# that kill() refuses. F_SETOWN 8, F_SETSIG 10, F_SETOWN_EX 15, F_SETLEASE 1024.
+# that kill() refuses. F_SETOWN 8, F_SETSIG 10, F_SETOWN_EX 15, F_SETLEASE 1024. And
+# F_SETFL (4) with O_ASYNC: on a terminal the kernel makes its foreground process group the
+# owner by itself, so input on a terminal the child opened would signal that group.
 _OWNER_FCNTL = (8, 10, 15, 1024)
-# ioctl commands that set a descriptor's owner the same way: FIOSETOWN, SIOCSPGRP.
-_OWNER_IOCTL = (0x8901, 0x8902)
+_F_SETFL, _O_ASYNC = 4, 0o20000
+# ioctl commands that do the same, or act on a terminal another process reads: FIOSETOWN,
+# SIOCSPGRP, FIOASYNC, TIOCSPGRP (its foreground group), TIOCSCTTY (make it the controlling
+# terminal), TIOCSTI (type input into it), TIOCLINUX.
+_OWNER_IOCTL = (0x8901, 0x8902, 0x5452, 0x5410, 0x540E, 0x5412, 0x541C)
 _CLONE_NAMESPACES = 0x7E020080  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET|NEWTIME
 
 
@@ -1043,7 +1048,11 @@ def _seccomp_program(machine: str, my_pid: int) -> list[tuple[int, int, int, int
     prog.append((and_k, 0, 0, sock_type_mask))  # without SOCK_NONBLOCK and SOCK_CLOEXEC
     prog.append(("J", jeq, sock_stream, "allow_end", None))
     prog.append(("J", jeq, sock_seqpacket, "allow_end", "eperm"))
-    prog += _refusing("no_owner", arg(1), _OWNER_FCNTL)  # fcntl(fd, cmd, arg)
+    prog += _refusing("no_owner", arg(1), _OWNER_FCNTL, then="async")  # fcntl(fd, cmd, arg)
+    prog.append(("L", "async"))  # F_SETFL: any flags but O_ASYNC
+    prog.append(("J", jeq, _F_SETFL, None, "allow_end"))
+    prog.append(arg(2))
+    prog.append(("J", jset, _O_ASYNC, "eperm", "allow_end"))
     prog += _refusing("no_owner_ioctl", arg(1), _OWNER_IOCTL)  # ioctl(fd, request, arg)
     prog.append(("L", "eperm"))
     prog.append((ret, 0, 0, eperm))
@@ -1066,14 +1075,19 @@ def _seccomp_program(machine: str, my_pid: int) -> list[tuple[int, int, int, int
     return _resolve_labels(prog)
 
 
-def _refusing(label: str, load: tuple[int, int, int, int], values: tuple[int, ...]) -> list[Any]:
-    """Return the handler ``label``: refuse (EPERM) when the loaded word is one of ``values``."""
+def _refusing(
+    label: str, load: tuple[int, int, int, int], values: tuple[int, ...], then: str = "allow_end"
+) -> list[Any]:
+    """Return the handler ``label``: refuse (EPERM) when the loaded word is one of ``values``.
+
+    Otherwise go on at ``then`` (the loaded word still in the accumulator).
+    """
     jeq = 0x15
     return [
         ("L", label),
         load,
         *(("J", jeq, value, "eperm", None) for value in values),
-        ("J", jeq, 0xFFFFFFFF, "eperm", "allow_end"),  # (never true) allow the rest
+        ("J", jeq, 0xFFFFFFFF, "eperm", then),  # (never true) go on with the rest
     ]
 
 

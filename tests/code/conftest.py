@@ -8,8 +8,6 @@ Registers ``code_testkit``, ``gaming_variants`` (the gaming suite's matrix),
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,16 +27,8 @@ def fake_sandbox() -> FakeSandbox:
     return FakeSandbox()
 
 
-def real_sandbox_available() -> bool:
-    return importlib.util.find_spec("lift_metrics.sandbox") is not None and hasattr(
-        importlib.import_module("lift_metrics.sandbox"), "Sandbox"
-    )
-
-
 @pytest.fixture(scope="session")
 def real_sandbox() -> Iterator[Any]:
-    if not real_sandbox_available():
-        pytest.skip("lift_metrics.sandbox is not available yet (built by another helper)")
     from lift_metrics.sandbox import Sandbox
 
     with Sandbox(workers=2, timeout_s=5.0) as sandbox:

