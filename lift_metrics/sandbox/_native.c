@@ -307,11 +307,18 @@ static void stop_checker(void) {
     checker_gone();
 }
 
-/* Make sure a checking process runs, fresh enough. Returns 1, 2 in a new checker, or -2. */
+/* Make sure a checking process runs, fresh enough. Returns 1, 2 in a new checker, or -2.
+ * The checker never writes to its socket: a socket that reads as closed is a checker that
+ * ended (or is ending: not reaped yet, a check that killed it just closed its pipes), which
+ * is stopped and replaced rather than handed the next check. */
 static int ready_checker(int *child_fds) {
     if (checker_pid > 0) {
         pid_t done = waitpid(checker_pid, NULL, WNOHANG);
         if (done == checker_pid || (done < 0 && errno == ECHILD)) checker_gone();
+    }
+    if (checker_pid > 0) {
+        struct pollfd ended = {checker_sock, POLLIN, 0};
+        if (poll(&ended, 1, 0) != 0) stop_checker();
     }
     if (checker_pid > 0 && checker_runs >= CHECKER_RUNS) stop_checker();
     if (checker_pid <= 0) return spawn_checker(child_fds);

@@ -2408,7 +2408,14 @@ class _Checker:
         self.runs = 0
 
     def ready(self, cfg: dict[str, Any], buffers: tuple[_Buffer, ...]) -> None:
-        """Make sure a checking process runs and has not run :data:`CHECKER_RUNS` checks."""
+        """Make sure a checking process runs and has not run :data:`CHECKER_RUNS` checks.
+
+        The checker never writes to its socket: a socket that reads as closed is a checker
+        that ended (or is ending: not reaped yet, a check that killed it just closed its
+        pipes), which is stopped and replaced rather than handed the next check.
+        """
+        import select
+
         if self.pid:
             try:
                 done, _status = os.waitpid(self.pid, os.WNOHANG)
@@ -2416,6 +2423,11 @@ class _Checker:
                 done = self.pid
             if done:
                 self.gone()
+        if self.pid:
+            ended = select.poll()
+            ended.register(self.sock, select.POLLIN)
+            if ended.poll(0):
+                self.stop()
         if self.pid and self.runs >= CHECKER_RUNS:
             self.stop()
         if not self.pid:
