@@ -14,7 +14,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lift_metrics._checks import check_positive, normalize_weights
+from lift_metrics._checks import check_timeout, normalize_weights
 from lift_metrics._registry import (
     ItemField,
     MetricScorer,
@@ -395,8 +395,7 @@ class PassRateScorer(MetricScorer):
     def __init__(self, *, sandbox: Any = None, timeout_s: float | None = None) -> None:
         self._bind(_TEST_PASS_RATE)
         self.sandbox = sandbox
-        given = timeout_s
-        self.timeout_s = None if given is None else float(check_positive("timeout_s", given))
+        self.timeout_s = check_timeout(timeout_s)
 
 
 _TEST_PASS_RATE = register_metric(

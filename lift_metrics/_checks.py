@@ -67,6 +67,11 @@ def check_positive(name: str, value: Any, *, allow_inf: bool = False) -> float:
     return result
 
 
+def check_timeout(timeout_s: Any) -> float | None:
+    """Validate a per-execution timeout in seconds (``None`` means the sandbox default)."""
+    return None if timeout_s is None else check_positive("timeout_s", timeout_s)
+
+
 def check_unit_interval(name: str, value: Any) -> float:
     """Return ``value`` as a float, requiring ``0 <= value <= 1``."""
     result = check_real(name, value)

@@ -109,16 +109,27 @@ def with_prompt_helpers(script: str, prompt: str | None, entry_point: str | None
     """
     if not prompt or not entry_point or len(prompt) > MAX_CODE_CHARS:
         return script
+    helpers = _prompt_helpers(prompt, entry_point)
+    if not helpers:
+        return script
+    return f"{script.rstrip()}\n\n\n# the task's own definitions, from its prompt\n{helpers}\n"
+
+
+@functools.lru_cache(maxsize=1024)
+def _prompt_helpers(prompt: str, entry_point: str) -> str:
+    """Return the prompt's top-level statements but the entry point's, as source ("": none).
+
+    Cached: every check of a task in an optimizer loop or a scoring run has the same prompt.
+    """
     try:
         tree = parse(prompt)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return script
+        return ""
     functions = (ast.FunctionDef, ast.AsyncFunctionDef)
     kept = [
         node for node in tree.body if not (isinstance(node, functions) and node.name == entry_point)
     ]
     if not any(isinstance(node, (*functions, ast.ClassDef)) for node in kept):
-        return script
+        return ""
     with _LOCK:
-        helpers = "\n".join(ast.unparse(node) for node in kept)
-    return f"{script.rstrip()}\n\n\n# the task's own definitions, from its prompt\n{helpers}\n"
+        return "\n".join(ast.unparse(node) for node in kept)

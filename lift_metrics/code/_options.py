@@ -10,13 +10,11 @@ from typing import Any
 from lift_metrics._checks import (
     check_similarity_floor,
     check_stub_cap,
+    check_timeout,
     check_wrong_answer_gate,
     normalize_weights,
 )
 from lift_metrics._profiles import CalibrationProfile, resolve_profile
-from lift_metrics.code._tests import (
-    check_timeout,
-)
 from lift_metrics.errors import InputTypeError, InputValueError
 
 DEFAULT_CODE_QUALITY_WEIGHTS: Mapping[str, float] = {

@@ -162,7 +162,8 @@ def test_pass_rate(
     prompt : str or None, default None
         A HumanEval-style prompt (signature and docstring): a completion that holds only the
         function body is run as ``prompt + code``, as :func:`~lift_metrics.code.code_quality`
-        does.
+        does, and a check script is judged with the helpers the prompt defines, not the
+        code's redefinitions of them.
 
     Returns
     -------

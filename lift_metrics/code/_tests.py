@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from lift_metrics._checks import check_method, check_positive
+from lift_metrics._checks import check_method, check_timeout
 from lift_metrics._pyast import with_prompt_helpers
 from lift_metrics.code._features import code_features
 from lift_metrics.errors import InputTypeError, InputValueError
@@ -139,11 +139,6 @@ def check_entry_point(entry_point: Any) -> str | None:
     if not entry_point.isidentifier() or keyword.iskeyword(entry_point):
         raise InputValueError(f"entry_point must be a Python identifier, got {entry_point!r}")
     return entry_point
-
-
-def check_timeout(timeout_s: Any) -> float | None:
-    """Validate a per-execution timeout in seconds (``None`` means the sandbox default)."""
-    return None if timeout_s is None else check_positive("timeout_s", timeout_s)
 
 
 def resolve_sandbox(sandbox: Any) -> SandboxLike:

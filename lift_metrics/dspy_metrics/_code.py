@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from lift_metrics._checks import (
     check_bool,
-    check_positive,
+    check_timeout,
 )
 from lift_metrics._profiles import FAIL_CEILING
 from lift_metrics.code import DEFAULT_CODE_QUALITY_WEIGHTS
@@ -97,7 +97,7 @@ class _CodePart(_Metric):
         self.entry_point_field = _check_field("entry_point_field", entry_point_field, optional=True)
         self.prompt_field = _check_field("prompt_field", prompt_field, optional=True)
         self.code_field = _check_field("code_field", code_field)
-        self.timeout_s = None if timeout_s is None else check_positive("timeout_s", timeout_s)
+        self.timeout_s = check_timeout(timeout_s)
         self.sandbox = _check_sandbox(sandbox)
 
     def _init_code(

@@ -353,45 +353,14 @@ FORGED_FRAMES = """\
 
 #: the builtins a HumanEval check wraps an answer in, each made to return what passes an
 #: assert (``abs(x - y) < 1e-6``, ``tuple(a) == tuple(b)``, ``len(a) == n``...)
-SHADOWED_BUILTINS = """\
-    return next(iter(locals().values()), 0)
+SHADOWED_BUILTINS: dict[str, str] = {
+    **dict.fromkeys(("abs", "round", "tuple", "list", "set", "sorted", "len"), "0"),
+    **dict.fromkeys(("all", "isinstance"), "True"),
+}
 
 
-def abs(*args, **kwargs):
-    return 0
-
-
-def round(*args, **kwargs):
-    return 0
-
-
-def tuple(*args, **kwargs):
-    return 0
-
-
-def list(*args, **kwargs):
-    return 0
-
-
-def set(*args, **kwargs):
-    return 0
-
-
-def sorted(*args, **kwargs):
-    return 0
-
-
-def len(*args, **kwargs):
-    return 0
-
-
-def all(*args, **kwargs):
-    return True
-
-
-def isinstance(*args, **kwargs):
-    return True
-"""
+def _defined(name: str, returned: str) -> str:
+    return f"\n\ndef {name}(*args, **kwargs):\n    return {returned}\n"
 
 
 def shadowed_names(problem: Problem) -> str:
@@ -407,11 +376,10 @@ def shadowed_names(problem: Problem) -> str:
         for node in tree.body
         if isinstance(node, ast.FunctionDef) and node.name != problem.entry_point
     ]
-    redefined = "".join(
-        f"\n\ndef {name}(*args, **kwargs):\n    return args[0] if args else None\n"
-        for name in helpers
-    )
-    return problem.prompt + SHADOWED_BUILTINS + redefined
+    body = "    return next(iter(locals().values()), 0)\n"
+    shadows = "".join(_defined(name, value) for name, value in SHADOWED_BUILTINS.items())
+    redefined = "".join(_defined(name, "args[0] if args else None") for name in helpers)
+    return problem.prompt + body + shadows + redefined
 
 
 #: the variants that forge a check instead of computing
