@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import warnings
@@ -14,7 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 from lift_metrics.similarity._cache import _package_version, _read_json, embedding_cache_dir
 
-_ONNX_FORMAT = "lift-metrics-onnx-1"
+_ONNX_FORMAT = "lift-metrics-onnx-2"
 _ONNX_OPSET = 17
 _ONNX_MIN_AGREEMENT = 0.9999
 _ONNX_PROBES = (
@@ -121,18 +122,28 @@ def _export_onnx(model: SentenceTransformer, target: Path) -> None:
 
     sample = torch.ones((2, 8), dtype=torch.long)
     axes = {0: "batch", 1: "tokens"}
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the exporter's deprecation and tracer notes
-        torch.onnx.export(
-            _Hidden().eval(),
-            tuple(sample for _ in names),
-            str(target),
-            dynamo=False,
-            input_names=names,
-            output_names=["last_hidden_state"],
-            dynamic_axes={name: axes for name in [*names, "last_hidden_state"]},
-            opset_version=_ONNX_OPSET,
-            do_constant_folding=True,
-        )
+    # the plain ("eager") attention exports a graph ONNX Runtime runs about 10% faster than
+    # that of torch's fused attention (same arithmetic in float32)
+    attention = getattr(transformer.config, "_attn_implementation", None)
+    with contextlib.suppress(Exception):
+        transformer.set_attn_implementation("eager")
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the exporter's deprecation and tracer notes
+            torch.onnx.export(
+                _Hidden().eval(),
+                tuple(sample for _ in names),
+                str(target),
+                dynamo=False,
+                input_names=names,
+                output_names=["last_hidden_state"],
+                dynamic_axes={name: axes for name in [*names, "last_hidden_state"]},
+                opset_version=_ONNX_OPSET,
+                do_constant_folding=True,
+            )
+    finally:
+        if attention is not None:
+            with contextlib.suppress(Exception):
+                transformer.set_attn_implementation(attention)
     with open(target, "rb+") as handle:  # durable before it is renamed into the cache
         os.fsync(handle.fileno())
