@@ -7,11 +7,15 @@ sandbox; an input on which the reference runs out of time, returns something tha
 plain data, raises, or does something else on a second run is dropped, except where it raises
 an exception that its code raises by name (``raise ValueError(...)``: the task's error
 contract), which is kept as "raises ValueError", at most :data:`RAISING_INPUTS` such inputs
-and a third as many as those returning a value; the first :data:`BEHAVIOUR_INPUTS` that
-return, with the reference's outputs, are kept (cached per reference, entry point, known
-inputs and prompt), fewer when the reference needs more than :data:`REFERENCE_BUDGET_S` for
-them. The candidate is then run on those inputs in one execution and each outcome compared
-with the reference's (:func:`same_value`; a raising input agrees when the candidate raises an
+and a third as many as those returning a value. Of the valid inputs, :data:`BEHAVIOUR_INPUTS`
+are chosen: up to three for each kind of outcome (True and False, empty and not, negative,
+zero and positive, each exception), then those on which the reference's one-change mutants
+(:func:`~lift_metrics._mutants.mutants`: an operator swapped, a constant off by one,
+``min`` for ``max``, ...) differ from it, as few as tell every mutant apart, then others
+spread over the rest; fewer when the reference needs more than :data:`REFERENCE_BUDGET_S`
+for them. The choice is cached per reference, entry point, known inputs and prompt. The
+candidate is then run on those inputs in one execution and each outcome compared with the
+reference's (:func:`same_value`; a raising input agrees when the candidate raises an
 exception of that name).
 """
 
@@ -20,18 +24,29 @@ from __future__ import annotations
 import ast
 import functools
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from lift_metrics import _pyast as pyast
 from lift_metrics._lru import LRUCache
+from lift_metrics._mutants import mutants
 from lift_metrics.code._inputs import _key, generate_inputs
 
 BEHAVIOUR_INPUTS = 20
 """The most generated inputs the candidate is compared on."""
-PROPOSED_INPUTS = 40
+PROPOSED_INPUTS = 120
 """The inputs proposed to the reference (those it rejects are dropped)."""
+KIND_INPUTS = 3
+"""The most inputs chosen for each kind of outcome (True, False, empty, ...) first."""
+MUTANTS = 24
+"""The most one-change mutants of the reference run on the valid inputs to choose them."""
+MUTANT_BUDGET_S = 1.5
+"""The reference's own time on the valid inputs, times the mutants run, stays under this:
+a slow reference runs fewer mutants (none when one run takes longer)."""
+MUTANT_TIMEOUT_S = 0.25
+"""The least time limit of one mutant's run (ten times the reference's own when longer)."""
 REFERENCE_TIMEOUT_S = 2.0
 """Time limit of one run of the reference over the proposed inputs."""
 CANDIDATE_TIMEOUT_S = 1.0
@@ -229,24 +244,27 @@ def reference_run(
     if not proposed:
         run = ReferenceRun((), (), 0.0, "no inputs could be generated for the reference")
     else:
-        valid = _valid(reference, entry, proposed, calls)
-        run = _within(valid, REFERENCE_BUDGET_S * 1000.0, least=1)
-        if run.inputs and len(run.inputs) == len(valid.inputs) < BEHAVIOUR_INPUTS:
+        pool = _valid(reference, entry, proposed, calls)
+        if (pool.inputs or seeds) and len(pool.inputs) < BEHAVIOUR_INPUTS:
             # few proposals were valid (a parser's inputs): mutate the valid ones too
             more = generate_inputs(
-                reference, entry, [*seeds, *run.inputs], prompt=prompt, count=PROPOSED_INPUTS
+                reference,
+                entry,
+                [*seeds, *pool.inputs],
+                prompt=prompt,
+                count=PROPOSED_INPUTS,
+                variant=1,
             )
-            extra = _within(
-                _valid(reference, entry, more, calls),
-                REFERENCE_BUDGET_S * 1000.0 - run.elapsed_ms,
-                least=0,
+            extra = _valid(reference, entry, more, calls)
+            pool = ReferenceRun(
+                pool.inputs + extra.inputs,
+                pool.outputs + extra.outputs,
+                pool.elapsed_ms + extra.elapsed_ms,
+                pool.reason,
             )
-            extra = _first(extra, BEHAVIOUR_INPUTS - len(run.inputs))
-            run = ReferenceRun(
-                run.inputs + extra.inputs,
-                run.outputs + extra.outputs,
-                run.elapsed_ms + extra.elapsed_ms,
-            )
+        run = _within(
+            _select(reference, entry, pool, calls, prompt), REFERENCE_BUDGET_S * 1000.0, 1
+        )
     _REFERENCE_RUNS.put(key, run)
     return run
 
@@ -256,8 +274,8 @@ def _valid(
 ) -> ReferenceRun:
     """Return the inputs on which the reference returns one value twice, or raises alike.
 
-    The inputs are the first :data:`BEHAVIOUR_INPUTS` proposed ones that return plain data,
-    and among the others the shortest (``""``, ``0``, ``[]`` first: where error contracts
+    The inputs are the proposed ones that return plain data, and among the others the
+    shortest (``""``, ``0``, ``[]`` first: where error contracts
     are) that raise an exception the reference raises by name (its error contract,
     :func:`contract_errors`), at most :data:`RAISING_INPUTS` and a third as many as those
     returning; in the order proposed. The time kept is the second run's (every
@@ -265,7 +283,6 @@ def _valid(
     """
     first, _ = _run_all(reference, proposed, entry, calls, REFERENCE_TIMEOUT_S)
     returned = [i for i, out in enumerate(first) if out is not None and out.ok]
-    returned = returned[:BEHAVIOUR_INPUTS]
     contract = contract_errors(reference)
     raising = [i for i, out in enumerate(first) if raised_name(out) in contract]
     raising.sort(key=lambda i: (len(repr(proposed[i])), i))  # the edge cases first: "", 0, []
@@ -287,6 +304,135 @@ def _valid(
     )
 
 
+def _agrees(out: Any, want: Any) -> bool:
+    """Whether a call's outcome is the reference's: its value, or raising the same exception."""
+    if isinstance(want, Raises):
+        return raised_name(out) == want.name
+    return bool(out.ok and same_value(out.value, want))
+
+
+def _select(
+    reference: str, entry: str | None, pool: ReferenceRun, calls: Calls, prompt: str | None
+) -> ReferenceRun:
+    """Choose :data:`BEHAVIOUR_INPUTS` of the valid inputs (module docstring)."""
+    if len(pool.inputs) <= BEHAVIOUR_INPUTS:
+        return pool
+    runs = int(MUTANT_BUDGET_S * 1000.0 // max(pool.elapsed_ms, 1e-3))
+    programs = mutants(reference, entry, limit=MUTANTS, more=True)[: min(MUTANTS, runs)]
+    kills = [_kills(program, entry, pool, calls) for program in programs]
+    survivors = [i for i, killed in enumerate(kills) if not killed]
+    if survivors and runs >= 2 * len(programs):
+        pool, kills = _hunt(reference, entry, pool, calls, prompt, programs, kills, survivors)
+    chosen = _chosen(pool.outputs, kills)
+    per_input = pool.elapsed_ms / len(pool.inputs)
+    return ReferenceRun(
+        tuple(pool.inputs[i] for i in chosen),
+        tuple(pool.outputs[i] for i in chosen),
+        per_input * len(chosen),
+        pool.reason,
+    )
+
+
+def _hunt(
+    reference: str,
+    entry: str | None,
+    pool: ReferenceRun,
+    calls: Calls,
+    prompt: str | None,
+    programs: Sequence[str],
+    kills: list[set[int]],
+    survivors: Sequence[int],
+) -> tuple[ReferenceRun, list[set[int]]]:
+    """Mutate the valid inputs once more and add those on which a surviving mutant differs.
+
+    The valid inputs are mutated (their neighbours: one more character, a bound moved by
+    one), so a mutant that only a boundary case tells apart is told apart where it can be.
+    """
+    proposed = generate_inputs(
+        reference, entry, pool.inputs, prompt=prompt, count=PROPOSED_INPUTS, variant=2
+    )
+    extra = _valid(reference, entry, proposed, calls) if proposed else None
+    if extra is None or not extra.inputs:
+        return pool, kills
+    found = {i: _kills(programs[i], entry, extra, calls) for i in survivors}
+    useful = sorted(set().union(*found.values()))
+    if not useful:
+        return pool, kills
+    offset = len(pool.inputs)
+    moved = {old: offset + new for new, old in enumerate(useful)}
+    for i, killed in found.items():
+        kills[i] = {moved[j] for j in killed}
+    per_input = extra.elapsed_ms / len(extra.inputs)
+    grown = ReferenceRun(
+        pool.inputs + tuple(extra.inputs[j] for j in useful),
+        pool.outputs + tuple(extra.outputs[j] for j in useful),
+        pool.elapsed_ms + per_input * len(useful),
+        pool.reason,
+    )
+    return grown, kills
+
+
+def _kills(program: str, entry: str | None, pool: ReferenceRun, calls: Calls) -> set[int]:
+    """Return the valid inputs on which a mutant differs from the reference.
+
+    An input the mutant's run did not reach (it ran out of time or crashed first) counts as
+    agreeing: nothing is known there.
+    """
+    limit = min(REFERENCE_TIMEOUT_S, max(MUTANT_TIMEOUT_S, 10.0 * pool.elapsed_ms / 1000.0))
+    outputs = calls(program, list(pool.inputs), entry_point=entry, timeout_s=limit)
+    return {
+        i
+        for i, (out, want) in enumerate(zip(outputs, pool.outputs, strict=True))
+        if not (out.error or "").startswith("did not run") and not _agrees(out, want)
+    }
+
+
+def _outcome_kind(value: Any) -> tuple[Any, ...]:
+    """Return a coarse kind of an outcome: its type, with the sign, truth or length 0/1/2+."""
+    if isinstance(value, Raises):
+        return ("raises", value.name)
+    if isinstance(value, bool) or value is None:
+        return (type(value).__name__, value)
+    if isinstance(value, int | float):
+        return (type(value).__name__, (value > 0) - (value < 0))
+    if isinstance(value, str | bytes | list | tuple | dict | set | frozenset):
+        return (type(value).__name__, min(len(value), 2))
+    return (type(value).__name__,)
+
+
+def _chosen(outputs: Sequence[Any], kills: Sequence[set[int]]) -> list[int]:
+    """Return the indices of the inputs kept, in the order proposed (module docstring)."""
+    wanted = BEHAVIOUR_INPUTS
+    chosen: set[int] = set()
+    kinds: dict[tuple[Any, ...], list[int]] = {}
+    for index, output in enumerate(outputs):
+        kinds.setdefault(_outcome_kind(output), []).append(index)
+    spread = {kind: _spread(indices, KIND_INPUTS) for kind, indices in kinds.items()}
+    for turn in range(KIND_INPUTS):  # each kind's first input, then each one's second, ...
+        for picks in spread.values():
+            if turn < len(picks) and len(chosen) < wanted // 2:
+                chosen.add(picks[turn])
+    alive = [killed for killed in kills if killed and not killed & chosen]
+    while len(chosen) < wanted and alive:  # greedy: the input telling most mutants apart
+        counts = Counter(i for killed in alive for i in killed)
+        best = min(counts, key=lambda i: (-counts[i], i))
+        chosen.add(best)
+        alive = [killed for killed in alive if best not in killed]
+    rest = [i for i in range(len(outputs)) if i not in chosen]
+    chosen.update(_spread(rest, wanted - len(chosen)))  # the others, first to last
+    return sorted(chosen)
+
+
+def _spread(indices: Sequence[int], count: int) -> list[int]:
+    """Return ``count`` of ``indices`` evenly spaced from the first (all when fewer)."""
+    if count <= 0:
+        return []
+    if len(indices) <= count:
+        return list(indices)
+    step = len(indices) / count
+    return [indices[int(j * step)] for j in range(count)]
+
+
 def _within(run: ReferenceRun, budget_ms: float, least: int) -> ReferenceRun:
     """Keep the first inputs the reference runs within ``budget_ms`` (at least ``least``)."""
     if not run.inputs or run.elapsed_ms <= budget_ms:
@@ -304,8 +450,14 @@ def _first(run: ReferenceRun, count: int) -> ReferenceRun:
 
 
 def _no_valid_reason(outputs: Sequence[Any]) -> str:
+    """Say why no input is valid, naming the reference's first exception by its type only.
+
+    The message is left out: the reference's text (``invalid duration: 'aAbB'``) would
+    reach GEPA's feedback through the reasons.
+    """
     errors = [out.error for out in outputs if out is not None and out.error]
-    detail = f" (first: {errors[0][:120]})" if errors else ""
+    first = str(errors[0]).split(":", 1)[0].strip() if errors else ""
+    detail = f" (first: {first[:60]})" if first else ""
     return (
         f"the reference returned no plain value on any of {len(outputs)} generated inputs{detail}"
     )
@@ -322,11 +474,7 @@ def compare(
     agreed = 0
     first: str | None = None
     for out, want in zip(outputs, run.outputs, strict=True):
-        if isinstance(want, Raises):
-            same = raised_name(out) == want.name
-        else:
-            same = out.ok and same_value(out.value, want)
-        if same:
+        if _agrees(out, want):
             agreed += 1
         elif first is None:  # what the code did, never the reference's output nor the input
             first = f"returned {out.value!r}" if out.ok else (out.error or out.status)

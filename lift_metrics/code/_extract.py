@@ -24,14 +24,33 @@ _MAX_LINES = 400  # beyond this, prose trimming stops at the ends instead of try
 
 
 def defines(code: str, name: str) -> bool:
-    """Whether ``code`` parses and defines a top-level function or class ``name`` (internal)."""
+    """Whether ``code`` parses and defines a top-level function or class ``name`` (internal).
+
+    ``name = lambda ...`` defines a function too.
+    """
     if not parses(code):
         return False
     tree = pyast.parse(code)
     return any(
-        isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-        and node.name == name
+        (
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and node.name == name
+        )
+        or _binds_lambda(node, name)
         for node in tree.body
+    )
+
+
+def _binds_lambda(node: ast.stmt, name: str) -> bool:
+    """Whether ``node`` is ``name = lambda ...`` (or annotated so)."""
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, ast.AnnAssign):
+        targets = [node.target]
+    else:
+        return False
+    return isinstance(node.value, ast.Lambda) and any(
+        isinstance(target, ast.Name) and target.id == name for target in targets
     )
 
 

@@ -2,10 +2,12 @@
 
 :func:`generate_inputs` proposes keyword-argument dicts for the reference's entry function,
 as EvalPlus does: the given inputs mutated one value at a time (type-aware: a number moved,
-a character dropped, a list element repeated, ...), values drawn from the parameters' type
-hints, and the calls the prompt shows (``>>> f(2, 3)`` or ``f(2, 3) == 5``). The same
-reference, tests and prompt always give the same inputs (the random generator is seeded from
-them), and every input is small (see the constants). Which of them are valid is decided by
+a character dropped, the characters reordered, a list element repeated, ...), values drawn
+from the parameters' type hints (two arguments of one type now and then made a copy of each
+other, reordered or changed: anagrams, equal lists), and the calls the prompt shows
+(``>>> f(2, 3)`` or ``f(2, 3) == 5``). The same reference, tests and prompt always give the
+same inputs (the random generator is seeded from them), and every input is small (see the
+constants). Which of them are valid is decided by
 running the reference (:mod:`lift_metrics.code._behaviour`).
 """
 
@@ -19,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
 from lift_metrics import _pyast as pyast
+from lift_metrics.code._prompt_calls import prompt_examples
 
 MAX_INT = 1000
 """Generated integers stay within [-MAX_INT, MAX_INT] (mutation never leaves that range)."""
@@ -153,7 +156,9 @@ class _Source(random.Random):
     short string constants that read as data rather than messages (``"01"``, ``"+"``,
     ``"aeiou"``); ``seps``: those of one punctuation character (``"."``, ``","``, ``"="``),
     which join random tokens into strings shaped like what a parser of that reference reads
-    (``"12.0.255.7"``).
+    (``"12.0.255.7"``); ``chars``: the one-character constants together (``"()[]{}"``);
+    ``lengths``: the integer constants that can be a string's length (``16``, ``17``: a
+    word of 17 letters for a check of "at most 16 characters").
     """
 
     def __init__(self, seed: int, function: ast.AST | None) -> None:
@@ -170,6 +175,9 @@ class _Source(random.Random):
         self.ints = tuple(sorted(ints))
         self.texts = tuple(sorted(texts))
         self.seps = tuple(t for t in self.texts if len(t) == 1 and not t.isalnum())
+        self.lengths = tuple(i for i in self.ints if 2 <= i <= 2 * MAX_LENGTH)
+        singles = "".join(t for t in self.texts if len(t) == 1)
+        self.chars = singles if len(singles) > 1 else ""
 
     def integer(self) -> int:
         """Draw a small integer, now and then a boundary value of the reference's constants."""
@@ -179,6 +187,10 @@ class _Source(random.Random):
 
     def text(self) -> str:
         """Draw a short string: a usual one, or one built from the reference's constants."""
+        if self.lengths and self.random() < 0.15:  # a word at a length the reference names
+            size = self.choice(self.lengths)
+            word = self.choice(("abc", "Hello", "racecar", "xyz1"))
+            return (word * (size // len(word) + 1))[:size]
         roll = self.random()
         if roll < 0.25 or (not self.texts and roll < 0.6):
             return self.choice(_SMALL_STRINGS)
@@ -186,15 +198,18 @@ class _Source(random.Random):
             return "".join(self.choice(_ALPHABET) for _ in range(self.randint(0, 8)))
         if roll < 0.4:
             return self.choice(self.texts)
-        if roll < 0.75 or not self.seps:  # the characters of one constant ("01": binary)
-            pool = self.choice(self.texts)
+        if roll < 0.75 or not self.seps:  # the characters of one constant ("01": binary),
+            # or of all the one-character ones ("(", ")", "[", "]": a bracket matcher's)
+            pool = self.choice(self.texts) if roll < 0.6 or not self.chars else self.chars
             return "".join(self.choice(pool) for _ in range(self.randint(1, 8)))
         numbers = self.ints or (0, 1, 10)
+        counts = [i for i in self.ints if 1 <= i <= 8]  # "four parts": a count it checks
+        count = self.choice(counts) if counts and self.random() < 0.5 else self.randint(1, 5)
         tokens = [
             str(self.choice((self.randint(0, 300), self.choice(numbers))))
-            if self.random() < 0.6
+            if self.random() < 0.75
             else self.choice(("a", "ab", "x"))
-            for _ in range(self.randint(1, 5))
+            for _ in range(count)
         ]
         return self.choice(self.seps).join(tokens)
 
@@ -370,7 +385,7 @@ def _mutate_text(value: str | bytes, rng: random.Random) -> str | bytes:
         text = "".join(rng.choice(pool) for _ in range(rng.randint(1, 4)))
     else:
         position = rng.randrange(len(text))
-        move = rng.randrange(7)
+        move = rng.randrange(8)
         if move == 0:
             text = text[:position] + text[position + 1 :]
         elif move == 1:
@@ -383,8 +398,12 @@ def _mutate_text(value: str | bytes, rng: random.Random) -> str | bytes:
             text = text[position:] + text[:position]
         elif move == 5:
             text = text[: max(1, position)]
-        else:
+        elif move == 6:
             text = text + text[position]
+        else:  # the same characters in another order (an anagram)
+            chars = list(text)
+            rng.shuffle(chars)
+            text = "".join(chars)
     text = text[: MAX_LENGTH * 2]
     return text.encode("latin-1", "replace") if isinstance(value, bytes) else text
 
@@ -414,46 +433,6 @@ def parameters(code: str, entry_point: str | None) -> list[tuple[str, Spec]] | N
     if args.posonlyargs or args.vararg is not None or args.kwarg is not None:
         return None
     return [(arg.arg, _spec(arg.annotation)) for arg in (*args.args, *args.kwonlyargs)]
-
-
-def prompt_examples(
-    prompt: str | None, entry_point: str, names: Sequence[str]
-) -> list[dict[str, Any]]:
-    """Return the prompt's calls of ``entry_point`` with literal arguments, as kwargs.
-
-    Finds ``entry_point(...)`` anywhere in the text (doctest lines, ``f(2) == 4``,
-    ``f(2) ➞ 4``); arguments that are not literals, or more of them than there are
-    parameters, skip that call.
-    """
-    if not prompt:
-        return []
-    found: list[dict[str, Any]] = []
-    for match in re.finditer(rf"\b{re.escape(entry_point)}\(", prompt):
-        start = match.end() - 1
-        depth, end = 0, None
-        for index in range(start, min(len(prompt), start + MAX_INPUT_CHARS)):
-            char = prompt[index]
-            if char in "([{":
-                depth += 1
-            elif char in ")]}":
-                depth -= 1
-                if depth == 0:
-                    end = index + 1
-                    break
-        if end is None:
-            continue
-        try:
-            call = pyast.parse("_f" + prompt[start:end], mode="eval").body
-            if not isinstance(call, ast.Call):
-                continue
-            args = [ast.literal_eval(a) for a in call.args]
-            kwargs = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg}
-        except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError, AttributeError):
-            continue
-        if len(args) > len(names) or any(k not in names for k in kwargs):
-            continue
-        found.append({**dict(zip(names, args, strict=False)), **kwargs})
-    return [call for call in found if set(call) == set(names)]
 
 
 def _key(inputs: dict[str, Any]) -> str:
@@ -493,6 +472,7 @@ def generate_inputs(
     *,
     prompt: str | None = None,
     count: int = 40,
+    variant: int = 0,
 ) -> tuple[dict[str, Any], ...]:
     r"""Propose up to ``count`` distinct inputs for the reference's entry function.
 
@@ -508,6 +488,8 @@ def generate_inputs(
         Its calls of the entry function with literal arguments are proposed first.
     count : int, default 40
         The most inputs returned.
+    variant : int, default 0
+        Another value draws other inputs from the same arguments (a second round).
 
     Returns
     -------
@@ -534,7 +516,7 @@ def generate_inputs(
     specs = _specs(params, [*seeds, *examples])
     typed = all(_known(spec) for spec in specs.values())
     digest = hashlib.sha256(
-        repr((reference, entry_point, [_key(s) for s in (*seeds, *examples)])).encode()
+        repr((reference, entry_point, [_key(s) for s in (*seeds, *examples)], variant)).encode()
     ).digest()
     rng = _Source(int.from_bytes(digest[:8], "big"), function)
     seen = {_key(s) for s in seeds}
@@ -560,11 +542,43 @@ def generate_inputs(
             changed = rng.sample(names, k=1 if rng.random() < 0.7 else len(names))
             for name in changed:
                 base[name] = _mutate(base[name], rng, spec=specs[name])
-            offer(base)
+            offer(_related(base, names, rng))
             if rng.random() < 0.3:
                 pool.append(base)  # mutate mutants too, as EvalPlus does
         elif typed:
-            offer({name: _draw(specs[name], rng) for name in names})
+            offer(_related({name: _draw(specs[name], rng) for name in names}, names, rng))
         else:
             break
     return tuple(out)
+
+
+def _related(inputs: dict[str, Any], names: Sequence[str], rng: random.Random) -> dict[str, Any]:
+    """Now and then make one argument a copy of another of its type, reordered or changed.
+
+    Two independent random strings or lists are almost never anagrams, equal or one a
+    rearrangement of the other, the cases a function of two such arguments is about.
+    """
+    kinds: dict[type, list[str]] = {}
+    for name in names:
+        if type(inputs[name]) in (str, bytes, list, tuple):
+            kinds.setdefault(type(inputs[name]), []).append(name)
+    pairs = [group for group in kinds.values() if len(group) > 1]
+    if not pairs or rng.random() >= 0.4:
+        return inputs
+    source, target = rng.sample(rng.choice(pairs), k=2)
+    value = inputs[source]
+    items = list(value)
+    move = rng.randrange(4)
+    if move == 1:
+        rng.shuffle(items)
+    elif move == 2:
+        items.reverse()
+    if isinstance(value, str):
+        related: Any = "".join(items)
+    elif isinstance(value, bytes):
+        related = bytes(items)
+    else:
+        related = type(value)(items)
+    if move == 3:
+        related = _mutate(related, rng)
+    return {**inputs, target: related}

@@ -104,6 +104,18 @@ def behaviour_score(tests_score: float, passed: int, agreed: int, compared: int)
     return PASS_FLOOR + (tests_score - PASS_FLOOR) * factor
 
 
+def _tested_score(passed: int, total: int, r: float, checked: Behaviour | None) -> float:
+    """Return the score with tests, weighed by the behaviour where it was compared."""
+    if checked is None or not checked.total:
+        return validated_score(passed, total, r)
+    if passed and checked.agreed < checked.total:
+        # resemblance orders only code that agrees everywhere: a near copy with a bug the
+        # generated inputs show never outranks a correct rewrite that passes as many tests
+        r = 0.0
+    tests_score = validated_score(passed, total, r)
+    return behaviour_score(tests_score, passed, checked.agreed, checked.total)
+
+
 def _untested_function_kind(code: str, reference_code: str, asked: str | None) -> str | None:
     """Return why parsed code without tests is no attempt at the function asked for, or None."""
     if asked is not None and not defines(code, asked):
@@ -202,10 +214,8 @@ def _validated(
         components["tests"] = executed.rate
         components["tests.wrong_answers"] = executed.wrong / normalized.count
         components["reference"] = r
-        score = validated_score(executed.passed, normalized.count, r)
         checked = _behaviour(behaving, components, reasons)
-        if checked is not None and checked.total:
-            score = behaviour_score(score, executed.passed, checked.agreed, checked.total)
+        score = _tested_score(executed.passed, normalized.count, r, checked)
         if executed.passed == 0:
             reasons.append(
                 f"tests: {executed.reason}; no test passed, so at most {FAIL_CEILING:g} "

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from lift_metrics import _pyast as pyast
+from lift_metrics._mutants import mutants
 
 Role = Literal["correct", "wrong", "trick"]
 
@@ -151,69 +152,13 @@ def restyled(task: Mapping[str, Any]) -> str | None:
     return ast.unparse(ast.fix_missing_locations(_Renamer(names).visit(tree))) + "\n"
 
 
-_SWAPS: dict[type, type] = {
-    ast.Add: ast.Sub,
-    ast.Sub: ast.Add,
-    ast.Mult: ast.Add,
-    ast.FloorDiv: ast.Mult,
-    ast.Mod: ast.FloorDiv,
-    ast.Lt: ast.LtE,
-    ast.LtE: ast.Lt,
-    ast.Gt: ast.GtE,
-    ast.GtE: ast.Gt,
-    ast.Eq: ast.NotEq,
-    ast.NotEq: ast.Eq,
-    ast.And: ast.Or,
-    ast.Or: ast.And,
-    ast.In: ast.NotIn,
-    ast.NotIn: ast.In,
-    ast.Is: ast.IsNot,
-    ast.IsNot: ast.Is,
-}
-
-
 def operator_bugs(task: Mapping[str, Any], limit: int = 12) -> list[str]:
     """Return programs that differ from the reference by one change.
 
     An integer constant off by one, or one operator swapped (``+`` for ``-``, ``<=`` for
     ``<``, ``and`` for ``or``, ``in`` for ``not in``, ...); at most ``limit`` operators.
     """
-    code = str(task["expected_code"])
-    try:
-        tree = pyast.parse(code)
-    except SyntaxError:
-        return []
-    fn = _entry(tree, str(task["entry_point"]))
-    if fn is None:
-        return []
-    sites: list[tuple[ast.AST, int]] = []
-    for node in ast.walk(fn):
-        if isinstance(node, ast.BinOp | ast.BoolOp) and type(node.op) in _SWAPS:
-            sites.append((node, -1))
-        elif isinstance(node, ast.Compare):
-            sites.extend((node, i) for i, op in enumerate(node.ops) if type(op) in _SWAPS)
-    numbers = [
-        node for node in ast.walk(fn) if isinstance(node, ast.Constant) and type(node.value) is int
-    ]
-    programs: list[str] = []
-    for number in numbers:  # a constant off by one
-        value = int(number.value)  # type: ignore[arg-type]
-        number.value = value + 1
-        programs.append(ast.unparse(tree) + "\n")
-        number.value = value
-    for node, index in sites[:limit]:
-        if index < 0:
-            original = node.op  # type: ignore[attr-defined]
-            node.op = _SWAPS[type(original)]()  # type: ignore[attr-defined]
-            programs.append(ast.unparse(tree) + "\n")
-            node.op = original  # type: ignore[attr-defined]
-        else:
-            ops = node.ops  # type: ignore[attr-defined]
-            original = ops[index]
-            ops[index] = _SWAPS[type(original)]()
-            programs.append(ast.unparse(tree) + "\n")
-            ops[index] = original
-    return programs
+    return mutants(str(task["expected_code"]), str(task["entry_point"]), limit=limit)
 
 
 def return_none(task: Mapping[str, Any]) -> str | None:

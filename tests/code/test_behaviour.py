@@ -309,3 +309,93 @@ def test_the_reasons_never_show_the_references_answers(real_sandbox: Any) -> Non
     assert result.behaviour_total > 0
     assert not any("SECRET" in reason for reason in result.reasons)
     assert any("returned 'tag-" in reason for reason in result.reasons)
+
+
+# -- the choice of inputs ----------------------------------------------------------------------
+ANAGRAM = '''def is_anagram(first: str, second: str) -> bool:
+    """Whether the two texts are anagrams, ignoring spaces and case."""
+    return sorted(first.replace(" ", "").lower()) == sorted(second.replace(" ", "").lower())
+'''
+
+
+def test_the_inputs_chosen_hold_each_kind_of_outcome_and_tell_the_mutants_apart(
+    real_sandbox: Any,
+) -> None:
+    """Random strings are almost never anagrams: the choice keeps those that are."""
+    from lift_metrics._mutants import mutants
+    from lift_metrics.code._behaviour import _agrees, _calls
+
+    calls = _calls(real_sandbox)
+    assert calls is not None
+    run = reference_run(ANAGRAM, "is_anagram", [], None, real_sandbox, calls)
+    assert len(run.inputs) == BEHAVIOUR_INPUTS
+    assert sum(out is True for out in run.outputs) >= 3  # anagrams
+    assert sum(out is False for out in run.outputs) >= 3
+    pairs = zip(run.inputs, run.outputs, strict=True)
+    assert any(i["first"] != i["second"] for i, out in pairs if out)
+    told_apart = 0
+    for program in mutants(ANAGRAM, "is_anagram", more=True):
+        outs = calls(program, list(run.inputs), entry_point="is_anagram", timeout_s=5.0)
+        told_apart += any(not _agrees(o, w) for o, w in zip(outs, run.outputs, strict=True))
+    assert told_apart >= 1
+    # comparing the texts without sorting them reads like the task and is wrong on anagrams
+    equality = ANAGRAM.replace("sorted(", "(")
+    result = code_quality_breakdown(
+        equality, ANAGRAM, [], embedder=HashEmbedder(), sandbox=real_sandbox
+    )
+    assert result.behaviour_agreed < result.behaviour_total
+    assert result.score < code_quality(ANAGRAM, ANAGRAM, [], embedder=HashEmbedder())
+
+
+def test_with_tests_a_near_copy_that_differs_on_one_input_ranks_below_a_correct_rewrite(
+    real_sandbox: Any,
+) -> None:
+    """Resemblance orders only code that agrees everywhere."""
+    reference = '''def clamp_sum(values: list[int]) -> int:
+    """Sum of the values, each clamped to [0, 10]."""
+    return sum(min(max(v, 0), 10) for v in values)
+'''
+    tests = [({"values": [1, 2]}, 3), ({"values": [-1, 5]}, 5), ({"values": []}, 0)]
+    near_copy = reference.replace("10)", "11)")  # wrong only on a value of 11 or more
+    rewrite = """def clamp_sum(values: list[int]) -> int:
+    total = 0
+    for value in values:
+        if value > 10:
+            value = 10
+        elif value < 0:
+            value = 0
+        total += value
+    return total
+"""
+    kwargs = {"embedder": HashEmbedder(), "sandbox": real_sandbox}
+    copied = code_quality_breakdown(near_copy, reference, tests, **kwargs)
+    correct = code_quality_breakdown(rewrite, reference, tests, **kwargs)
+    assert copied.tests_passed == correct.tests_passed == len(tests)
+    assert correct.behaviour_agreed == correct.behaviour_total > 0
+    assert copied.behaviour_agreed < copied.behaviour_total
+    assert copied.score < correct.score
+
+
+def test_a_reference_that_raises_everywhere_is_named_by_its_exception_only(
+    real_sandbox: Any,
+) -> None:
+    reference = 'def f(text: str) -> int:\n    raise KeyError(f"SECRET {text!r}")\n'
+    result = code_quality_breakdown(
+        "def f(text: str) -> int:\n    return len(text.strip())\n",
+        reference,
+        [],
+        embedder=HashEmbedder(),
+        sandbox=real_sandbox,
+    )
+    assert result.behaviour_total == 0
+    assert any("(first: KeyError)" in reason for reason in result.reasons), result.reasons
+    assert not any("SECRET" in reason for reason in result.reasons)
+
+
+def test_a_lambda_bound_to_the_entry_point_is_a_function() -> None:
+    from lift_metrics.code._extract import defines
+
+    assert defines("add = lambda a, b: a + b\n", "add")
+    assert defines("add: object = lambda a, b: a + b\n", "add")
+    assert not defines("add = 3\n", "add")
+    assert not defines("plus = lambda a, b: a + b\n", "add")
