@@ -3,7 +3,7 @@
 Sentence embeddings rate topical closeness: "Add two integers. It does NOT do this." and
 "Return the smallest integer in a list" sit close to "Add two integers" and "Return the
 largest integer in a list". :func:`intent_defects` finds, with word lists and no model, the
-three ways an intent can be close in topic and useless to the step that writes the code
+ways an intent can be close in topic and useless to the step that writes the code
 (docs/ir.md#intent-defects):
 
 - *generic*: no word beyond the vocabulary that fits every function ("This function processes
@@ -16,11 +16,18 @@ three ways an intent can be close in topic and useless to the step that writes t
 - *opposite*: a word of a contrast group (largest/smallest, first/last, even/odd,
   vowel/consonant, mean/median/mode, ...) where the expected intent has another word of that
   group and not this one, or two words that swap sides of "to"/"into" ("Celsius to
-  Fahrenheit" against "Fahrenheit to Celsius").
+  Fahrenheit" against "Fahrenheit to Celsius"); named first even when the expected word
+  follows ("the smallest, as opposed to the largest one");
+- *number* and *truth*: a number, ordinal or truth value that differs
+  (``lift_metrics.ir._intent_values``);
+- *padded*: more than three times the expected intent's words and more than 60, so that the
+  embedding, which reads 256 word pieces, never sees the end;
+- *confusable*: a word mixing Latin with Cyrillic or Greek letters.
 
 The text is read as a person reads it: compatibility forms folded (NFKC: fullwidth letters),
-invisible format characters (zero-width spaces) dropped, and a negation spelled with digits
-for letters ("N0T", "n3ver") read as the negation.
+invisible format characters (zero-width spaces) dropped, Cyrillic and Greek look-alikes read
+as Latin letters, and a negation spelled with digits for letters ("N0T", "n3ver") read as the
+negation.
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+
+from lift_metrics.ir._intent_values import value_defect
 
 __all__ = ["intent_defects"]
 
@@ -54,9 +63,9 @@ _NEGATIONS = frozenset(
         "instead",  # "instead of the maximum"
     }
 )
-#: negations that count only when they negate the whole intent ("Avoid doing this:"): "avoid
-#: duplicates" is a requirement, not a negation of the task
-_WHOLE_NEGATIONS = frozenset({"avoid"})
+#: negations that count only when they negate the whole intent ("Avoid doing this:", "ignore
+#: all of the above"): "avoid duplicates" and "ignore case" are requirements, not negations
+_WHOLE_NEGATIONS = frozenset({"avoid", "ignore", "disregard", "forget"})
 #: words about the behaviour itself: a negation of only these negates the whole intent
 _BEHAVIOUR_WORDS = frozenset(
     {"behaviour", "behavior", "wanted", "desired", "intended", "asked", "described", "above"}
@@ -166,7 +175,19 @@ _CONTRASTS: tuple[tuple[str, ...], ...] = (
     ("binary", "decimal", "hexadecimal", "octal"),
     ("celsius", "fahrenheit", "kelvin"),
     ("encrypted", "decrypted"),
-    ("minute", "second", "hour"),
+    ("nanosecond", "microsecond", "millisecond", "second", "minute", "hour", "day", "week"),
+    ("bit", "byte"),
+    ("millimeter", "centimeter", "meter", "kilometer", "inch", "mile"),
+    ("gram", "kilogram", "pound", "ounce"),
+    ("degree", "radian"),
+    ("square", "cube"),
+    ("squared", "cubed"),
+    ("double", "triple", "half"),
+    ("doubled", "tripled", "halved"),
+    ("twice", "thrice"),
+    ("truncate", "round", "floor", "ceil"),
+    ("truncating", "rounding"),
+    ("levenshtein", "hamming"),
 )
 _SYNONYMS = {
     "average": "mean",
@@ -188,6 +209,12 @@ _SYNONYMS = {
     "beginning": "start",
 }
 _DIRECTION = frozenset({"to", "into"})
+#: the words that list two ends of a range or a pair ("shortest to longest", "start, end")
+_JOINS = frozenset({"to", "or", "and", "through", ".", "the", "from"})
+#: an intent longer than this many times the expected one's words, and than
+#: ``_PADDED_WORDS`` words, buries what it asks for
+_PADDED_RATIO = 3
+_PADDED_WORDS = 60
 
 
 def _stem(word: str) -> str:
@@ -200,10 +227,24 @@ def _stem(word: str) -> str:
     return _SYNONYMS.get(word, word)
 
 
+#: Cyrillic and Greek letters that look like Latin ones, read as those
+_LOOK_ALIKES = str.maketrans(
+    "\u0430\u0432\u0435\u043a\u043c\u043d\u043e\u0440\u0441\u0442\u0443\u0445"
+    "\u0456\u0458\u0455\u0501\u04bb\u04cf\u051b\u051d"
+    "\u03b1\u03b9\u03ba\u03bd\u03bf\u03c1\u03c5",
+    "abekmhopctyxijsdhlqwaikvopu",
+)
+
+
 def _readable(text: str) -> str:
-    """Return ``text`` folded as it reads: NFKC forms, no invisible format characters."""
-    folded = unicodedata.normalize("NFKC", text)
-    return "".join(ch for ch in folded if unicodedata.category(ch) != "Cf")
+    """Return ``text`` folded as it reads: NFKC forms, no invisible format characters.
+
+    Cyrillic and Greek letters that look like Latin ones are read as those (an ``о`` inside
+    "smallest" reads "smallest").
+    """
+    folded = unicodedata.normalize("NFKC", text).lower()
+    kept = "".join(ch for ch in folded if unicodedata.category(ch) != "Cf")
+    return kept.translate(_LOOK_ALIKES)
 
 
 def _word(token: str) -> str:
@@ -217,7 +258,7 @@ def _word(token: str) -> str:
 def _tokens(text: str) -> list[str]:
     """Return lower-case words (``doesn't`` -> ``does n't``); punctuation becomes ``.``."""
     tokens: list[str] = []
-    for piece in re.split(r"([.;:,!?()\[\]])", _readable(text).lower()):
+    for piece in re.split(r"([.;:,!?()\[\]])", _readable(text)):
         if piece and piece in ".;:,!?()[]":
             tokens.append(".")
             continue
@@ -303,14 +344,53 @@ def _negation_defect(predicted: str, expected: str) -> str | None:
     return None
 
 
+def _joined(
+    tokens: tuple[str, ...], word: str, others: frozenset[str], group: frozenset[str]
+) -> bool:
+    """Return whether ``word`` is listed with a word of ``others`` ("shortest to longest").
+
+    A range or a list ("[start, end]", "hours, minutes and seconds": only joining words and
+    words of the ``group`` between them) names each; it does not swap one for the other.
+    """
+    stems = [_stem(t) for t in tokens]
+    for i, stem in enumerate(stems):
+        if stem != word:
+            continue
+        for j in range(max(0, i - 6), min(len(stems), i + 7)):
+            between = stems[min(i, j) + 1 : max(i, j)]
+            if stems[j] in others and set(between) <= _JOINS | group:
+                return True
+    return False
+
+
+def _asked_for(
+    tokens: tuple[str, ...], word: str, expected: frozenset[str], group: frozenset[str]
+) -> bool:
+    """Return whether the intent asks for ``word`` rather than for the ``expected`` words.
+
+    It does when it names none of them, or names ``word`` first ("the smallest, as opposed
+    to the largest") and not as one end of a range or a pair with them. One it negates
+    ("rather than the largest") is left to the negation check.
+    """
+    stems = [_stem(t) for t in tokens]
+    firsts = [stems.index(w) for w in expected if w in stems]
+    if not firsts:
+        return True
+    if expected & _analysis(" ".join(tokens))[2]:
+        return False
+    return stems.index(word) < min(firsts) and not _joined(tokens, word, expected, group)
+
+
 def _opposite_defect(predicted: str, expected: str) -> str | None:
     p_tokens, p_content, _, _ = _analysis(predicted)
     e_tokens, e_content, _, _ = _analysis(expected)
     groups = _groups()
     for word in sorted(p_content - e_content):
         for group in groups.get(word, ()):
-            others = sorted((group - {word}) & (e_content - p_content))
-            if others:
+            # the expected word mentioned too ("..., as opposed to the largest one") still
+            # leaves this word the one the intent asks for
+            others = sorted((group - {word}) & e_content)
+            if others and _asked_for(p_tokens, word, frozenset(others), group):
                 return f"opposite: {word!r} where the expected intent has {others[0]!r}"
     p_sides, e_sides = _sides(p_tokens), _sides(e_tokens)
     if p_sides is None or e_sides is None:
@@ -324,6 +404,43 @@ def _opposite_defect(predicted: str, expected: str) -> str | None:
     return None
 
 
+def _padded_defect(predicted: str, expected: str) -> str | None:
+    p_words = sum(t != "." for t in _analysis(predicted)[0])
+    e_words = sum(t != "." for t in _analysis(expected)[0])
+    if p_words > _PADDED_WORDS and p_words > _PADDED_RATIO * e_words:
+        return (
+            f"padded: it has {p_words} words, more than {_PADDED_RATIO} times the expected "
+            "intent's: the embedding reads only its beginning"
+        )
+    return None
+
+
+def _script(ch: str) -> str:
+    return unicodedata.name(ch, "").partition(" ")[0]
+
+
+def _confusable_defect(predicted: str, expected: str) -> str | None:
+    """Find a word that mixes Latin letters with Cyrillic or Greek ones (a look-alike)."""
+    for word in re.findall(r"[^\W\d_]+", unicodedata.normalize("NFKC", predicted)):
+        scripts = {_script(ch) for ch in word if ch not in "\u03bc\u00b5"}  # micro: "μs"
+        if "LATIN" in scripts and scripts & {"CYRILLIC", "GREEK"}:
+            return f"confusable: the word {word!a} mixes Latin with Cyrillic or Greek letters"
+    return None
+
+
+def _value_defect(predicted: str, expected: str) -> str | None:
+    return value_defect(_readable(predicted), _readable(expected))
+
+
+_CHECKS = (
+    _negation_defect,
+    _opposite_defect,
+    _value_defect,
+    _padded_defect,
+    _confusable_defect,
+)
+
+
 def intent_defects(predicted: str, expected: str) -> tuple[str, ...]:
     """Return why the predicted intent is unusable against the expected one (empty: usable).
 
@@ -335,7 +452,8 @@ def intent_defects(predicted: str, expected: str) -> tuple[str, ...]:
     Returns
     -------
     tuple of str
-        Each line starts with the defect: ``generic:``, ``negated:`` or ``opposite:``.
+        Each line starts with the defect: ``generic:``, ``negated:``, ``opposite:``,
+        ``number:``, ``truth:``, ``padded:`` or ``confusable:``.
 
     Notes
     -----
@@ -360,7 +478,7 @@ def intent_defects(predicted: str, expected: str) -> tuple[str, ...]:
     e_specific = _analysis(expected)[1] - generic
     if not (p_content - generic) and e_specific:
         defects.append("generic: it names nothing specific to the task")
-    for check in (_negation_defect, _opposite_defect):
+    for check in _CHECKS:
         found = check(predicted, expected)
         if found is not None:
             defects.append(found)

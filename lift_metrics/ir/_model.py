@@ -11,6 +11,7 @@ import enum
 import functools
 import json
 import keyword
+import unicodedata
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -122,9 +123,12 @@ class Signature(BaseModel):
             problem = _identifier_problem(parameter.name)
             if problem is not None:
                 raise ValueError(f"parameter name {problem}")
-            if parameter.name in seen:
-                raise ValueError(f"parameter {parameter.name!r} is listed more than once")
-            seen.add(parameter.name)
+            # Python reads an identifier in its NFKC form: fullwidth 'ａ' is the name 'a'
+            read = unicodedata.normalize("NFKC", parameter.name)
+            if read in seen:
+                also = "" if read == parameter.name else f" (Python reads it as {read!r})"
+                raise ValueError(f"parameter {parameter.name!r} is listed more than once{also}")
+            seen.add(read)
         return self
 
 

@@ -213,6 +213,7 @@ def callable_ir(source: str) -> IR | None:
     ['items']
     """
     import keyword
+    import unicodedata
 
     # the whole answer repaired first: a model that repeats a parameter often runs out of
     # tokens too, and the objects found inside a cut answer are its effects, not the IR
@@ -230,9 +231,9 @@ def callable_ir(source: str) -> IR | None:
                     isinstance(name, str)
                     and name.isidentifier()
                     and not keyword.iskeyword(name)
-                    and name not in seen
+                    and unicodedata.normalize("NFKC", name) not in seen
                 ):
-                    seen.add(name)
+                    seen.add(unicodedata.normalize("NFKC", name))
                     kept.append(param)
             data["signature"] = {**signature, "parameters": kept}
         try:

@@ -17,6 +17,10 @@ _INTENT_HINTS = {
     "generic": "the description names nothing specific to the task",
     "negated": "the description negates what the function should do",
     "opposite": "the description asks for the opposite or the inverse of the task",
+    "number": "the description changes a number, an ordinal or a quantity of the task",
+    "truth": "the description answers the other truth value when the condition holds",
+    "padded": "the description is so long that the embedding reads only its beginning",
+    "confusable": "the description hides a letter of another script inside a word",
 }
 
 

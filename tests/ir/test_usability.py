@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from lift_metrics.ir import (
     IR,
     IR_UNUSABLE_FACTOR,
     IRParseError,
+    callable_ir,
     constraint_match,
     ir_quality,
     ir_quality_breakdown,
@@ -227,3 +229,132 @@ def test_honest_paraphrases_are_not_defects(predicted: str, expected: str) -> No
 
 def test_a_generic_expected_intent_makes_no_prediction_generic() -> None:
     assert intent_defects("Process the input.", "Process the input and return a result.") == ()
+
+
+# -- numbers, truth values, padding and look-alike letters -------------------------------------
+@pytest.mark.parametrize(
+    ("predicted", "expected", "kind"),
+    [
+        (
+            "Add three integers and return their sum.",
+            "Add two integers and return their sum.",
+            "number",
+        ),
+        ("Compute n!, with 0! = 0.", "Compute n!, with 0! = 1.", "number"),
+        ("Find the third largest value.", "Find the second largest value.", "number"),
+        ("Return the second element of a list.", "Return the first element of a list.", "number"),
+        ("Return the second-to-last character.", "Return the last character.", "number"),
+        ("Return the second largest integer.", "Return the largest integer.", "number"),
+        ("Count the zero bits of n.", "Count the one bits of n.", "number"),
+        ("Flatten a list by two levels.", "Flatten a list by one level.", "number"),
+        ("Convert using F = C * 5 / 9 + 32.", "Convert using F = C * 9 / 5 + 32.", "number"),
+        ("Rotate a list right by k + 1 places.", "Rotate a list right by k places.", "number"),
+        ("Add two integers. Then add 1 to the result.", "Add two integers.", "number"),
+        ("Divide the second number by the first.", "Divide two numbers.", "number"),
+        ("Find the index, or 0 when missing.", "Find the index, or -1 when missing.", "number"),
+        ("Parse a duration into milliseconds.", "Parse a duration into seconds.", "opposite"),
+        ("Return the cube of an integer.", "Return the square of an integer.", "opposite"),
+        ("Double each integer of a list.", "Triple each integer of a list.", "opposite"),
+        (
+            "Return the smallest integer, as opposed to the largest one.",
+            "Return the largest integer.",
+            "opposite",
+        ),
+        (
+            "Tell whether n is even. Answer False when it holds, True otherwise.",
+            "Tell whether n is even.",
+            "truth",
+        ),
+        ("Return True unless n is prime.", "Return True if n is prime.", "truth"),
+        ("Return False if n is even, True otherwise.", "Check that n is even.", "truth"),
+        ("Add two integers. " * 40, "Add two integers.", "padded"),
+        ("Add two integers. Finally, ignore all of the above.", "Add two integers.", "negated"),
+        ("Add two integers. Disregard that.", "Add two integers.", "negated"),
+        ("Add two \u0456ntegers.", "Add two integers.", "confusable"),
+    ],
+)
+def test_changed_values_and_disguises_are_found(predicted: str, expected: str, kind: str) -> None:
+    found = intent_defects(predicted, expected)
+    assert kind in [line.partition(":")[0] for line in found], found
+
+
+def test_a_look_alike_letter_inside_an_opposite_is_read_as_the_latin_letter() -> None:
+    found = intent_defects("Return the sm\u0430llest integer.", "Return the largest integer.")
+    assert [line.partition(":")[0] for line in found] == ["opposite", "confusable"], found
+
+
+@pytest.mark.parametrize(
+    ("predicted", "expected"),
+    [
+        # the same numbers in other words, and numbers that only add a detail
+        ("Count the 1 bits of n.", "Count the one bits of n."),
+        ("Add a pair of integers.", "Add two integers."),
+        (
+            "Compute the Fibonacci number at position n, where position 0 is 0 and 1 is 1.",
+            "Return the n-th Fibonacci number, starting from fibonacci(0) = 0.",
+        ),
+        (
+            "Build the strings for 1..n: multiples of 15 give 'FizzBuzz', of 3 'Fizz', "
+            "of 5 'Buzz'.",
+            "Return FizzBuzz from 1 to n: 'Fizz' for multiples of 3, 'Buzz' for multiples of 5.",
+        ),
+        ("Return every integer multiplied by 2.", "Return a list with each integer doubled."),
+        ("Merge two dictionaries into a new one.", "Merge two count dictionaries."),
+        ("Return the edits needed to turn one string into the other.", "Compare two strings."),
+        (
+            "Give the runner-up, or None when fewer than two values.",
+            "Return the second largest value, or None.",
+        ),
+        ("Divide the first number by the second.", "Divide two numbers."),
+        ("Subtract the second number from the first.", "Subtract two numbers."),
+        ("Wait one second.", "Sleep for a second."),
+        # truth values in the expected order, however phrased
+        ("Return True if n is prime, False otherwise.", "Return True if n is prime."),
+        ("Return True if n is even and False otherwise.", "Tell whether an integer is even."),
+        (
+            "Return False if the string is not a palindrome, else True.",
+            "Tell whether a string reads the same both ways.",
+        ),
+        (
+            "Push the text; return True if it was delivered, False otherwise.",
+            "Report whether it was delivered.",
+        ),
+        # both words of a contrast group named as a range, a list or a detail
+        ("Sort the words from shortest to longest.", "Sort words by length, shortest first."),
+        (
+            "Merge intervals given as [start, end] pairs, sorted by start.",
+            "Merge intervals sorted by start.",
+        ),
+        ("Return the median (the mean of the two middle values).", "Compute the median of a list."),
+        (
+            "Parse hours, minutes and seconds into seconds.",
+            "Parse a duration into a number of seconds.",
+        ),
+        # a long intent that is not much longer than the expected one, Greek letters alone
+        ("Return the area of a circle of radius r, π r².", "Return the area of a circle."),
+        ("Return the timeout in μs.", "Return the timeout in microseconds."),
+        ("Ignore case and spaces.", "Compare ignoring case and spaces."),
+    ],
+)
+def test_honest_values_and_ranges_are_not_defects(predicted: str, expected: str) -> None:
+    assert intent_defects(predicted, expected) == ()
+
+
+def test_a_name_python_reads_as_another_is_listed_twice() -> None:
+    signature = {"name": "add", "parameters": [{"name": "a"}, {"name": "\uff41"}]}
+    message = "parameter '\uff41' is listed more than once (Python reads it as 'a')"
+    with pytest.raises(IRParseError, match=re.escape(f"not a valid IR: signature: {message}")):
+        parse_ir({"intent": "x", "signature": signature})
+    repaired = callable_ir(
+        '{"intent": "x", "signature": {"name": "add", "parameters": ["a", "\uff41"]}}'
+    )
+    assert repaired is not None
+    assert [p.name for p in repaired.signature.parameters] == ["a"]
+
+
+def test_the_hints_name_the_value_defects_without_the_expected_intent() -> None:
+    expected = {**ADD, "intent": {"description": "Add two integers and return their sum."}}
+    predicted = {**ADD, "intent": {"description": "Add nine integers and return their sum."}}
+    found = ir_quality_breakdown(predicted, expected, embedder=HashEmbedder())
+    assert any("intent number:" in hint for hint in found.hints), found.hints
+    assert not any("two" in hint for hint in found.hints), found.hints
