@@ -25,6 +25,7 @@ from lift_metrics.composite import (
 )
 from lift_metrics.errors import InputValueError
 from lift_metrics.ir import (
+    IR_UNUSABLE_FACTOR,
     IRQualityBreakdown,
 )
 
@@ -62,6 +63,7 @@ class _EndToEndOptions(_CodeOptions, total=False):
     ir_profile: ProfileLike | None
     code_profile: ProfileLike | CodeQualityOptions | None
     embedder: Embedder | None
+    require_usable_ir: bool
 
 
 class EndToEnd(_IRPart, _CodePart):
@@ -110,6 +112,11 @@ class EndToEnd(_IRPart, _CodePart):
         generated input, is rejected whatever the score (see :class:`CodeQuality`): only
         code that passes every test and agrees everywhere it was compared becomes a
         demonstration.
+    require_usable_ir : bool, default True
+        Under a trace, an IR that :class:`IRQuality` would reject (its score below
+        IRQuality's default threshold, 0.75: a wrong name or parameters, a wrong or generic
+        intent, ...) rejects the demonstration whatever the code and the total: passing code
+        does not carry an unusable IR into the IR predictor's demonstrations.
     reveal_expected : bool, default False
         GEPA's feedback quotes neither the expected IR nor expected test values; True
         (opt-in) quotes both (see :class:`IRQuality` and :class:`CodeQuality`).
@@ -142,9 +149,11 @@ class EndToEnd(_IRPart, _CodePart):
         code_profile: ProfileLike | CodeQualityOptions | None = None,
         embedder: Embedder | None = None,
         threshold: float | None = None,
+        require_usable_ir: bool = True,
         **options: Unpack[_CodeOptions],
     ) -> None:
         super().__init__(threshold=threshold, **options)
+        self.require_usable_ir = check_bool("require_usable_ir", require_usable_ir)
         self._init_ir(
             expected_ir_field=expected_ir_field,
             ir_field=ir_field,
@@ -178,6 +187,12 @@ class EndToEnd(_IRPart, _CodePart):
             self._part_fields["latency"] = self.latency_field
         if threshold is None:  # Aggregate sets its own once its weights are known
             self.threshold = _threshold_above(EndToEnd._failing_ceiling(self))
+
+    def _ir_usable(self, e2e: EndToEndBreakdown) -> bool | None:
+        """Whether the IR clears IRQuality's default threshold (None: not checked)."""
+        if not (self.scores_ir and self.require_usable_ir) or "ir" not in e2e.components:
+            return None
+        return e2e.components["ir"] >= _threshold_above(IR_UNUSABLE_FACTOR)
 
     def _failing_ceiling(self) -> float:
         """Return the best score of an output whose code fails every test (all else perfect)."""
@@ -275,6 +290,7 @@ class EndToEnd(_IRPart, _CodePart):
             ir=e2e.ir,
             code=e2e.code,
             end_to_end=e2e,
+            ir_usable=self._ir_usable(e2e),
         )
 
 
@@ -427,4 +443,5 @@ class Aggregate(EndToEnd):
             code=e2e.code,
             end_to_end=e2e,
             aggregate=agg,
+            ir_usable=self._ir_usable(e2e),
         )

@@ -94,6 +94,10 @@ class MetricBreakdown:
         The pure metrics' breakdowns where computed (``None`` otherwise).
     result : object or None
         The core's result where it is none of the above (:class:`DSPyMetric`).
+    ir_usable : bool or None
+        Whether the IR part clears :class:`IRQuality`'s default threshold, where the metric
+        checks it (:class:`EndToEnd` and :class:`Aggregate` with ``require_usable_ir``);
+        under a trace a False rejects the demonstration.
     example_id : str or None
         Which example was scored, so that results from DSPy's threads can be matched to
         their examples: the example's ``id`` or ``task_id`` field where it has one, else a
@@ -113,6 +117,7 @@ class MetricBreakdown:
     aggregate: AggregateBreakdown | None = None
     result: Any = None
     example_id: str | None = None
+    ir_usable: bool | None = None
 
     def __repr__(self) -> str:
         parts = format_scores(self.components)
@@ -123,8 +128,8 @@ class MetricBreakdown:
         extra = {} if self.result is None else {"result": record_dict(self.result)}
         return record_dict(
             self,
-            "metric example_id score components weights reasons hints all_tests_passed ir code"
-            " aggregate",
+            "metric example_id score components weights reasons hints all_tests_passed ir_usable"
+            " ir code aggregate",
             code=self.code.to_dict() if hasattr(self.code, "to_dict") else None,
             **extra,
         )
@@ -365,7 +370,8 @@ class _Metric:
         Under a trace, code that fails a test of the example (or disagrees with the
         reference on a generated input) is never accepted while
         ``require_all_tests`` is True (the default): False, or 0.0 with
-        ``trace_returns="float"``, whatever the score.
+        ``trace_returns="float"``, whatever the score; nor is an unusable IR where the
+        breakdown's ``ir_usable`` is False.
         """
         result = self.breakdown(example, prediction)
         if self._history.maxlen:
@@ -377,7 +383,9 @@ class _Metric:
             feedback = self.feedback(result, pred_name=pred_name, pred_trace=pred_trace)
             return dspy.Prediction(score=result.score, feedback=feedback)
         if trace is not None:
-            rejected = self.require_all_tests and result.all_tests_passed is False
+            rejected = (
+                self.require_all_tests and result.all_tests_passed is False
+            ) or result.ir_usable is False
             if self.trace_returns == "bool":
                 return not rejected and result.score >= self.threshold
             return 0.0 if rejected else result.score

@@ -13,9 +13,9 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
-from lift_metrics._checks import check_int, score_value
+from lift_metrics._checks import check_int, check_real, score_value
 from lift_metrics._records import record_dict
 from lift_metrics.errors import InputTypeError, InputValueError
 from lift_metrics.ir import IR_MUTATIONS
@@ -53,6 +53,12 @@ class TrickResult:
         correct output: 0).
     above_wrong : int
         Tasks where it scored above every honest wrong output.
+    accepted : int or None
+        Tasks where the metric, called as DSPy's bootstrapping calls it (under a trace),
+        accepted it as a demonstration; None when the metric was not called under a trace
+        (``call`` other than ``"dspy"``).
+    traced : int
+        Tasks where the call under a trace returned (``accepted`` is out of these).
     """
 
     trick: str
@@ -65,15 +71,22 @@ class TrickResult:
     mean_wrong: float
     wins: int
     above_wrong: int
+    accepted: int | None = None
+    traced: int = 0
 
     @property
     def won(self) -> bool:
         """Whether this wrong output or trick scored like a correct output on some task."""
         return self.role != "correct" and self.wins > 0
 
+    @property
+    def accepted_wrongly(self) -> bool:
+        """Whether this wrong output or trick was accepted as a demonstration on some task."""
+        return self.role != "correct" and bool(self.accepted)
+
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-friendly dict of the row."""
-        return {**self.__dict__, "won": self.won}
+        return {**self.__dict__, "won": self.won, "accepted_wrongly": self.accepted_wrongly}
 
 
 @dataclass(frozen=True)
@@ -90,13 +103,22 @@ class GamingReport:
         ``"task: output: why"`` for outputs that could not be built or did not fit their
         role (a mutant that still passes every test is not a wrong output).
     missing : tuple of str
-        ``"task: output (setting): why"`` for scores the metric could not compute.
+        ``"task: output (setting): why"`` for scores the metric could not compute, and
+        ``"task: output (setting, under a trace): why"`` for calls under a trace that raised.
+    call : {"item", "kwargs", "dspy"}
+        How the metric was called; only ``"dspy"`` calls it under a trace as well.
     """
 
     metric: str
     rows: tuple[TrickResult, ...]
     skipped: tuple[str, ...] = field(default=())
     missing: tuple[str, ...] = field(default=())
+    call: str = "item"
+
+    @property
+    def traced(self) -> bool:
+        """Whether the metric was also called under a trace (``call="dspy"``)."""
+        return self.call == "dspy"
 
     @property
     def winning(self) -> tuple[TrickResult, ...]:
@@ -104,40 +126,79 @@ class GamingReport:
         return tuple(row for row in self.rows if row.won)
 
     @property
+    def accepted_wrongly(self) -> tuple[TrickResult, ...]:
+        """The rows whose wrong output or trick was accepted as a demonstration somewhere."""
+        return tuple(row for row in self.rows if row.accepted_wrongly)
+
+    @property
     def passed(self) -> bool:
-        """True when no trick or wrong output won and every score could be computed."""
-        return not self.winning and not self.missing
+        """True when no trick or wrong output won or was accepted, and every score was computed."""
+        return not self.winning and not self.accepted_wrongly and not self.missing
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-friendly dict of the report."""
-        return record_dict(self, "metric passed rows skipped missing")
+        return record_dict(self, "metric passed call traced rows skipped missing")
 
     def __repr__(self) -> str:
         won = ", ".join(f"{r.trick}/{r.setting}" for r in self.winning) or "none"
-        return f"GamingReport(metric={self.metric!r}, rows={len(self.rows)}, won: {won})"
+        accepted = ", ".join(sorted({r.trick for r in self.accepted_wrongly}))
+        return f"GamingReport(metric={self.metric!r}, rows={len(self.rows)}, won: {won}" + (
+            f", accepted under a trace: {accepted})" if accepted else ")"
+        )
 
 
 def format_gaming(report: GamingReport) -> str:
-    """Return a plain-text table of ``report``, one line per output and setting."""
+    """Return a plain-text table of ``report``, one line per output and setting.
+
+    The ``accepted`` column is the number of tasks where the metric, called under a trace,
+    accepted the output as a DSPy demonstration, out of the tasks where that call returned
+    (``-`` when the metric was not called under a trace).
+    """
     if not isinstance(report, GamingReport):
         raise InputTypeError(f"report must be a GamingReport, got {type(report).__name__}")
     lines = [
         f"gaming check: {report.metric}",
         f"{'output':<26}{'role':<8}{'setting':<9}{'n':>4}{'score':>8}{'correct':>9}"
-        f"{'wrong':>8}{'wins':>6}{'>wrong':>8}",
+        f"{'wrong':>8}{'wins':>6}{'>wrong':>8}{'accepted':>10}",
     ]
     for row in report.rows:
+        accepted = "-" if row.accepted is None else f"{row.accepted}/{row.traced}"
+        flags = ("  WINS" if row.won else "") + ("  ACCEPTED" if row.accepted_wrongly else "")
         lines.append(
             f"{row.trick:<26}{row.role:<8}{row.setting:<9}{row.n:>4}{row.mean_score:>8.3f}"
             f"{row.mean_correct:>9.3f}{row.mean_wrong:>8.3f}{row.wins:>6}{row.above_wrong:>8}"
-            + ("  WINS" if row.won else "")
+            f"{accepted:>10}{flags}"
         )
     won = sorted({row.trick for row in report.winning})
     lines.append(f"won: {', '.join(won)}" if won else "no trick or wrong output won")
+    lines.extend(_trace_lines(report))
     if report.missing:
         lines.append(f"{len(report.missing)} score(s) could not be computed, first:")
         lines.append(f"  {report.missing[0]}")
     return "\n".join(lines)
+
+
+def _trace_lines(report: GamingReport) -> list[str]:
+    """Return the lines saying what the metric accepted as a demonstration under a trace."""
+    if not report.traced:
+        return [
+            f"not called under a trace (call={report.call!r}): whether it accepts a wrong "
+            "output as a DSPy demonstration was not checked (call='dspy' checks it)"
+        ]
+    accepted = [f"{r.trick} ({r.setting}) {r.accepted}/{r.traced}" for r in report.accepted_wrongly]
+    refused = [
+        f"{r.trick} ({r.setting}) {r.traced - (r.accepted or 0)}/{r.traced}"
+        for r in report.rows
+        if r.role == "correct" and r.traced > (r.accepted or 0)
+    ]
+    lines = [
+        f"accepted as a demonstration under a trace: {', '.join(accepted)}"
+        if accepted
+        else "no trick or wrong output accepted as a demonstration under a trace"
+    ]
+    if refused:
+        lines.append(f"correct outputs rejected under a trace: {', '.join(refused)}")
+    return lines
 
 
 def _test_cases(task: Mapping[str, Any]) -> list[tuple[dict[str, Any], Any]]:
@@ -239,6 +300,7 @@ def gaming_check(
     tricks: Sequence[str] | None = None,
     settings: Sequence[Setting] = _SETTINGS,
     call: Literal["item", "kwargs", "dspy"] = "item",
+    metric_threshold: float | None = None,
     prediction_fields: Sequence[str] | None = None,
     name: str | None = None,
     num_threads: int = 1,
@@ -254,6 +316,15 @@ def gaming_check(
     to anything, a ``pass`` stub, the prompt). Each honest output is run against the task's
     tests in the sandbox first, so a correct one is known to pass and a wrong one to fail.
     Each output is scored twice: with the task's tests, and with the reference only.
+
+    With ``call="dspy"`` the metric is also called once per output and setting under a
+    trace, as DSPy's bootstrapping (``BootstrapFewShot``, and the optimizers built on it)
+    calls it to decide whether a run becomes a demonstration: ``metric(example, prediction,
+    trace)`` with a trace holding one ``(predictor, inputs, prediction)`` step. The output is
+    accepted when the value is truthy, or, with ``metric_threshold``, when it is at least
+    the threshold, as DSPy reads it. A trick or wrong output accepted on any task fails the
+    check (a wrong output must never become a demonstration); a correct output rejected is
+    reported, not counted against the metric.
 
     With ``kind="ir"`` the outputs are the task's expected IR and its mutations
     (:func:`lift_metrics.ir.ir_mutations`): the usable ones count as correct, the unusable
@@ -284,6 +355,11 @@ def gaming_check(
     settings : sequence of {"tests", "no_tests"}
         Code only.
     call : {"item", "kwargs", "dspy"}, default "item"
+        Only ``"dspy"`` calls the metric under a trace as well.
+    metric_threshold : float, optional
+        With ``call="dspy"``: the ``metric_threshold`` of DSPy's ``BootstrapFewShot``
+        (and MIPROv2): a value under a trace is accepted when it is at least this. None (or
+        0, which DSPy treats alike) reads the value as a truth value.
     prediction_fields : sequence of str, optional
         With ``call="dspy"``: the item fields that form the prediction; default ``("code",)``
         for code and ``("ir",)`` for IR.
@@ -298,13 +374,15 @@ def gaming_check(
     -------
     GamingReport
         One row per output and setting; ``.winning`` lists the wrong outputs and tricks
-        that scored at least as high as a correct output on some task, ``.passed`` is True
-        when there are none and every score was computed.
+        that scored at least as high as a correct output on some task,
+        ``.accepted_wrongly`` those accepted as a demonstration under a trace on some task,
+        ``.passed`` is True when there are none and every score was computed.
 
     Raises
     ------
     ValueError
-        An unknown kind, trick or setting, or no task to check.
+        An unknown kind, trick or setting, no task to check, or ``metric_threshold``
+        without ``call="dspy"``.
     """
     if not callable(metric):
         raise InputTypeError(f"metric must be callable, got {type(metric).__name__}")
@@ -325,8 +403,15 @@ def gaming_check(
         tasks = task_records()
     if not tasks:
         raise InputValueError("tasks must hold at least one task, got none")
+    if metric_threshold is not None:
+        metric_threshold = check_real("metric_threshold", metric_threshold)
+        if call != "dspy":
+            raise InputValueError(
+                f"metric_threshold applies with call='dspy' only, got call={call!r}"
+            )
     fields = prediction_fields or (("ir",) if kind == "ir" else ("code",))
     caller = _caller(metric, call, fields)
+    traced = _bootstrap_caller(metric, fields, metric_threshold) if call == "dspy" else None
     skipped: list[str] = []
     if kind == "ir":
         outputs = _ir_outputs(tasks, None if tricks is None else names)
@@ -340,82 +425,163 @@ def gaming_check(
         outputs, skipped = _outputs(tasks, names, sandbox)
     jobs = [(out, setting) for setting in settings for out in outputs]
 
-    def score(job: tuple[Output, Setting]) -> tuple[float | None, str | None]:
+    def score(job: tuple[Output, Setting]) -> _Scored:
         (index, _, output), setting = job
-        try:
-            return score_value(caller(_item(tasks[index], output, setting)))
-        except Exception as exc:  # the metric failed on this output: a missing score
-            why = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
-            if setting == "ir" and not _valid_ir(output):
-                return None, REJECTED + why
-            return None, why
+        return _score(caller, traced, _item(tasks[index], output, setting), setting)
 
     with ThreadPoolExecutor(max_workers=num_threads) as pool:
         scores = list(pool.map(score, jobs))
-    return _report(name or metric_name(metric), tasks, jobs, scores, skipped, order=known)
+    metric_label = name or metric_name(metric)
+    return _report(metric_label, tasks, jobs, scores, skipped, order=known, call=call)
+
+
+class _Scored(NamedTuple):
+    """What the metric said of one output in one setting."""
+
+    value: float | None  # the score (None: not computed)
+    why: str | None  # why there is no score
+    accepted: bool | None = None  # accepted under a trace (None: not called, or it raised)
+    trace_why: str | None = None  # why the call under a trace gave no verdict
+
+
+def _why(exc: BaseException) -> str:
+    return " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+
+
+def _score(
+    caller: Callable[[Any], Any],
+    traced: Callable[[Any], bool] | None,
+    item: Mapping[str, Any],
+    setting: Setting,
+) -> _Scored:
+    """Score ``item`` and, where ``traced`` is given, ask whether it is a demonstration."""
+    try:
+        value, why = score_value(caller(item))
+    except Exception as exc:  # the metric failed on this output: a missing score
+        if setting == "ir" and not _valid_ir(item["ir"]):
+            return _Scored(None, REJECTED + _why(exc))
+        return _Scored(None, _why(exc))
+    if value is None or traced is None:
+        return _Scored(value, why)
+    try:
+        return _Scored(value, why, accepted=traced(item))
+    except Exception as exc:  # DSPy counts it as an error and keeps no demonstration
+        return _Scored(value, why, trace_why=_why(exc))
+
+
+def _bootstrap_caller(
+    metric: Callable[..., Any], fields: Sequence[str], metric_threshold: float | None
+) -> Callable[[Any], bool]:
+    """Return ``item -> accepted``: the metric called and read as DSPy's bootstrapping does.
+
+    ``BootstrapFewShot`` calls ``metric(example, prediction, trace)`` with the trace of the
+    run, a list of ``(predictor, inputs, outputs)`` steps, and keeps the run as a
+    demonstration when the value is truthy, or at least ``metric_threshold`` when one is set.
+    """
+    import dspy
+
+    try:
+        predictor = dspy.Predict(f"prompt -> {', '.join(fields)}")
+    except Exception:  # field names a signature cannot hold: the step's predictor is generic
+        predictor = dspy.Predict("prompt -> output")
+
+    def under_trace(example: Any, prediction: Any) -> bool:
+        trace = [(predictor, {"prompt": example.get("prompt")}, prediction)]
+        value = metric(example, prediction, trace)
+        if metric_threshold:
+            return bool(value >= metric_threshold)
+        return bool(value)
+
+    return _caller(under_trace, "dspy", fields)
+
+
+Cell = tuple[Trick, float, bool | None]  # (what it is, its score, accepted under a trace)
 
 
 def _report(
     name: str,
     tasks: Sequence[Mapping[str, Any]],
     jobs: Sequence[tuple[Output, Setting]],
-    scores: Sequence[tuple[float | None, str | None]],
+    scores: Sequence[_Scored],
     skipped: Sequence[str],
     *,
     order: Sequence[str],
+    call: str,
 ) -> GamingReport:
-    table: dict[tuple[str, int], dict[str, tuple[Trick, float]]] = {}
+    table: dict[tuple[str, int], dict[str, Cell]] = {}
     missing: list[str] = []
     skipped = list(skipped)
-    for ((index, made, _), setting), (value, why) in zip(jobs, scores, strict=True):
+    for ((index, made, _), setting), scored in zip(jobs, scores, strict=True):
         where = f"{tasks[index].get('id', index)}: {made.name}"
-        if value is None and why is not None and why.startswith(REJECTED):
-            skipped.append(f"{where}: {why}")  # refusing an invalid IR is no missing score
-        elif value is None:
-            missing.append(f"{where} ({setting}): {why}")
-        if value is None:
-            continue
-        table.setdefault((setting, index), {})[made.name] = (made, value)
-    rows: list[TrickResult] = []
+        if scored.trace_why is not None:
+            missing.append(f"{where} ({setting}, under a trace): {scored.trace_why}")
+        if scored.value is not None:
+            table.setdefault((setting, index), {})[made.name] = (
+                made,
+                scored.value,
+                scored.accepted,
+            )
+        elif scored.why is not None and scored.why.startswith(REJECTED):
+            skipped.append(f"{where}: {scored.why}")  # refusing an invalid IR is no missing score
+        else:
+            missing.append(f"{where} ({setting}): {scored.why}")
     settings = list(dict.fromkeys(setting for (_, setting) in jobs))
     present = {made.name for ((_, made, _), _) in jobs}
     tricks = [name for name in order if name in present]
-    for setting in settings:
-        for trick_name in tricks:
-            mine, correct, wrong = [], [], []
-            wins = above = 0
-            trick: Trick | None = None
-            for (where, _), cell in table.items():
-                if where != setting or trick_name not in cell:
-                    continue
-                trick, value = cell[trick_name]
-                rights = [v for t, v in cell.values() if t.role == "correct"]
-                wrongs = [v for t, v in cell.values() if t.role == "wrong"]
-                mine.append(value)
-                if rights:
-                    correct.append(statistics.fmean(rights))
-                    if trick.role != "correct" and value >= min(rights):
-                        wins += 1
-                if wrongs:
-                    wrong.append(statistics.fmean(wrongs))
-                    if trick.role != "wrong" and value > max(wrongs):
-                        above += 1
-            if trick is None:
-                continue
-            rows.append(
-                TrickResult(
-                    trick=trick_name,
-                    role=trick.role,
-                    description=trick.description,
-                    setting=setting,
-                    n=len(mine),
-                    mean_score=_mean(mine),
-                    mean_correct=_mean(correct),
-                    mean_wrong=_mean(wrong),
-                    wins=wins,
-                    above_wrong=above,
-                )
-            )
+    traced = call == "dspy"
+    rows = [
+        row
+        for setting in settings
+        for trick_name in tricks
+        if (row := _row(table, setting, trick_name, traced=traced)) is not None
+    ]
     return GamingReport(
-        metric=name, rows=tuple(rows), skipped=tuple(skipped), missing=tuple(missing)
+        metric=name, rows=tuple(rows), skipped=tuple(skipped), missing=tuple(missing), call=call
+    )
+
+
+def _row(
+    table: Mapping[tuple[str, int], Mapping[str, Cell]],
+    setting: str,
+    trick_name: str,
+    *,
+    traced: bool,
+) -> TrickResult | None:
+    """Return the row of one output in one setting (None when it was never scored)."""
+    mine: list[float] = []
+    correct: list[float] = []
+    wrong: list[float] = []
+    verdicts: list[bool] = []
+    wins = above = 0
+    trick: Trick | None = None
+    for (where, _), cell in table.items():
+        if where != setting or trick_name not in cell:
+            continue
+        trick, value, accepted = cell[trick_name]
+        rights = [v for t, v, _ in cell.values() if t.role == "correct"]
+        wrongs = [v for t, v, _ in cell.values() if t.role == "wrong"]
+        mine.append(value)
+        if accepted is not None:
+            verdicts.append(accepted)
+        if rights:
+            correct.append(statistics.fmean(rights))
+            wins += trick.role != "correct" and value >= min(rights)
+        if wrongs:
+            wrong.append(statistics.fmean(wrongs))
+            above += trick.role != "wrong" and value > max(wrongs)
+    if trick is None:
+        return None
+    return TrickResult(
+        trick=trick_name,
+        role=trick.role,
+        description=trick.description,
+        setting=setting,
+        n=len(mine),
+        mean_score=_mean(mine),
+        mean_correct=_mean(correct),
+        mean_wrong=_mean(wrong),
+        wins=wins,
+        above_wrong=above,
+        accepted=sum(verdicts) if traced else None,
+        traced=len(verdicts),
     )

@@ -25,7 +25,10 @@ def add_gaming_arguments(parser: argparse.ArgumentParser) -> None:
         help="instead of agreement with labels, run the gaming check: score honest correct "
         "and wrong outputs and outputs that compute nothing (dead code, comments, lookup "
         "tables, an always-equal object, ...) on the shipped tasks, with and without their "
-        "tests, and report which tricks score like a correct output (exit 1 when one does). "
+        "tests, and report which tricks score like a correct output (exit 1 when one does); "
+        "with --call dspy, also call the metric under a trace as DSPy's bootstrapping does "
+        "and report which outputs it accepts as demonstrations (exit 1 when a trick or wrong "
+        "output is accepted). "
         "METRIC: code_quality, reference_score, ir_quality (fed the expected IR and its "
         "mutations) or an import path (a DSPy metric: --call dspy; a class is made with no "
         "arguments; --gaming-kind ir for an IR metric). Writes DIR/gaming.json",

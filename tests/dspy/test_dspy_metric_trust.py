@@ -402,3 +402,32 @@ def test_gepa_warns_when_its_validation_set_is_its_training_set() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert warn_if_val_is_train(train, dev) == 0
+
+
+@pytest.mark.slow  # a few project tasks through two metrics in the sandbox
+def test_bootstrapping_accepts_no_unusable_ir_next_to_passing_code(sandbox: Any) -> None:
+    from lift_metrics.ir import ir_mutations
+
+    embedder = HashEmbedder()
+    metrics = [cls(embedder=embedder, sandbox=sandbox) for cls in (EndToEnd, Aggregate)]
+    lenient = [
+        cls(embedder=embedder, sandbox=sandbox, require_usable_ir=False)
+        for cls in (EndToEnd, Aggregate)
+    ]
+    accepted_before = 0
+    for example in TASKS[:4]:
+        right = dspy.Prediction(ir=example.expected_ir, code=example.expected_code)
+        record_measurement(right, latency_ms=100.0, cost_usd=0.0)
+        unusable = [m for m in ir_mutations(example.expected_ir) if not m.usable]
+        assert unusable
+        for metric, old in zip(metrics, lenient, strict=True):
+            assert metric(example, right, []) is True, (type(metric).__name__, example.task_id)
+            assert metric.breakdown(example, right).ir_usable is True
+            for mutation in unusable:
+                bad = dspy.Prediction(ir=mutation.ir, code=example.expected_code)
+                record_measurement(bad, latency_ms=100.0, cost_usd=0.0)
+                assert metric(example, bad, []) is False, (mutation.name, example.task_id)
+                accepted_before += old(example, bad, []) is True
+    assert accepted_before > 0  # the totals alone let them in: what require_usable_ir stops
+    with pytest.raises(TypeError, match="require_usable_ir"):
+        EndToEnd(require_usable_ir="yes")  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from lift_metrics._tasks import task_records
-from lift_metrics.validation import CODE_TRICKS, GamingReport, gaming_check
+from lift_metrics.validation import CODE_TRICKS, GamingReport, format_gaming, gaming_check
 from lift_metrics.validation._gaming_tricks import operator_bugs
 
 #: a few tasks with loops, branches and one-liners
@@ -109,6 +109,114 @@ def test_a_score_that_cannot_be_computed_is_reported_not_zero(
     assert json.loads(json.dumps(report.to_dict()))["missing"] == list(report.missing)
 
 
+def _pass_rate_metric(sandbox: Any, cut_off: float, calls: list[Any]) -> Any:
+    """A DSPy metric: the share of the example's tests passed; ``>= cut_off`` under a trace."""
+
+    def metric(example: Any, prediction: Any, trace: Any = None) -> Any:
+        cases = [(c["inputs"], c["expected"]) for c in example.tests]
+        result = sandbox.run_tests(prediction.code, cases, entry_point=example.entry_point)
+        if trace is None:
+            return result.pass_rate
+        calls.append(trace)
+        return result.pass_rate >= cut_off
+
+    return metric
+
+
+def test_a_lenient_cut_off_under_a_trace_fails_the_check(
+    tasks: list[dict[str, Any]], sandbox: Any
+) -> None:
+    """The float ranks every output below the correct ones; the bool accepts wrong code."""
+    calls: list[Any] = []
+    tricks = ["reference", "one_operator_bug", "return_none", "dead_code"]
+    options: dict[str, Any] = {"tasks": tasks, "tricks": tricks, "settings": ("tests",)}
+    lenient = _pass_rate_metric(sandbox, 0.3, calls)
+    report = gaming_check(lenient, call="dspy", sandbox=sandbox, name="lenient", **options)
+    assert not report.winning
+    assert not report.passed
+    assert {row.trick for row in report.accepted_wrongly} == {"one_operator_bug"}
+    rows = {row.trick: row for row in report.rows}
+    assert rows["reference"].accepted == rows["reference"].traced == len(tasks)
+    assert rows["one_operator_bug"].accepted_wrongly
+    assert rows["dead_code"].accepted == 0
+    (predictor, inputs, prediction), *rest = calls[0]  # a trace as DSPy hands it over
+    assert not rest
+    assert hasattr(predictor, "signature")
+    assert "prompt" in inputs
+    assert hasattr(prediction, "code")
+    text = format_gaming(report)
+    assert "ACCEPTED" in text
+    assert "accepted as a demonstration under a trace: one_operator_bug (tests)" in text
+    saved = json.loads(json.dumps(report.to_dict()))
+    assert saved["traced"] is True
+    assert [r["accepted"] for r in saved["rows"]] == [r.accepted for r in report.rows]
+    strict = _pass_rate_metric(sandbox, 1.0, calls)
+    assert gaming_check(strict, call="dspy", sandbox=sandbox, **options).passed
+
+
+def test_a_value_under_a_trace_is_read_as_dspy_reads_it(
+    tasks: list[dict[str, Any]], sandbox: Any
+) -> None:
+    """Truthy accepts (a float above 0 included); ``metric_threshold`` compares instead."""
+
+    def floats(example: Any, prediction: Any, trace: Any = None) -> float:
+        return 1.0 if prediction.code == example.expected_code else 0.25
+
+    options: dict[str, Any] = {
+        "tasks": tasks[:1],
+        "tricks": ["reference", "dead_code"],
+        "settings": ("no_tests",),
+        "call": "dspy",
+        "sandbox": sandbox,
+    }
+    truthy = gaming_check(floats, **options)
+    assert {row.trick for row in truthy.accepted_wrongly} == {"dead_code"}
+    assert not truthy.winning
+    assert gaming_check(floats, metric_threshold=0.5, **options).passed
+    assert not gaming_check(floats, metric_threshold=0.25, **options).passed
+
+    def raises(example: Any, prediction: Any, trace: Any = None) -> float:
+        if trace is not None:
+            raise RuntimeError("no verdict")
+        return floats(example, prediction)
+
+    failed = gaming_check(raises, **options)
+    assert not failed.passed
+    assert any("under a trace): RuntimeError: no verdict" in why for why in failed.missing)
+
+
+def test_a_metric_not_called_the_dspy_way_says_the_trace_was_not_checked(
+    tasks: list[dict[str, Any]], sandbox: Any
+) -> None:
+    report = gaming_check(lambda item: 0.0, tasks=tasks[:1], tricks=["dead_code"], sandbox=sandbox)
+    assert not report.traced
+    assert all(row.accepted is None for row in report.rows)
+    assert "not called under a trace (call='item')" in format_gaming(report)
+
+
+@pytest.mark.slow
+def test_a_user_metric_with_a_low_cut_off_fails_and_code_quality_passes(
+    tasks: list[dict[str, Any]], sandbox: Any
+) -> None:
+    """CodeQuality's float, with the hand-written cut-off ``score >= 0.3`` under a trace."""
+    from lift_metrics.dspy_metrics import CodeQuality
+
+    quality = CodeQuality(trace_returns="float", sandbox=sandbox)
+
+    def cq_low_cutoff(example: Any, prediction: Any, trace: Any = None) -> Any:
+        score = quality(example, prediction)
+        return score >= 0.3 if trace is not None else score
+
+    tricks = ["reference", "restyled", "one_operator_bug", "return_none", "lookup_table"]
+    options: dict[str, Any] = {"tasks": tasks, "tricks": tricks, "settings": ("tests",)}
+    report = gaming_check(cq_low_cutoff, call="dspy", sandbox=sandbox, **options)
+    assert not report.winning  # the float alone passes
+    assert {row.trick for row in report.accepted_wrongly} == {"one_operator_bug", "lookup_table"}
+    assert not report.passed
+    shipped = gaming_check(CodeQuality(sandbox=sandbox), call="dspy", sandbox=sandbox, **options)
+    assert shipped.passed, format_gaming(shipped)
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
@@ -116,6 +224,7 @@ def test_a_score_that_cannot_be_computed_is_reported_not_zero(
         ({"settings": ("sometimes",)}, "settings must be"),
         ({"tasks": []}, "tasks must hold"),
         ({"num_threads": 0}, "num_threads"),
+        ({"metric_threshold": 0.5}, "metric_threshold applies with call='dspy' only"),
     ],
 )
 def test_bad_options_name_the_parameter(options: dict[str, Any], message: str) -> None:
@@ -132,6 +241,10 @@ def lazy(item):
 class Strict:
     def __call__(self, example, prediction, trace=None):
         return 1.0 if prediction.code == example.expected_code else 0.0
+
+class Lenient(Strict):
+    def __call__(self, example, prediction, trace=None):
+        return True if trace is not None else super().__call__(example, prediction)
 """
 
 
@@ -157,10 +270,22 @@ def test_cli_checks_a_user_metric_by_import_path(
     (saved,) = json.loads((out / "gaming.json").read_text())
     assert saved["metric"] == "my_gaming_metrics:lazy"
     assert saved["passed"] is False
+    assert "not called under a trace (call='item')" in text
     strict = ["validate", "--gaming", "my_gaming_metrics:Strict", "--call", "dspy"]
     code = cli_main([*strict, *tricks, "--out", str(out)])
-    assert code == 0, capsys.readouterr().out
-    assert "no trick or wrong output won" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert code == 0, text
+    assert "no trick or wrong output won" in text
+    assert "no trick or wrong output accepted as a demonstration under a trace" in text
+    lenient = ["validate", "--gaming", "my_gaming_metrics:Lenient", "--call", "dspy"]
+    code = cli_main([*lenient, "--trick", "reference", "--trick", "dead_code", "--out", str(out)])
+    text = capsys.readouterr().out
+    assert code == 1, text
+    assert "ACCEPTED" in text
+    (saved,) = json.loads((out / "gaming.json").read_text())
+    dead = next(row for row in saved["rows"] if row["trick"] == "dead_code")
+    assert dead["accepted"] == dead["n"] > 0
+    assert dead["accepted_wrongly"] is True
 
 
 def test_cli_refuses_an_unknown_trick_before_scoring(
@@ -210,8 +335,11 @@ def test_the_shipped_ir_metric_is_not_won_by_a_trick(metric: str) -> None:
         from lift_metrics.dspy_metrics import IRQuality
 
         report = gaming_check(IRQuality(), kind="ir", call="dspy", num_threads=2)
-    assert report.passed, (report.winning, report.missing[:3])
+    assert report.passed, (report.winning, report.accepted_wrongly, report.missing[:3])
     assert {row.trick for row in report.rows} >= {"wrong_name", "negated_intent"}
+    if metric == "IRQuality":  # called under a trace too: no trick became a demonstration
+        assert all(row.accepted is not None for row in report.rows)
+        assert sum(row.accepted or 0 for row in report.rows if row.role == "trick") == 0
 
 
 @pytest.mark.slow
@@ -235,6 +363,12 @@ def test_the_shipped_code_metric_is_not_won_by_a_trick(metric: str, sandbox: Any
     ]
     tricks = [r for r in report.winning if r.role == "trick" or r.setting == "tests"]
     assert not tricks, "\n".join(won)
-    # Without tests a bug the generated inputs do not reach (or a task for which no generated
-    # input is valid: evaluate_rpn, parse_duration) keeps its resemblance: docs/code.md.
-    assert sum(r.wins for r in report.winning) <= 5, "\n".join(won)
+    # Without tests, on a task for which no generated input is valid (evaluate_rpn,
+    # parse_duration) nothing runs and a bug keeps its resemblance: docs/code.md.
+    assert sum(r.wins for r in report.winning) <= 2, "\n".join(won)
+    if metric == "CodeQuality":  # under a trace: no trick, and no code failing a test
+        accepted = [r for r in report.accepted_wrongly if r.role == "trick" or r.setting == "tests"]
+        assert not accepted, format_gaming(report)
+        assert sum(r.accepted or 0 for r in report.accepted_wrongly) <= 2, format_gaming(report)
+        reference = next(r for r in report.rows if r.trick == "reference")
+        assert reference.accepted == reference.traced == reference.n
