@@ -37,7 +37,10 @@ def _exact_std(values: list[float], ddof: int) -> float:
         return 0.0
     half_exponent = (variance.numerator.bit_length() - variance.denominator.bit_length()) // 2
     scale = Fraction(2) ** half_exponent  # variance / scale**2 is near 1
-    return math.ldexp(math.sqrt(float(variance / scale**2)), half_exponent)
+    try:
+        return math.ldexp(math.sqrt(float(variance / scale**2)), half_exponent)
+    except OverflowError:  # two values near opposite limits: the deviation itself is past them
+        return math.inf
 
 
 def test_the_exact_reference_reaches_a_float_s_limit() -> None:
@@ -54,13 +57,23 @@ def test_two_values_near_the_limit_have_that_mean() -> None:
     assert (wide.mean, wide.median, wide.std_dev) == (0.0, 0.0, 1.7e308)
 
 
+def test_a_deviation_past_the_float_range_is_infinite_not_a_wrong_finite_value() -> None:
+    values = [1.7976931348623157e308, -7.446288774449769e307]  # |a - b| / sqrt(2) > max
+    assert _exact_std(values, 1) == math.inf
+    stats = summarize(values, ddof=1)
+    assert stats.std_dev == math.inf
+    assert math.isfinite(stats.mean)
+    assert math.isfinite(summarize(values, ddof=0).std_dev)
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(FINITE, min_size=2, max_size=40), st.sampled_from([0, 1]))
 def test_summary_of_any_finite_sample_is_finite_and_exact(values: list[float], ddof: int) -> None:
     stats = summarize(values, ddof=ddof)
     largest = max(abs(v) for v in values)
     tolerance = 1e-12 * largest + 1e-300
-    for figure in (stats.mean, stats.median, stats.std_dev):
+    exact_std = _exact_std(values, ddof)
+    for figure in (stats.mean, stats.median, stats.std_dev if math.isfinite(exact_std) else 0.0):
         assert math.isfinite(figure), (values, stats)
     assert stats.min <= stats.mean <= stats.max
     assert stats.min <= stats.median <= stats.max
@@ -73,7 +86,7 @@ def test_summary_of_any_finite_sample_is_finite_and_exact(values: list[float], d
         else (Fraction(ordered[middle - 1]) + Fraction(ordered[middle])) / 2
     )
     assert abs(stats.median - float(median)) <= tolerance
-    assert stats.std_dev == pytest.approx(_exact_std(values, ddof), rel=1e-9, abs=tolerance)
+    assert stats.std_dev == pytest.approx(exact_std, rel=1e-9, abs=tolerance)
 
 
 @settings(max_examples=100, deadline=None)
