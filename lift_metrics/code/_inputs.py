@@ -5,7 +5,8 @@ as EvalPlus does: the given inputs mutated one value at a time (type-aware: a nu
 a character dropped, the characters reordered, a list element repeated, ...), values drawn
 from the parameters' type hints (two arguments of one type now and then made a copy of each
 other, reordered or changed: anagrams, equal lists), and the calls the prompt shows
-(``>>> f(2, 3)`` or ``f(2, 3) == 5``). The same reference, tests and prompt always give the
+(``>>> f(2, 3)`` or ``f(2, 3) == 5``) or, for a function of one string, the strings the
+prompt or the reference's docstring quote (``such as "1h30m"``). The same reference, tests and
 same inputs (the random generator is seeded from them), and every input is small (see the
 constants). Which of them are valid is decided by
 running the reference (:mod:`lift_metrics.code._behaviour`).
@@ -21,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
 from lift_metrics import _pyast as pyast
-from lift_metrics.code._prompt_calls import prompt_examples
+from lift_metrics.code._prompt_calls import prompt_examples, quoted_texts
 
 MAX_INT = 1000
 """Generated integers stay within [-MAX_INT, MAX_INT] (mutation never leaves that range)."""
@@ -204,10 +205,10 @@ class _Source(random.Random):
             return "".join(self.choice(pool) for _ in range(self.randint(1, 8)))
         numbers = self.ints or (0, 1, 10)
         counts = [i for i in self.ints if 1 <= i <= 8]  # "four parts": a count it checks
-        count = self.choice(counts) if counts and self.random() < 0.5 else self.randint(1, 5)
+        count = self.choice(counts) if counts and self.random() < 0.7 else self.randint(1, 5)
         tokens = [
             str(self.choice((self.randint(0, 300), self.choice(numbers))))
-            if self.random() < 0.75
+            if self.random() < 0.85
             else self.choice(("a", "ab", "x"))
             for _ in range(count)
         ]
@@ -513,6 +514,9 @@ def generate_inputs(
     names = [name for name, _ in params]
     seeds = [dict(s) for s in seeds if set(s) == set(names)]
     examples = prompt_examples(prompt, function.name, names)
+    if not examples and len(names) == 1 and params[0][1][0] in ("str", "any"):
+        docstring = ast.get_docstring(function)
+        examples = [{names[0]: text} for text in quoted_texts(prompt, docstring)]
     specs = _specs(params, [*seeds, *examples])
     typed = all(_known(spec) for spec in specs.values())
     digest = hashlib.sha256(

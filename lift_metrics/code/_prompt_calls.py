@@ -51,3 +51,21 @@ def prompt_examples(
             continue
         found.append({**dict(zip(names, args, strict=False)), **kwargs})
     return [call for call in found if set(call) == set(names)]
+
+
+_QUOTED = re.compile(r'"([^"\n]{1,24})"')
+
+
+def quoted_texts(*texts: str | None) -> list[str]:
+    """Return the short double-quoted strings of ``texts`` (``such as "1h30m" or "45s"``).
+
+    For a function of one string, they are the values a prompt or a docstring shows it
+    taking: a parser's inputs are rarely built by chance.
+
+    Examples
+    --------
+    >>> quoted_texts('a duration such as "1h30m" or "45s"', None, 'like "1h30m"')
+    ['1h30m', '45s']
+    """
+    found = [match.group(1) for text in texts if text for match in _QUOTED.finditer(text)]
+    return list(dict.fromkeys(found))[:8]

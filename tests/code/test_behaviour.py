@@ -399,3 +399,21 @@ def test_a_lambda_bound_to_the_entry_point_is_a_function() -> None:
     assert defines("add: object = lambda a, b: a + b\n", "add")
     assert not defines("add = 3\n", "add")
     assert not defines("plus = lambda a, b: a + b\n", "add")
+
+
+def test_a_parser_gets_the_values_its_prompt_quotes() -> None:
+    """Random text is almost never a duration: the prompt's "1h30m" seeds the inputs."""
+    reference = """import re
+
+
+def parse_duration(text: str) -> int:
+    match = re.fullmatch(r"(?:(\\d+)h)?(?:(\\d+)m)?(?:(\\d+)s)?", text)
+    if not text or match is None:
+        raise ValueError("invalid")
+    hours, minutes, seconds = (int(part) if part else 0 for part in match.groups())
+    return hours * 3600 + minutes * 60 + seconds
+"""
+    prompt = 'Convert a duration string such as "1h30m" or "45s" into seconds.'
+    inputs = generate_inputs(reference, "parse_duration", [], prompt=prompt, count=40)
+    assert inputs[:2] == ({"text": "1h30m"}, {"text": "45s"})
+    assert generate_inputs(reference, "parse_duration", [], count=40)[:1] != inputs[:1]
