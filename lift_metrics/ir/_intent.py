@@ -65,7 +65,7 @@ _NEGATIONS = frozenset(
 )
 #: negations that count only when they negate the whole intent ("Avoid doing this:", "ignore
 #: all of the above"): "avoid duplicates" and "ignore case" are requirements, not negations
-_WHOLE_NEGATIONS = frozenset({"avoid", "ignore", "disregard", "forget"})
+_WHOLE_NEGATIONS = frozenset({"avoid", "ignore", "disregard", "forget", "opposite"})
 #: words about the behaviour itself: a negation of only these negates the whole intent
 _BEHAVIOUR_WORDS = frozenset(
     {"behaviour", "behavior", "wanted", "desired", "intended", "asked", "described", "above"}
@@ -199,6 +199,12 @@ _SYNONYMS = {
     "max": "largest",
     "min": "smallest",
     "biggest": "largest",
+    "highest": "largest",
+    "greatest": "largest",
+    "lowest": "smallest",
+    "tiniest": "smallest",
+    "final": "last",
+    "uneven": "odd",
     "lowercased": "lowercase",
     "uppercased": "uppercase",
     "lower-case": "lowercase",
