@@ -22,6 +22,7 @@ exception of that name).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import math
 from collections import Counter
@@ -32,6 +33,7 @@ from typing import Any, cast
 from lift_metrics import _pyast as pyast
 from lift_metrics._lru import LRUCache
 from lift_metrics._mutants import mutants
+from lift_metrics.code._extract import single_function
 from lift_metrics.code._inputs import _key, generate_inputs
 
 BEHAVIOUR_INPUTS = 20
@@ -159,6 +161,10 @@ def same_value(actual: Any, expected: Any) -> bool:
     """
     if type(actual) is not type(expected):
         return False
+    if isinstance(actual, Probed):
+        return same_value(actual.result, expected.result) and same_value(
+            actual.arguments, expected.arguments
+        )
     if isinstance(actual, float):
         if math.isnan(actual) or math.isnan(expected):
             return math.isnan(actual) and math.isnan(expected)
@@ -179,14 +185,55 @@ def _calls(sandbox: Any) -> Calls | None:
 
     A :class:`~lift_metrics.sandbox.Sandbox` through
     :func:`~lift_metrics.sandbox.execute_calls`; another object through its own
-    ``execute_calls(code, inputs, *, entry_point, timeout_s)`` method, if it has one.
+    ``execute_calls(code, inputs, *, entry_point, timeout_s)`` method, if it has one. Each
+    call goes through :data:`PROBE`, so that what it leaves in its arguments is compared too.
     """
     from lift_metrics.sandbox import Sandbox, execute_calls
 
     if isinstance(sandbox, Sandbox):
-        return functools.partial(execute_calls, sandbox=sandbox)
+        return _probing(functools.partial(execute_calls, sandbox=sandbox))
     method = getattr(sandbox, "execute_calls", None)
-    return cast(Calls, method) if callable(method) else None
+    return _probing(cast(Calls, method)) if callable(method) else None
+
+
+PROBE = "_lift_metrics_probe"
+"""The function appended to a program that calls its entry point and returns the value with
+the arguments as the call left them (a list sorted in place, an item appended)."""
+_PROBE_SOURCE = "\n\n\ndef {probe}(**arguments):\n    return ({entry}(**arguments), arguments)\n"
+
+
+@dataclass(frozen=True)
+class Probed:
+    """What one call returned and the state it left its arguments in (internal)."""
+
+    result: Any
+    arguments: Any
+
+
+def _probing(calls: Calls) -> Calls:
+    """Return ``calls`` running each program through :data:`PROBE`, values as :class:`Probed`."""
+
+    def probe(
+        code: str, inputs: Sequence[dict[str, Any]], *, entry_point: str | None, timeout_s: float
+    ) -> list[Any]:
+        entry = entry_point if entry_point is not None else single_function(code)
+        if entry is None:  # nothing to wrap: the values as they are
+            return list(calls(code, inputs, entry_point=entry_point, timeout_s=timeout_s))
+        wrapped = code.rstrip("\n") + _PROBE_SOURCE.format(probe=PROBE, entry=entry)
+        outputs = calls(wrapped, inputs, entry_point=PROBE, timeout_s=timeout_s)
+        return [_unwrapped(out) for out in outputs]
+
+    return probe
+
+
+def _unwrapped(out: Any) -> Any:
+    """Return a probed call's output with its value as :class:`Probed`."""
+    if not out.ok:
+        return out
+    value = out.value
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], dict):
+        return dataclasses.replace(out, value=Probed(value[0], value[1]))
+    return dataclasses.replace(out, ok=False, value=None, error="the call was not probed")
 
 
 def _sandbox_key(sandbox: Any) -> tuple[Any, ...]:
@@ -391,6 +438,8 @@ def _outcome_kind(value: Any) -> tuple[Any, ...]:
     """Return a coarse kind of an outcome: its type, with the sign, truth or length 0/1/2+."""
     if isinstance(value, Raises):
         return ("raises", value.name)
+    if isinstance(value, Probed):
+        return _outcome_kind(value.result)
     if isinstance(value, bool) or value is None:
         return (type(value).__name__, value)
     if isinstance(value, int | float):
@@ -477,12 +526,24 @@ def compare(
         if _agrees(out, want):
             agreed += 1
         elif first is None:  # what the code did, never the reference's output nor the input
-            first = f"returned {out.value!r}" if out.ok else (out.error or out.status)
+            first = _what_it_did(out, want)
     total = len(run.inputs)
     reason = f"behaviour: agrees with the reference on {agreed} of {total} generated inputs"
     if first is not None:
         reason += f"; where it first differs the code {first[:160]}"
     return Behaviour(agreed, total, reason)
+
+
+def _what_it_did(out: Any, want: Any) -> str:
+    """Say what a call that disagrees did: its value, its error, or its arguments' state."""
+    if not out.ok:
+        return str(out.error or out.status)
+    value = out.value
+    if not isinstance(value, Probed):
+        return f"returned {value!r}"
+    if isinstance(want, Probed) and same_value(value.result, want.result):
+        return "returned the same value but left its arguments in another state"
+    return f"returned {value.result!r}"
 
 
 def check_behaviour(

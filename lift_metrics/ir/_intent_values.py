@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 import functools
 import re
+from fractions import Fraction
 
 __all__ = ["value_defect"]
 
@@ -38,6 +39,13 @@ _CARDINALS = {
         )
     )
 }
+_TENS = {
+    word: str(10 * value)
+    for value, word in enumerate(_words("twenty thirty forty fifty sixty seventy eighty ninety"), 2)
+}
+#: words that name a number without being one ("a pair", "a dozen", "twice")
+_CARDINALS.update(_TENS)
+_CARDINALS.update({"pair": "2", "couple": "2", "twice": "2", "thrice": "3", "dozen": "12"})
 _ORDINALS = {
     word: value
     for value, word in enumerate(
@@ -81,9 +89,23 @@ def _lexemes(text: str) -> tuple[tuple[str, str], ...]:
 
 
 def _number(raw: str) -> str:
-    """Return a digit string in one spelling (``05`` -> ``5``, ``9 / 5`` -> ``9/5``)."""
-    parts = [p.lstrip("0") or "0" if p.isdigit() else p for p in raw.split("/")]
-    return "/".join(parts)
+    """Return a number in one spelling (``05`` -> ``5``, ``9 / 5`` and ``1.8`` -> ``9/5``)."""
+    try:
+        value = Fraction(raw.replace(" ", ""))
+    except (ValueError, ZeroDivisionError):
+        parts = [p.lstrip("0") or "0" if p.isdigit() else p for p in raw.split("/")]
+        return "/".join(parts)
+    return (
+        str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+    )
+
+
+def _compound(word: str) -> str | None:
+    """Return the value of a hyphenated number word ("thirty-two" -> "32"), else None."""
+    tens, _, unit = word.partition("-")
+    if tens in _TENS and unit in _CARDINALS and 0 < int(_CARDINALS[unit]) < 10:
+        return str(int(_TENS[tens]) + int(_CARDINALS[unit]))
+    return None
 
 
 def _word_value(word: str, following: str | None) -> tuple[str, str] | None:
@@ -116,6 +138,8 @@ def _values(text: str) -> tuple[tuple[str, str, str, int], ...]:
     for i, (kind, raw) in enumerate(lexemes):
         if kind == "num":
             found.append(("card", _number(raw), raw, i))
+        elif kind == "word" and _compound(raw) is not None:  # "thirty-two"
+            found.append(("card", str(_compound(raw)), raw, i))
         elif kind == "word" and "-" in raw:  # "second-to-last", "one-based"
             for part in raw.split("-"):
                 value = _word_value(part, "")

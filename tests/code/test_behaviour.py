@@ -28,13 +28,14 @@ from lift_metrics.code._behaviour import (
     REFERENCE_TIMEOUT_S,
     Raises,
     ReferenceRun,
+    _calls,
     check_behaviour,
     compare,
     reference_run,
     same_value,
 )
 from lift_metrics.code._inputs import MAX_INPUT_CHARS, conforms, generate_inputs, parameters
-from lift_metrics.sandbox import ExecutionOutput, execute_calls
+from lift_metrics.sandbox import ExecutionOutput
 
 # several kinds of task: arithmetic, strings, lists, raising on bad input, floats, parsing
 TASK_IDS = ["t001", "t008", "t019", "t023", "t034", "t042", "t051", "t061"]
@@ -116,7 +117,7 @@ def test_raising_inputs_are_dropped_but_the_error_contract_and_outputs_are_kept(
     raising = [i for i, out in enumerate(run.outputs) if isinstance(out, Raises)]
     assert 0 < len(returning) <= BEHAVIOUR_INPUTS
     assert all(run.inputs[i]["n"] >= 0 for i in returning)
-    assert [run.outputs[i] for i in returning] == [
+    assert [run.outputs[i].result for i in returning] == [
         math.factorial(run.inputs[i]["n"]) for i in returning
     ]
     # negative n raises the ValueError the reference raises by name: its error contract,
@@ -212,10 +213,6 @@ def test_a_slow_reference_keeps_the_inputs_it_runs_within_its_budget(real_sandbo
     assert run.elapsed_ms <= REFERENCE_BUDGET_S * 1000.0 + 1e-6
     checked = compare(slow, run, "slow", _calls(real_sandbox), None)
     assert (checked.agreed, checked.total) == (len(run.inputs), len(run.inputs))
-
-
-def _calls(sandbox: Any) -> Any:
-    return lambda code, inputs, **options: execute_calls(code, inputs, sandbox=sandbox, **options)
 
 
 # -- tricks without tests and a lookup table with them -----------------------------------------
@@ -323,15 +320,16 @@ def test_the_inputs_chosen_hold_each_kind_of_outcome_and_tell_the_mutants_apart(
 ) -> None:
     """Random strings are almost never anagrams: the choice keeps those that are."""
     from lift_metrics._mutants import mutants
-    from lift_metrics.code._behaviour import _agrees, _calls
+    from lift_metrics.code._behaviour import _agrees
 
     calls = _calls(real_sandbox)
     assert calls is not None
     run = reference_run(ANAGRAM, "is_anagram", [], None, real_sandbox, calls)
     assert len(run.inputs) == BEHAVIOUR_INPUTS
-    assert sum(out is True for out in run.outputs) >= 3  # anagrams
-    assert sum(out is False for out in run.outputs) >= 3
-    pairs = zip(run.inputs, run.outputs, strict=True)
+    results = [out.result for out in run.outputs]
+    assert sum(out is True for out in results) >= 3  # anagrams
+    assert sum(out is False for out in results) >= 3
+    pairs = zip(run.inputs, results, strict=True)
     assert any(i["first"] != i["second"] for i, out in pairs if out)
     told_apart = 0
     for program in mutants(ANAGRAM, "is_anagram", more=True):
@@ -417,3 +415,24 @@ def parse_duration(text: str) -> int:
     inputs = generate_inputs(reference, "parse_duration", [], prompt=prompt, count=40)
     assert inputs[:2] == ({"text": "1h30m"}, {"text": "45s"})
     assert generate_inputs(reference, "parse_duration", [], count=40)[:1] != inputs[:1]
+
+
+def test_what_the_code_leaves_in_its_arguments_is_compared_too(real_sandbox: Any) -> None:
+    """A new list is asked for: sorting the caller's list in place disagrees."""
+    reference = (
+        "def sort_by_length(words: list[str]) -> list[str]:\n    return sorted(words, key=len)\n"
+    )
+    in_place = (
+        "def sort_by_length(words: list[str]) -> list[str]:\n"
+        "    words.sort(key=len)\n"
+        "    return words\n"
+    )
+    kwargs = {"embedder": HashEmbedder(), "sandbox": real_sandbox}
+    result = code_quality_breakdown(in_place, reference, [], **kwargs)
+    assert result.behaviour_agreed < result.behaviour_total
+    assert any("left its arguments in another state" in r for r in result.reasons), result.reasons
+    assert result.score < code_quality(reference, reference, [], **kwargs)
+    # and the other way: a task that asks for the change in place
+    append = "def add_item(items: list[int], item: int) -> None:\n    items.append(item)\n"
+    copy = "def add_item(items: list[int], item: int) -> None:\n    items = items + [item]\n"
+    assert code_quality_breakdown(copy, append, [], **kwargs).behaviour_agreed == 0

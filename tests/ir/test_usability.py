@@ -358,3 +358,20 @@ def test_the_hints_name_the_value_defects_without_the_expected_intent() -> None:
     found = ir_quality_breakdown(predicted, expected, embedder=HashEmbedder())
     assert any("intent number:" in hint for hint in found.hints), found.hints
     assert not any("two" in hint for hint in found.hints), found.hints
+
+
+@pytest.mark.parametrize(
+    ("predicted", "expected", "flagged"),
+    [
+        ("Convert with F = C * 1.8 + 32.", "Convert with F = C * 9 / 5 + 32.", False),
+        ("Convert with F = C * 9 / 5 + thirty-two.", "Convert with F = C * 9 / 5 + 32.", False),
+        ("Return a pair of integers.", "Return two integers.", False),
+        ("Flatten a list by a couple of levels.", "Flatten a list by one level.", True),
+        ("Pad the text to a dozen characters.", "Pad the text to ten characters.", True),
+    ],
+)
+def test_numbers_are_compared_by_value_whatever_their_spelling(
+    predicted: str, expected: str, flagged: bool
+) -> None:
+    defects = intent_defects(predicted, expected)
+    assert any(d.startswith("number:") for d in defects) is flagged, defects
