@@ -43,7 +43,8 @@ _UNWRAPPED = frozenset({"sorted", "abs", "round", "int", "float", "str", "list",
 _UNCALLED = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "casefold", "title"})
 
 
-def _entry(tree: ast.Module, name: str | None) -> ast.FunctionDef | None:
+def entry_function(tree: ast.Module, name: str | None) -> ast.FunctionDef | None:
+    """Return the top-level function ``name`` of ``tree`` (None: the only one), or None."""
     functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
     if name is None:
         return functions[0] if len(functions) == 1 else None
@@ -84,7 +85,7 @@ def mutants(
         tree = pyast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    fn = _entry(tree, entry_point)
+    fn = entry_function(tree, entry_point)
     if fn is None:
         return []
     numbers, operators, others = _sites(fn, more)

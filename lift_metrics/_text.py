@@ -10,6 +10,8 @@ with :func:`lone_surrogate` and reject the line instead.
 
 from __future__ import annotations
 
+import unicodedata
+
 
 def lone_surrogate(text: str) -> int | None:
     r"""Return the position of the first surrogate code point in ``text``, or None.
@@ -49,3 +51,19 @@ def clean_text(text: str) -> str:
     if lone_surrogate(text) is None:
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def visible_text(text: str) -> str:
+    r"""Return ``text`` as it reads: NFKC forms, without invisible format characters.
+
+    Fullwidth letters and brackets become ASCII; zero-width spaces and joiners and
+    bidirectional marks (Unicode category Cf) are dropped.
+
+    Examples
+    --------
+    >>> visible_text("\uff3b\uff3b ##\u200b")
+    '[[ ##'
+    """
+    return "".join(
+        char for char in unicodedata.normalize("NFKC", text) if unicodedata.category(char) != "Cf"
+    )

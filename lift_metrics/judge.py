@@ -54,13 +54,13 @@ import re
 import secrets
 import statistics
 import threading
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lift_metrics._checks import check_int, check_non_negative
 from lift_metrics._records import record_dict, short_repr
+from lift_metrics._text import visible_text
 
 if TYPE_CHECKING:  # built on first access by __getattr__ (imports dspy)
     AnswerJudge: Any
@@ -361,9 +361,7 @@ def fence_data(name: str, text: str) -> str:
     """
     # look-alikes first: fullwidth brackets become ASCII, zero-width and other invisible
     # format characters go, so that no disguised marker survives the patterns below
-    plain = "".join(
-        char for char in unicodedata.normalize("NFKC", text) if unicodedata.category(char) != "Cf"
-    )
+    plain = visible_text(text)
     safe = _MARKER_CLOSE.sub(r"\1] ]", _MARKER_OPEN.sub("[ [", plain))
     safe = _BLOCK_LINE.sub("< <<", safe)
     tag = hmac.new(_TAG_KEY, safe.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()

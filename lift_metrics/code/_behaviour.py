@@ -302,13 +302,7 @@ def reference_run(
                 count=PROPOSED_INPUTS,
                 variant=1,
             )
-            extra = _valid(reference, entry, more, calls)
-            pool = ReferenceRun(
-                pool.inputs + extra.inputs,
-                pool.outputs + extra.outputs,
-                pool.elapsed_ms + extra.elapsed_ms,
-                pool.reason,
-            )
+            pool = _joined(pool, _valid(reference, entry, more, calls))
         run = _within(
             _select(reference, entry, pool, calls, prompt), REFERENCE_BUDGET_S * 1000.0, 1
         )
@@ -370,14 +364,7 @@ def _select(
     survivors = [i for i, killed in enumerate(kills) if not killed]
     if survivors and runs >= 2 * len(programs):
         pool, kills = _hunt(reference, entry, pool, calls, prompt, programs, kills, survivors)
-    chosen = _chosen(pool.outputs, kills)
-    per_input = pool.elapsed_ms / len(pool.inputs)
-    return ReferenceRun(
-        tuple(pool.inputs[i] for i in chosen),
-        tuple(pool.outputs[i] for i in chosen),
-        per_input * len(chosen),
-        pool.reason,
-    )
+    return _subset(pool, _chosen(pool.outputs, kills))
 
 
 def _hunt(
@@ -409,14 +396,7 @@ def _hunt(
     moved = {old: offset + new for new, old in enumerate(useful)}
     for i, killed in found.items():
         kills[i] = {moved[j] for j in killed}
-    per_input = extra.elapsed_ms / len(extra.inputs)
-    grown = ReferenceRun(
-        pool.inputs + tuple(extra.inputs[j] for j in useful),
-        pool.outputs + tuple(extra.outputs[j] for j in useful),
-        pool.elapsed_ms + per_input * len(useful),
-        pool.reason,
-    )
-    return grown, kills
+    return _joined(pool, _subset(extra, useful)), kills
 
 
 def _kills(program: str, entry: str | None, pool: ReferenceRun, calls: Calls) -> set[int]:
@@ -494,8 +474,28 @@ def _first(run: ReferenceRun, count: int) -> ReferenceRun:
     """Keep the first ``count`` inputs, and the reference's time on them."""
     if count >= len(run.inputs):
         return run
-    per_input = run.elapsed_ms / len(run.inputs)
-    return ReferenceRun(run.inputs[:count], run.outputs[:count], per_input * count, run.reason)
+    return _subset(run, range(count))
+
+
+def _subset(run: ReferenceRun, indices: Sequence[int]) -> ReferenceRun:
+    """Keep the inputs at ``indices``, with the reference's time on them (its mean per input)."""
+    per_input = run.elapsed_ms / len(run.inputs) if run.inputs else 0.0
+    return ReferenceRun(
+        tuple(run.inputs[i] for i in indices),
+        tuple(run.outputs[i] for i in indices),
+        per_input * len(indices),
+        run.reason,
+    )
+
+
+def _joined(run: ReferenceRun, more: ReferenceRun) -> ReferenceRun:
+    """Return ``run`` followed by ``more`` (the first's reason kept)."""
+    return ReferenceRun(
+        run.inputs + more.inputs,
+        run.outputs + more.outputs,
+        run.elapsed_ms + more.elapsed_ms,
+        run.reason,
+    )
 
 
 def _no_valid_reason(outputs: Sequence[Any]) -> str:

@@ -7,9 +7,9 @@ from the parameters' type hints (two arguments of one type now and then made a c
 other, reordered or changed: anagrams, equal lists), and the calls the prompt shows
 (``>>> f(2, 3)`` or ``f(2, 3) == 5``) or, for a function of one string, the strings the
 prompt or the reference's docstring quote (``such as "1h30m"``). The same reference, tests and
-same inputs (the random generator is seeded from them), and every input is small (see the
-constants). Which of them are valid is decided by
-running the reference (:mod:`lift_metrics.code._behaviour`).
+prompt always give the same inputs (the random generator is seeded from them), and every
+input is small (see the constants). Which of them are valid is decided by running the
+reference (:mod:`lift_metrics.code._behaviour`).
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ import functools
 import re
 import unicodedata
 
+from lift_metrics._text import visible_text
 from lift_metrics.ir._intent_values import value_defect
 
 __all__ = ["intent_defects"]
@@ -248,9 +249,7 @@ def _readable(text: str) -> str:
     Cyrillic and Greek letters that look like Latin ones are read as those (an ``о`` inside
     "smallest" reads "smallest").
     """
-    folded = unicodedata.normalize("NFKC", text).lower()
-    kept = "".join(ch for ch in folded if unicodedata.category(ch) != "Cf")
-    return kept.translate(_LOOK_ALIKES)
+    return visible_text(text).lower().translate(_LOOK_ALIKES)
 
 
 def _word(token: str) -> str:

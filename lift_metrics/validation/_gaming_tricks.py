@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from lift_metrics import _pyast as pyast
-from lift_metrics._mutants import mutants
+from lift_metrics._mutants import entry_function, mutants
 
 Role = Literal["correct", "wrong", "trick"]
 
@@ -43,13 +43,6 @@ class Trick:
     description: str
 
 
-def _entry(tree: ast.Module, name: str) -> ast.FunctionDef | None:
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            return node
-    return None
-
-
 def _parts(task: Mapping[str, Any]) -> tuple[str, list[str], str] | None:
     """``(text before the body, the body's lines, the body's indent)`` of the entry function.
 
@@ -60,7 +53,7 @@ def _parts(task: Mapping[str, Any]) -> tuple[str, list[str], str] | None:
         tree = pyast.parse(code)
     except SyntaxError:
         return None
-    fn = _entry(tree, str(task["entry_point"]))
+    fn = entry_function(tree, str(task["entry_point"]))
     if fn is None or not fn.body or fn.end_lineno is None:
         return None
     body = fn.body
@@ -111,7 +104,7 @@ def restyled(task: Mapping[str, Any]) -> str | None:
         tree = pyast.parse(str(task["expected_code"]))
     except SyntaxError:
         return None
-    fn = _entry(tree, str(task["entry_point"]))
+    fn = entry_function(tree, str(task["entry_point"]))
     if fn is None:
         return None
     args = fn.args
@@ -198,7 +191,7 @@ def lookup_table(task: Mapping[str, Any]) -> str | None:
         return None
     head, _, indent = parts
     try:
-        fn = _entry(pyast.parse(str(task["expected_code"])), str(task["entry_point"]))
+        fn = entry_function(pyast.parse(str(task["expected_code"])), str(task["entry_point"]))
     except SyntaxError:
         return None
     if fn is None:
