@@ -2,10 +2,10 @@
 # The whole test suite: lint, types, then pytest (unit + integration tests, doctests and
 # notebooks) in two lanes: the fast lane (-m "not slow", spread over the cores by pytest-xdist,
 # about a minute on 2 cores) first, then the slow lane (-m slow: real models, real sandboxes,
-# optimizer runs; three workers whatever the cores, since its tests mostly wait on the processes
+# optimizer runs; five workers whatever the cores, since its tests mostly wait on the processes
 # they start; --dist loadfile keeps a file's tests, and its shared sandboxes, on one worker;
 # --no-loadscope-reorder keeps the order of tests/testkit.LONGEST_FIRST, the longest files
-# first; about seven minutes on 2 cores). Each lane
+# first; about seven and a half minutes on 2 cores). Each lane
 # records how many tests it collected and selected (--lane-record, tests/conftest.py) and
 # the two must add up to the whole suite (tests/testkit.py checks), so no test falls between.
 # Arguments go to both pytest runs (e.g. `bash scripts/test.sh -x`; `--full` also runs the
@@ -23,6 +23,6 @@ lanes="$(mktemp -t lift-metrics-lanes.XXXXXX)"
 trap 'rm -f "$lanes"' EXIT
 .venv/bin/python -m pytest -m "not slow" --numprocesses=auto --maxprocesses=4 \
     --lane-record="$lanes" "$@"
-.venv/bin/python -m pytest -m slow --numprocesses=3 --dist=loadfile --no-loadscope-reorder \
+.venv/bin/python -m pytest -m slow --numprocesses=5 --dist=loadfile --no-loadscope-reorder \
     --lane-record="$lanes" "$@"
 .venv/bin/python tests/testkit.py "$lanes"

@@ -88,7 +88,7 @@ def test_notebook_runs(path: Path) -> None:
 
 def check_the_real_run(out: Path) -> None:
     """The main job in miniature, as the optimization notebook runs it: the bundled GGUF model,
-    MIPROv2 with labelled demonstrations and two trials, baseline -> compile -> optimized ->
+    MIPROv2 with labelled demonstrations and one trial, baseline -> compile -> optimized ->
     comparison, finished under its budget, every file written."""
     result = json.loads((out / "result.json").read_text(encoding="utf-8"))
     assert result["stop_reason"] is None, result["stop_reason"]
@@ -100,7 +100,7 @@ def check_the_real_run(out: Path) -> None:
         "tasks_solved",
     ]
     for arm in ("baseline", "optimized"):  # the generated programs are kept, one per task
-        assert len(list((out / "code" / arm).glob("t*.py"))) == 3
+        assert len(list((out / "code" / arm).glob("t*.py"))) == 2
         assert result["code"][arm]["degenerate"]["placeholder"] == 0
         # each arm ran its own LM calls: none replayed the other arm's cached answers, which
         # would time the optimized program at a few ms and call it faster
@@ -109,11 +109,11 @@ def check_the_real_run(out: Path) -> None:
             assert example["total_tokens"] > 0, (arm, example["task_id"])
             assert example["mean_latency_ms"] > 100.0, (arm, example["task_id"])
     usage = result["usage"]
-    assert 0 < usage["lm_calls"] <= 40  # a real run: the run folder was emptied first
+    assert 0 < usage["lm_calls"] <= 32  # a real run: the run folder was emptied first
     assert usage["total_tokens"] > 0
     assert usage["cost_usd"] == 0.0
     trials = json.loads((out / "trials.json").read_text(encoding="utf-8"))
-    assert len(trials["trial_logs"]) >= 2  # the unoptimized program + the trials
+    assert len(trials["trial_logs"]) >= 2  # the unoptimized program + the trial
     for name in ("program.json", "comparison.json", "config.json", "report.md"):
         assert (out / name).is_file(), name
     assert result["metric_time_s"] < result["wall_time_s"]

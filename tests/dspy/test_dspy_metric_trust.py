@@ -131,6 +131,7 @@ def _expected_ir_texts(example: Any) -> list[str]:
     return texts
 
 
+@pytest.mark.slow  # the feedback fixture scores 6 metrics on 2 x 64 tasks (about 20 s)
 @pytest.mark.parametrize(("cls", "options"), METRICS, ids=[m.__name__ for m, _ in METRICS])
 def test_default_feedback_quotes_no_expected_value_and_no_expected_ir(
     feedback: dict[str, list[tuple[str, str, str, str]]], cls: type, options: dict[str, Any]
@@ -151,6 +152,7 @@ def test_default_feedback_quotes_no_expected_value_and_no_expected_ir(
                 assert shown not in plain, (example.task_id, shown)
 
 
+@pytest.mark.slow  # the feedback fixture scores 6 metrics on 2 x 64 tasks (about 20 s)
 @pytest.mark.parametrize(("cls", "options"), METRICS, ids=[m.__name__ for m, _ in METRICS])
 def test_reveal_expected_restores_the_full_feedback(
     feedback: dict[str, list[tuple[str, str, str, str]]], cls: type, options: dict[str, Any]
@@ -187,6 +189,7 @@ def _reflect(text: str) -> tuple[dict[str, Any], dict[str, str]]:
     return ir, answers
 
 
+@pytest.mark.slow  # the feedback fixture
 def test_a_reflection_that_parses_the_feedback_cannot_rebuild_the_answers(
     feedback: dict[str, list[tuple[str, str, str, str]]],
 ) -> None:

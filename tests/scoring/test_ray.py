@@ -315,9 +315,9 @@ def test_a_killed_actor_is_restarted_and_its_batches_scored_once(backend: RayBac
 
 
 @needs_ray
-# two Ray start-ups and 10 s of sleeping samples
+# two Ray start-ups and 4 s of sleeping samples
 def test_cli_ray_ctrl_c_then_rerun_scores_each_sample_once(tmp_path: Path) -> None:
-    slow = "def add(a, b):\n    import time\n    time.sleep(0.25)\n    return {}\n"
+    slow = "def add(a, b):\n    import time\n    time.sleep(0.1)\n    return {}\n"
     bodies = ("a + b", "a - b") * 20
     samples = [
         {"task_id": "t001", "solution": slow.format(body) + "#" * i}
