@@ -391,14 +391,27 @@ def test_onnx_cache_is_reused_without_torch_and_rebuilt_when_corrupt(tmp_path) -
     )
     env = {**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path)}
 
-    def run() -> list:
-        out = subprocess.run(
-            [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True
-        )
-        return json.loads(out.stdout)
+    def start() -> subprocess.Popen[str]:
+        command = [sys.executable, "-c", code]
+        return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
 
-    backend, used_torch, first = run()  # exports (needs torch)
-    assert (backend, used_torch) == ("onnx", True)
+    def finish(process: subprocess.Popen[str]) -> list:
+        out, _ = process.communicate(timeout=300)
+        assert process.returncode == 0
+        return json.loads(out)
+
+    def run() -> list:
+        return finish(start())
+
+    # two processes starting together: one exports (needs torch), the other waits for that
+    # export and loads it from the cache instead of exporting it too
+    together = [finish(process) for process in [start(), start()]]
+    assert sorted((backend, used_torch) for backend, used_torch, _ in together) == [
+        ("onnx", False),
+        ("onnx", True),
+    ]
+    first = together[0][2]
+    assert together[1][2] == pytest.approx(first, abs=1e-6)
     backend, used_torch, again = run()  # from the cache: no torch at all
     assert (backend, used_torch) == ("onnx", False)
     assert again == pytest.approx(first, abs=1e-6)

@@ -10,7 +10,7 @@ import sys
 import tempfile
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -48,6 +48,30 @@ from lift_metrics.similarity._protocol import (
 from lift_metrics.similarity._torch import _TorchBackend
 
 _BACKENDS = ("auto", "onnx", "torch")
+
+
+@contextlib.contextmanager
+def _export_lock(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the cache folder for as long as an export takes.
+
+    A second process that needs the same export waits here, then finds it in the cache
+    instead of exporting it again (workers that start together). Where the folder cannot be
+    made or locked (a read-only cache, a platform without ``fcntl``) nothing is held.
+    """
+    try:
+        import fcntl
+
+        folder.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(folder, os.O_RDONLY)
+    except (ImportError, OSError):
+        yield
+        return
+    try:
+        with contextlib.suppress(OSError):
+            fcntl.flock(descriptor, fcntl.LOCK_EX)  # released when the descriptor is closed
+        yield
+    finally:
+        os.close(descriptor)
 
 
 def _cached_backend(spec: Any, cached: Path, batch_size: int) -> _OnnxBackend | None:
@@ -125,9 +149,10 @@ class SentenceTransformerEmbedder:
     sentence-transformers embeddings (cosine >= 0.9999 on probe texts, else it warns and stays
     on torch) and writes it atomically under :func:`embedding_cache_dir`, keyed by the model
     files and the torch/transformers/onnx versions; later processes load it without importing
-    torch. ONNX Runtime uses one thread per available core (at most 8); its idle threads spin
-    only when ``OMP_WAIT_POLICY=ACTIVE`` is set, as for torch. Model names that are not local
-    directories (hub names) always use torch.
+    torch, and processes that start together export it once (the others wait on a lock of the
+    cache folder, then load the export). ONNX Runtime uses one thread per available core (at
+    most 8); its idle threads spin only when ``OMP_WAIT_POLICY=ACTIVE`` is set, as for torch.
+    Model names that are not local directories (hub names) always use torch.
 
     Examples
     --------
@@ -240,10 +265,17 @@ class SentenceTransformerEmbedder:
         if importlib.util.find_spec("onnx") is None:
             self._onnx_unavailable("exporting the model needs the onnx package (pip install onnx)")
             return None
+        with _export_lock(cached.parent):  # processes that start together export once
+            from_cache = _cached_backend(spec, cached, self.batch_size)
+            if from_cache is not None:  # another process exported it while this one waited
+                return from_cache
+            return self._export(path, spec, cached)
+
+    def _export(self, path: str, spec: Any, cached: Path) -> _TorchBackend | _OnnxBackend:
+        """Export the model to ONNX, check it against sentence-transformers and cache it."""
         reference = self._load_sentence_transformer(path)
         torch_backend = _TorchBackend(reference, self.batch_size)
         try:  # exported next to its final name, renamed there once checked (atomic)
-            cached.parent.mkdir(parents=True, exist_ok=True)
             handle, name = tempfile.mkstemp(prefix=f".{cached.name}.", dir=cached.parent)
         except OSError:  # a read-only cache: the export is used from a temporary file
             handle, name = tempfile.mkstemp(prefix="lift-metrics-", suffix=".onnx")
@@ -263,7 +295,7 @@ class SentenceTransformerEmbedder:
                     f"exporting {self.model_name!r} to ONNX failed ({type(exc).__name__}: "
                     f"{exc}); using torch",
                     RuntimeWarning,
-                    stacklevel=4,
+                    stacklevel=5,
                 )
                 return torch_backend
             agreement = float(np.min(np.einsum("ij,ij->i", expected, got)))
@@ -277,7 +309,7 @@ class SentenceTransformerEmbedder:
                     f"the ONNX export of {self.model_name!r} disagrees with sentence-transformers "
                     f"(cosine {agreement:.6f}); using torch",
                     RuntimeWarning,
-                    stacklevel=4,
+                    stacklevel=5,
                 )
                 return torch_backend
             if exported.parent == cached.parent:
