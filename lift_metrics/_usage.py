@@ -43,8 +43,7 @@ from typing import Any
 
 from lift_metrics._checks import check_int, check_positive
 from lift_metrics._records import PlainRecord, short_repr
-from lift_metrics.errors import BudgetExceeded as BudgetExceeded
-from lift_metrics.errors import InputValueError
+from lift_metrics.errors import BudgetExceeded as BudgetExceeded, InputValueError
 from lift_metrics.pricing import offline_litellm
 
 __all__ = [

@@ -20,8 +20,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TypeVar
 
-from lift_metrics.errors import CommandError as CommandError
-from lift_metrics.errors import LiftMetricsError
+from lift_metrics.errors import CommandError as CommandError, LiftMetricsError
 
 T = TypeVar("T")
 

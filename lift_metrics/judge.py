@@ -10,7 +10,9 @@ Two judges (docs/validation.md#judges):
 Each criterion is an integer from 1 to 5 (5 excellent, 4 good, 3 acceptable, 2 poor, 1 bad)
 and the judge gives its reasoning. Both are ``dspy.Module`` subclasses that work with any DSPy
 LM (``dspy.configure(lm=...)`` or ``judge.set_lm(lm)``), the bundled local one included, and
-can be optimized like any DSPy program.
+can be optimized like any DSPy program. Importable from here but outside ``__all__``: the
+result types ``Judgement`` and ``RepeatedJudgement``, and the prompt texts
+``ANSWER_CRITERIA``, ``CODE_REVIEW_CRITERIA`` and ``SCALE_GUIDE``.
 
 The judged text is data, never instructions: every input reaches the judge between a
 ``<<<BEGIN name TAG>>>`` and an ``<<<END name TAG>>>`` line, ``TAG`` a keyed hash of the text
@@ -67,13 +69,8 @@ if TYPE_CHECKING:  # built on first access by __getattr__ (imports dspy)
     CodeReviewJudge: Any
 
 __all__ = [
-    "ANSWER_CRITERIA",
     "AnswerJudge",
-    "CODE_REVIEW_CRITERIA",
     "CodeReviewJudge",
-    "Judgement",
-    "RepeatedJudgement",
-    "SCALE_GUIDE",
     "fence_data",
     "parse_judgement",
 ]

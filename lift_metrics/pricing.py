@@ -14,6 +14,9 @@ user set it). A TOML file can add or override prices::
 
 Unknown models are never priced at 0: :func:`cost_usd_for_model` returns a result with
 ``known=False`` and ``cost_usd`` NaN, so that a sum of costs shows the gap.
+
+Importable from here but outside ``__all__`` (what the functions above build on):
+``litellm_cost_map``, ``normalize_model_name`` and ``offline_litellm``.
 """
 
 from __future__ import annotations
@@ -35,11 +38,8 @@ __all__ = [
     "CostEstimate",
     "ModelPrice",
     "cost_usd_for_model",
-    "litellm_cost_map",
     "load_price_overrides",
     "lookup_price",
-    "normalize_model_name",
-    "offline_litellm",
 ]
 
 # date and "latest" suffixes that name a snapshot of the same model: -2024-08-06, -20241022,

@@ -6,8 +6,7 @@ import math
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from lift_metrics.composite import aggregate_breakdown, aggregate_metric
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from testkit import importable_names
 
 import lift_metrics
 
@@ -25,7 +26,7 @@ def public_functions() -> Iterator[tuple[str, Callable[..., Any]]]:
     seen: set[int] = set()
     for module_name in MODULES:
         module = importlib.import_module(module_name)
-        for name in module.__all__:
+        for name in importable_names(module):
             value = getattr(module, name)
             if inspect.isfunction(value) and id(value) not in seen:
                 seen.add(id(value))

@@ -7,8 +7,7 @@ import math
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from lift_metrics.composite import end_to_end, end_to_end_breakdown, latency_penalty
 

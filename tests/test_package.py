@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from testkit import importable_names
 
 import lift_metrics
 from lift_metrics.cli import build_parser, main
@@ -48,6 +49,23 @@ INTERNALS = [
     ("lift_metrics.stats", "bootstrap_means", "lift_metrics._resampling"),
     ("lift_metrics.stats", "check_confidence_level", "lift_metrics._checks"),
 ]
+
+
+@pytest.mark.parametrize(
+    "package", [*PUBLIC_PACKAGES[1:], "lift_metrics.judge", "lift_metrics.pricing"]
+)
+def test_what_a_package_keeps_outside_all_is_named_in_its_docstring(package: str) -> None:
+    """``__all__`` is what a newcomer reads; every other name the package offers (a result
+    type, a default, a name whose home is elsewhere, a shared internal) keeps its import path
+    and is named in the package's docstring, so nothing is importable unannounced."""
+    module = importlib.import_module(package)
+    doc = module.__doc__ or ""
+    outside = [name for name in importable_names(module) if name not in module.__all__]
+    if package in {"lift_metrics.judge", "lift_metrics.pricing"}:  # modules: what they define
+        outside = [
+            n for n in outside if getattr(getattr(module, n), "__module__", package) == package
+        ]
+    assert [name for name in outside if f"``{name}``" not in doc and f"`{name}`" not in doc] == []
 
 
 @pytest.mark.parametrize(("package", "name", "home"), INTERNALS)

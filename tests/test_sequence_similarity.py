@@ -6,8 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from testkit import edit_distance
 
 from lift_metrics.similarity import sequence_similarity

@@ -199,3 +199,23 @@ def local_model_or_skip() -> Path:
         return default_model_path()
     except (FileNotFoundError, ImportError) as exc:
         pytest.skip(f"the bundled local model is not installed: {exc}")
+
+
+def importable_names(module: ModuleType) -> list[str]:
+    """Return the names ``module`` offers: its ``__all__`` and what it keeps importable outside.
+
+    A package imports some names without exporting them (result types, defaults, names whose
+    home is another package, shared internals); they keep their import path, and the checks
+    that hold for every public function hold for them too. Typing helpers and modules are not
+    offered names.
+    """
+    names = set(getattr(module, "__all__", ()))
+    for name, value in vars(module).items():
+        if name.startswith("_") or name in {"annotations", "TYPE_CHECKING"}:
+            continue
+        if isinstance(value, ModuleType):
+            continue
+        home = getattr(value, "__module__", None)
+        if (home or "").startswith("lift_metrics") or (home is None and name.isupper()):
+            names.add(name)
+    return sorted(names)

@@ -34,101 +34,106 @@ arguments), ``normalize_tests`` / ``NormalizedTests``, ``check_entry_point``,
 ``score_code``, the scoring core on validated inputs that the DSPy metric objects call;
 ``parses`` and ``FAIL_CEILING``, whose home is a shared internal module
 (``lift_metrics._pyast``, ``lift_metrics._profiles``); and the option checks
-``check_stub_cap`` and ``check_wrong_answer_gate`` (``lift_metrics._checks``).
+``check_stub_cap`` and ``check_wrong_answer_gate`` (``lift_metrics._checks``). Also importable
+from here but outside ``__all__``: the result types the functions return
+(``CodeQualityBreakdown``, ``ReferenceScoreBreakdown``, ``ForgeInputs``, ``LintFinding``,
+``StaticAnalysis``); the defaults ``DEFAULT_CODE_QUALITY_WEIGHTS`` and ``MAX_CODE_CHARS``;
+the sandbox protocol ``SandboxLike``; and the helpers ``code_quality_options`` (profile ->
+options), ``codebleu_available``, ``is_stub``, ``count_lint_findings``, ``lint_backend``,
+``maintainability_grade`` and ``python_files``.
 """
 
 from __future__ import annotations
 
 # "name as name": importable from here, outside __all__ (internals, see the docstring)
-from lift_metrics._checks import check_stub_cap as check_stub_cap
-from lift_metrics._checks import check_wrong_answer_gate as check_wrong_answer_gate
+from lift_metrics._checks import (
+    check_stub_cap as check_stub_cap,
+    check_wrong_answer_gate as check_wrong_answer_gate,
+)
 from lift_metrics._profiles import FAIL_CEILING as FAIL_CEILING
-from lift_metrics._pyast import MAX_CODE_CHARS
-from lift_metrics._pyast import parses as parses
-from lift_metrics.code._breakdown import CodeQualityBreakdown
+from lift_metrics._pyast import MAX_CODE_CHARS as MAX_CODE_CHARS, parses as parses
+from lift_metrics.code._breakdown import CodeQualityBreakdown as CodeQualityBreakdown
 from lift_metrics.code._degenerate import degenerate_kind
-from lift_metrics.code._extract import complete_with_prompt as complete_with_prompt
-from lift_metrics.code._extract import extract_code
+from lift_metrics.code._extract import complete_with_prompt as complete_with_prompt, extract_code
 from lift_metrics.code._field import (
     bleu_score,
     chrf_score,
-    codebleu_available,
+    codebleu_available as codebleu_available,
     codebleu_score,
     exact_match,
 )
-from lift_metrics.code._gate import GATED_COMPONENTS as GATED_COMPONENTS
-from lift_metrics.code._gate import gate_by_wrong_answers as gate_by_wrong_answers
+from lift_metrics.code._gate import (
+    GATED_COMPONENTS as GATED_COMPONENTS,
+    gate_by_wrong_answers as gate_by_wrong_answers,
+)
 from lift_metrics.code._lint import (
-    LintFinding,
-    count_lint_findings,
-    lint_backend,
+    LintFinding as LintFinding,
+    count_lint_findings as count_lint_findings,
+    lint_backend as lint_backend,
     lint_code,
     lint_paths,
 )
 from lift_metrics.code._options import (
-    DEFAULT_CODE_QUALITY_WEIGHTS,
+    DEFAULT_CODE_QUALITY_WEIGHTS as DEFAULT_CODE_QUALITY_WEIGHTS,
     CodeQualityOptions,
-    code_quality_options,
+    code_quality_options as code_quality_options,
 )
-from lift_metrics.code._pass_rate import run_answer as run_answer
-from lift_metrics.code._pass_rate import test_pass_rate, test_pass_rate_breakdown
-from lift_metrics.code._quality import code_quality, code_quality_breakdown
-from lift_metrics.code._quality import score_code as score_code
+from lift_metrics.code._pass_rate import (
+    run_answer as run_answer,
+    test_pass_rate,
+    test_pass_rate_breakdown,
+)
+from lift_metrics.code._quality import (
+    code_quality,
+    code_quality_breakdown,
+    score_code as score_code,
+)
 from lift_metrics.code._reference import (
-    ReferenceScoreBreakdown,
+    ReferenceScoreBreakdown as ReferenceScoreBreakdown,
     reference_score,
     reference_score_breakdown,
     reference_scores,
 )
-from lift_metrics.code._report_score import ForgeInputs, forge_inputs, forge_score_from_code
+from lift_metrics.code._report_score import (
+    ForgeInputs as ForgeInputs,
+    forge_inputs,
+    forge_score_from_code,
+)
 from lift_metrics.code._semantic import semantic_similarity
 from lift_metrics.code._static import (
-    StaticAnalysis,
+    StaticAnalysis as StaticAnalysis,
     analyze_code,
     analyze_path,
-    maintainability_grade,
-    python_files,
+    maintainability_grade as maintainability_grade,
+    python_files as python_files,
 )
 from lift_metrics.code._structural import structural_similarity
-from lift_metrics.code._stub import is_stub
+from lift_metrics.code._stub import is_stub as is_stub
 from lift_metrics.code._style import style_conformance
 from lift_metrics.code._syntax import syntax_correctness
-from lift_metrics.code._tests import NormalizedTests as NormalizedTests
-from lift_metrics.code._tests import SandboxLike
-from lift_metrics.code._tests import check_entry_point as check_entry_point
-from lift_metrics.code._tests import normalize_tests as normalize_tests
+from lift_metrics.code._tests import (
+    NormalizedTests as NormalizedTests,
+    SandboxLike as SandboxLike,
+    check_entry_point as check_entry_point,
+    normalize_tests as normalize_tests,
+)
 
 __all__ = [
-    "CodeQualityBreakdown",
     "CodeQualityOptions",
-    "DEFAULT_CODE_QUALITY_WEIGHTS",
-    "ForgeInputs",
-    "LintFinding",
-    "MAX_CODE_CHARS",
-    "ReferenceScoreBreakdown",
-    "SandboxLike",
-    "StaticAnalysis",
     "analyze_code",
     "analyze_path",
     "bleu_score",
     "chrf_score",
     "code_quality",
     "code_quality_breakdown",
-    "code_quality_options",
-    "codebleu_available",
     "codebleu_score",
-    "count_lint_findings",
     "degenerate_kind",
     "exact_match",
     "extract_code",
     "forge_inputs",
     "forge_score_from_code",
-    "is_stub",
-    "lint_backend",
     "lint_code",
     "lint_paths",
-    "maintainability_grade",
-    "python_files",
     "reference_score",
     "reference_score_breakdown",
     "reference_scores",

@@ -57,6 +57,10 @@ pool on first use. A :class:`~lift_metrics.similarity.SentenceTransformerEmbedde
 as its settings too (the copy loads the model on first use; the process-wide default embedder
 becomes the copy's process-wide default); another embedder is pickled as it is.
 
+Importable from here but outside ``__all__``: the result types :class:`MetricBreakdown`
+(what a metric object's ``history`` holds) and :class:`Measurement` (what
+:func:`measurement_of` returns), and ``TraceReturns``, the type of ``trace_returns``.
+
 ``import lift_metrics.dspy_metrics`` does not import dspy; returning feedback does.
 """
 
@@ -64,13 +68,15 @@ from lift_metrics.dspy_metrics._code import CodeQuality
 from lift_metrics.dspy_metrics._composite import Aggregate, EndToEnd
 from lift_metrics.dspy_metrics._ir import IRQuality
 from lift_metrics.dspy_metrics._measured import (
-    Measurement,
+    Measurement as Measurement,
     measured,
     measurement_of,
     record_measurement,
 )
-from lift_metrics.dspy_metrics._protocol import MetricBreakdown
-from lift_metrics.dspy_metrics._protocol import TraceReturns as TraceReturns
+from lift_metrics.dspy_metrics._protocol import (
+    MetricBreakdown as MetricBreakdown,
+    TraceReturns as TraceReturns,
+)
 from lift_metrics.dspy_metrics._registered import DSPyMetric
 from lift_metrics.dspy_metrics._tests import AllTestsPass, TestPassRate
 
@@ -81,8 +87,6 @@ __all__ = [
     "DSPyMetric",
     "EndToEnd",
     "IRQuality",
-    "Measurement",
-    "MetricBreakdown",
     "TestPassRate",
     "measured",
     "measurement_of",

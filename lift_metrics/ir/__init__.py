@@ -21,17 +21,22 @@ metric ranks the wrong way round (docs/ir.md#the-ir-gaming-suite).
 :func:`parse_ir` reads an IR from model output; :func:`callable_ir` repairs the parameter list
 of a refused answer so that a pipeline can still write the function's header.
 
+Importable from here but outside ``__all__``: the result type ``IRQualityBreakdown``, the
+mutation type ``IRMutation`` and its registry ``IR_MUTATIONS``, the defaults
+``DEFAULT_IR_WEIGHTS``, ``IR_UNUSABLE_FACTOR`` and ``IMPURE_EFFECTS``, the helper
+``normalize_type_hint``, and ``IRParseError``, whose home is :mod:`lift_metrics.errors`.
+
 Importing this package loads pydantic but not torch, sentence-transformers or dspy.
 """
 
 from __future__ import annotations
 
-from lift_metrics.errors import IRParseError
+from lift_metrics.errors import IRParseError as IRParseError
 from lift_metrics.ir._constraints import constraint_satisfied
 from lift_metrics.ir._metrics import (
-    DEFAULT_IR_WEIGHTS,
-    IR_UNUSABLE_FACTOR,
-    IRQualityBreakdown,
+    DEFAULT_IR_WEIGHTS as DEFAULT_IR_WEIGHTS,
+    IR_UNUSABLE_FACTOR as IR_UNUSABLE_FACTOR,
+    IRQualityBreakdown as IRQualityBreakdown,
     constraint_match,
     intent_match,
     ir_quality,
@@ -40,7 +45,7 @@ from lift_metrics.ir._metrics import (
     structure_match,
 )
 from lift_metrics.ir._model import (
-    IMPURE_EFFECTS,
+    IMPURE_EFFECTS as IMPURE_EFFECTS,
     IR,
     Constraint,
     Effect,
@@ -55,11 +60,11 @@ from lift_metrics.ir._model import (
     PureConstraint,
     ReturnTypeConstraint,
     Signature,
-    normalize_type_hint,
+    normalize_type_hint as normalize_type_hint,
 )
 from lift_metrics.ir._mutations import (
-    IR_MUTATIONS,
-    IRMutation,
+    IR_MUTATIONS as IR_MUTATIONS,
+    IRMutation as IRMutation,
     ir_mutations,
     mutation_inversions,
 )
@@ -67,19 +72,12 @@ from lift_metrics.ir._parse import callable_ir, parse_ir
 
 __all__ = [
     "Constraint",
-    "DEFAULT_IR_WEIGHTS",
     "Effect",
     "EffectAbsentConstraint",
     "EffectKind",
     "EffectPresentConstraint",
     "HasParameterConstraint",
-    "IMPURE_EFFECTS",
     "IR",
-    "IRMutation",
-    "IRParseError",
-    "IRQualityBreakdown",
-    "IR_MUTATIONS",
-    "IR_UNUSABLE_FACTOR",
     "Intent",
     "MaxEffectsConstraint",
     "ParamCountConstraint",
@@ -95,7 +93,6 @@ __all__ = [
     "ir_quality",
     "ir_quality_breakdown",
     "mutation_inversions",
-    "normalize_type_hint",
     "parse_ir",
     "signature_match",
     "structure_match",

@@ -10,8 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from lift_metrics.errors import InputTypeError
-from lift_metrics.errors import IRParseError as IRParseError
+from lift_metrics.errors import InputTypeError, IRParseError as IRParseError
 from lift_metrics.ir._model import IR
 
 __all__ = ["IRParseError", "parse_ir"]

@@ -81,9 +81,12 @@ def _check_lm_options(key: str, table: Mapping[str, Any]) -> None:
     checked here first: unknown options, ``api_base`` with the local model, a temperature
     that is not a finite number in [0, 2], ``max_tokens < 1`` (or above ``n_ctx`` locally).
     """
-    from lift_metrics.lm import DEFAULT_N_CTX, check_max_tokens
-    from lift_metrics.lm import LOCAL_OPTIONS as _LOCAL_OPTIONS
-    from lift_metrics.lm import REMOTE_OPTIONS as _REMOTE_OPTIONS
+    from lift_metrics.lm import (
+        DEFAULT_N_CTX,
+        LOCAL_OPTIONS as _LOCAL_OPTIONS,
+        REMOTE_OPTIONS as _REMOTE_OPTIONS,
+        check_max_tokens,
+    )
 
     model = table["model"]
     local = _is_local(model)

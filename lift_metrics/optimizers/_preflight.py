@@ -109,8 +109,7 @@ def _check_lm(table: Mapping[str, Any], key: str, source: Path | None) -> None:
     A local model file must exist and start with the GGUF magic (it is not loaded); a remote model
     is built once (an unknown provider fails here) and its ``api_base`` must accept a connection.
     """
-    from lift_metrics.lm import check_gguf as _check_gguf
-    from lift_metrics.lm import resolve_lm
+    from lift_metrics.lm import check_gguf as _check_gguf, resolve_lm
 
     model = str(table.get("model", "local"))
     try:

@@ -41,8 +41,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from lift_metrics.errors import InputTypeError, InputValueError
-from lift_metrics.errors import TrackingError as TrackingError
+from lift_metrics.errors import InputTypeError, InputValueError, TrackingError as TrackingError
 from lift_metrics.optimizers._run_metrics import (
     comparison_metrics,
     evaluation_metrics,

@@ -11,9 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lift_metrics.errors import InputValueError
-from lift_metrics.errors import SandboxIsolationWarning as SandboxIsolationWarning
-from lift_metrics.errors import SandboxUnavailableError as SandboxUnavailableError
+from lift_metrics.errors import (
+    InputValueError,
+    SandboxIsolationWarning as SandboxIsolationWarning,
+    SandboxUnavailableError as SandboxUnavailableError,
+)
 from lift_metrics.sandbox._native_cache import native_library
 from lift_metrics.sandbox._worker import BOOTSTRAP
 

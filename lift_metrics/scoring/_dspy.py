@@ -18,7 +18,7 @@ from lift_metrics.scoring._tasks import (
     ScoringTask,
     _jsonl_records,
     _task_from,
-    load_tasks,
+    load_scoring_tasks,
 )
 
 
@@ -47,7 +47,7 @@ def humaneval_examples() -> list[Any]:
     >>> sorted(examples[0].inputs().keys())
     ['prompt']
     """
-    return [_from_task(task) for task in load_tasks("humaneval").values()]
+    return [_from_task(task) for task in load_scoring_tasks("humaneval").values()]
 
 
 def _from_task(task: ScoringTask, prompt: str | None = None) -> Any:

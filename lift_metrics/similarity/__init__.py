@@ -9,20 +9,27 @@ model, CPU), the transformer runs on ONNX Runtime from a one-time export cached 
 :func:`embedding_cache_dir`, which gives the sentence-transformers embeddings (cosine > 0.9999)
 about 1.5-2x faster and without importing torch in later processes.
 
+Importable from here but outside ``__all__`` (what the metrics share):
+``DEFAULT_EMBEDDING_MODEL``, ``resolve_embedder``, ``is_default_embedder``,
+``rescale_similarity`` and ``check_similarity_floor`` (home: ``lift_metrics._checks``).
+
 ``import lift_metrics.similarity`` does not import torch, sentence-transformers or
 onnxruntime; the first call that needs the model does.
 """
 
-from lift_metrics._checks import check_similarity_floor
+from lift_metrics._checks import check_similarity_floor as check_similarity_floor
 from lift_metrics.similarity._cache import embedding_cache_dir
 from lift_metrics.similarity._embedder import (
     SentenceTransformerEmbedder,
     get_default_embedder,
-    is_default_embedder,
-    resolve_embedder,
+    is_default_embedder as is_default_embedder,
+    resolve_embedder as resolve_embedder,
 )
-from lift_metrics.similarity._floor import rescale_similarity
-from lift_metrics.similarity._protocol import DEFAULT_EMBEDDING_MODEL, Embedder
+from lift_metrics.similarity._floor import rescale_similarity as rescale_similarity
+from lift_metrics.similarity._protocol import (
+    DEFAULT_EMBEDDING_MODEL as DEFAULT_EMBEDDING_MODEL,
+    Embedder,
+)
 from lift_metrics.similarity._text import (
     cosine_similarity,
     pairwise_cosine_similarity,
@@ -31,17 +38,12 @@ from lift_metrics.similarity._text import (
 )
 
 __all__ = [
-    "DEFAULT_EMBEDDING_MODEL",
     "Embedder",
     "SentenceTransformerEmbedder",
-    "check_similarity_floor",
     "cosine_similarity",
     "embedding_cache_dir",
     "get_default_embedder",
-    "is_default_embedder",
     "pairwise_cosine_similarity",
-    "rescale_similarity",
-    "resolve_embedder",
     "sequence_similarity",
     "text_similarity",
 ]

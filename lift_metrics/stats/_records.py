@@ -10,10 +10,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from lift_metrics._io import existing_file, parse_json, read_text_file
-from lift_metrics._io import read_jsonl as _io_read_jsonl
-from lift_metrics.errors import InputValueError, JSONTextError
-from lift_metrics.errors import RecordError as RecordError
+from lift_metrics._io import existing_file, parse_json, read_jsonl as _io_read_jsonl, read_text_file
+from lift_metrics.errors import InputValueError, JSONTextError, RecordError as RecordError
 
 T = TypeVar("T")
 

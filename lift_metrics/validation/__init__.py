@@ -34,20 +34,29 @@ Pearson > 0.8; docs/validation.md). This package measures that agreement for any
   :func:`registered_metric`,
   :func:`metric_names` and :func:`unregister_metric` look the registry up.
 
+Importable from here but outside ``__all__``: the result types (``ValidationResult``,
+``CalibrationResult``, ``MetricCalibration``, ``GamingReport``, ``TrickResult``,
+``ShippedDataset``); the built-in scorers behind :func:`builtin_scorer` (``IRPairScorer``,
+``CodePairScorer``, ``EndToEndScorer``, ``ReferenceScorer``, ``PassRateScorer``,
+``FieldMetricScorer``) and their tables ``BUILTIN_METRICS`` and ``FIELD_METRICS``; the
+trick registry ``CODE_TRICKS``; the shipped files ``SHIPPED_DATASETS``, ``SHIPPED_LABELS``
+and ``SHIPPED_PROFILES``; the check ``score_value``; and ``LabelFileError``,
+``TooFewScoresError`` and ``ConstantInputWarning``, whose home is :mod:`lift_metrics.errors`.
+
 Importing this package loads numpy only; scipy, krippendorff and matplotlib load on use.
 """
 
 from __future__ import annotations
 
 from lift_metrics._builtin_metrics import (
-    BUILTIN_METRICS,
-    FIELD_METRICS,
-    CodePairScorer,
-    EndToEndScorer,
-    FieldMetricScorer,
-    IRPairScorer,
-    PassRateScorer,
-    ReferenceScorer,
+    BUILTIN_METRICS as BUILTIN_METRICS,
+    FIELD_METRICS as FIELD_METRICS,
+    CodePairScorer as CodePairScorer,
+    EndToEndScorer as EndToEndScorer,
+    FieldMetricScorer as FieldMetricScorer,
+    IRPairScorer as IRPairScorer,
+    PassRateScorer as PassRateScorer,
+    ReferenceScorer as ReferenceScorer,
     builtin_scorer,
 )
 
@@ -62,40 +71,47 @@ from lift_metrics._registry import (
     registered_metric,
     unregister_metric,
 )
-from lift_metrics.errors import ConstantInputWarning, LabelFileError, TooFewScoresError
+from lift_metrics.errors import (
+    ConstantInputWarning as ConstantInputWarning,
+    LabelFileError as LabelFileError,
+    TooFewScoresError as TooFewScoresError,
+)
 from lift_metrics.validation._agreement import krippendorff_alpha
-from lift_metrics.validation._calibrate import CalibrationResult, calibrate_weights
+from lift_metrics.validation._calibrate import (
+    CalibrationResult as CalibrationResult,
+    calibrate_weights,
+)
 from lift_metrics.validation._calibrate_metric import (
-    MetricCalibration,
+    MetricCalibration as MetricCalibration,
     calibrate_code_quality,
     calibrate_metric,
 )
 from lift_metrics.validation._gaming import (
-    GamingReport,
-    TrickResult,
+    GamingReport as GamingReport,
+    TrickResult as TrickResult,
     format_gaming,
     gaming_check,
 )
-from lift_metrics.validation._gaming_tricks import CODE_TRICKS, Trick
+from lift_metrics.validation._gaming_tricks import CODE_TRICKS as CODE_TRICKS, Trick
 from lift_metrics.validation._import import import_metric
 from lift_metrics.validation._labels import (
-    SHIPPED_DATASETS,
-    SHIPPED_LABELS,
+    SHIPPED_DATASETS as SHIPPED_DATASETS,
+    SHIPPED_LABELS as SHIPPED_LABELS,
     LabelledItem,
-    ShippedDataset,
+    ShippedDataset as ShippedDataset,
     load_labels,
     shipped_dataset_path,
     shipped_labels_path,
 )
 from lift_metrics.validation._plot import plot_validation
 from lift_metrics.validation._report import format_table, markdown_report
-from lift_metrics.validation._validate import ValidationResult, validate_scores
+from lift_metrics.validation._validate import ValidationResult as ValidationResult, validate_scores
 from lift_metrics.validation._validate_metric import (
     validate_field_baselines,
     validate_metric,
 )
 from lift_metrics.validation.profiles import (
-    SHIPPED_PROFILES,
+    SHIPPED_PROFILES as SHIPPED_PROFILES,
     CalibrationProfile,
     load_profile,
     load_weights,
@@ -106,33 +122,12 @@ from lift_metrics.validation.profiles import (
 )
 
 __all__ = [
-    "BUILTIN_METRICS",
-    "CODE_TRICKS",
     "CalibrationProfile",
-    "CalibrationResult",
-    "CodePairScorer",
-    "ConstantInputWarning",
-    "EndToEndScorer",
-    "FIELD_METRICS",
-    "FieldMetricScorer",
-    "GamingReport",
-    "IRPairScorer",
     "ItemField",
-    "LabelFileError",
     "LabelledItem",
-    "MetricCalibration",
     "MetricScorer",
     "MetricSpec",
-    "PassRateScorer",
-    "ReferenceScorer",
-    "SHIPPED_DATASETS",
-    "SHIPPED_LABELS",
-    "SHIPPED_PROFILES",
-    "ShippedDataset",
-    "TooFewScoresError",
     "Trick",
-    "TrickResult",
-    "ValidationResult",
     "builtin_scorer",
     "calibrate_code_quality",
     "calibrate_metric",

@@ -10,8 +10,11 @@ from typing import Any, Literal
 import numpy as np
 
 from lift_metrics._checks import check_choice, check_iterable
-from lift_metrics.errors import ConstantInputWarning as ConstantInputWarning
-from lift_metrics.errors import InputTypeError, InputValueError
+from lift_metrics.errors import (
+    ConstantInputWarning as ConstantInputWarning,
+    InputTypeError,
+    InputValueError,
+)
 
 _LEVELS = ("nominal", "ordinal", "interval", "ratio")
 

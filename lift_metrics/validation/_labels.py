@@ -14,8 +14,13 @@ from typing import Any, Literal
 from lift_metrics._checks import check_path
 from lift_metrics._io import existing_file, jsonl_values, parse_json, read_text_file
 from lift_metrics._profiles import shipped_labels_file
-from lift_metrics.errors import InputTypeError, InputValueError, JSONTextError, RecordError
-from lift_metrics.errors import LabelFileError as LabelFileError
+from lift_metrics.errors import (
+    InputTypeError,
+    InputValueError,
+    JSONTextError,
+    LabelFileError as LabelFileError,
+    RecordError,
+)
 
 SHIPPED_LABELS: Mapping[str, str] = {
     "ir_quality": "ir_pairs.jsonl",

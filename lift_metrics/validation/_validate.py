@@ -15,8 +15,12 @@ from typing import Any
 import numpy as np
 
 from lift_metrics._checks import as_float_array, check_iterable, check_real
-from lift_metrics.errors import MIN_SCORED_ITEMS, ConstantInputWarning, InputValueError
-from lift_metrics.errors import TooFewScoresError as TooFewScoresError
+from lift_metrics.errors import (
+    MIN_SCORED_ITEMS,
+    ConstantInputWarning,
+    InputValueError,
+    TooFewScoresError as TooFewScoresError,
+)
 from lift_metrics.validation._agreement import krippendorff_alpha
 
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import lift_metrics.code as code_metrics
 from lift_metrics.code import code_quality, code_quality_breakdown, forge_inputs

@@ -6,8 +6,7 @@ import ast
 import keyword
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from lift_metrics.code import (
     MAX_CODE_CHARS,

@@ -9,8 +9,7 @@ import re
 import numpy as np
 import pytest
 from code_testkit import ExplodingEmbedder
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from testkit import HashEmbedder
 
 from lift_metrics.code import (

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from testkit import importable_names
 
 from lift_metrics.errors import LiftMetricsError
 
@@ -51,7 +52,7 @@ def _public_functions() -> dict[str, Callable[..., Any]]:
     found: dict[str, Callable[..., Any]] = {}
     for package in {*DATA_PACKAGES, *LOADER_PACKAGES}:
         module = importlib.import_module(package)
-        for name in module.__all__:
+        for name in importable_names(module):
             value = getattr(module, name)
             if not inspect.isfunction(value) or not _required(value):
                 continue

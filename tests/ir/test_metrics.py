@@ -7,8 +7,7 @@ import math
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from pydantic import ValidationError
 from testkit import TokenizingEmbedder, edit_distance
 

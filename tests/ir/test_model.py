@@ -8,8 +8,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from pydantic import ValidationError
 
 from lift_metrics.ir import (

@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -25,7 +26,7 @@ from lift_metrics.scoring import (
     ScoringBackend,
     ScoringJob,
     load_samples,
-    load_tasks,
+    load_scoring_tasks,
     score_samples,
     summarize_results,
 )
@@ -191,7 +192,7 @@ def test_mbpp_assert_lines_are_check_scripts(tmp_path: Path) -> None:
             }
         ],
     )
-    task = load_tasks(tasks)["11"]
+    task = load_scoring_tasks(tasks)["11"]
     assert task.entry_point == "remove_Occ"
     assert task.reference is not None
     helper = "def helper():\n    return 0\n\n"
@@ -559,3 +560,22 @@ def test_resume_refuses_other_tasks_or_another_time_limit(tmp_path: Path) -> Non
     with pytest.raises(ValueError, match="scored against other tasks"):
         score_samples(path, tasks, output=out)
     assert score_samples(path, tasks, output=out, resume=False).status_counts == {"failed": 1}
+
+
+def test_the_shipped_tasks_are_read_by_the_task_files_one_reader(tmp_path: Path) -> None:
+    """``"project"`` goes through task_records (its checks), and gives what the file gives."""
+    from lift_metrics import scoring
+    from lift_metrics._tasks import default_tasks_path
+
+    shipped = load_scoring_tasks("project")
+    assert len(shipped) == 64
+    assert shipped == load_scoring_tasks(default_tasks_path())
+    assert scoring.load_tasks is load_scoring_tasks
+    broken = tmp_path / "tasks.jsonl"
+    lines = default_tasks_path().read_text(encoding="utf-8").splitlines()
+    broken.write_text("\n".join([lines[0], lines[0]]) + "\n", encoding="utf-8")
+    with (
+        patch("lift_metrics._tasks.default_tasks_path", return_value=broken),
+        pytest.raises(ValueError, match="repeats 't001'"),
+    ):
+        load_scoring_tasks("project")

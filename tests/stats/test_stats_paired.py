@@ -8,8 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from lift_metrics._io import dumps_json
 from lift_metrics.stats._paired import PairedBootstrap, paired_bootstrap

@@ -5,8 +5,7 @@ from __future__ import annotations
 import statistics
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from lift_metrics.stats import aggregate_runs, retrieval_precision, retrieval_recall
 

@@ -10,8 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import lift_metrics.validation._calibrate_metric as calibrate_module
 from lift_metrics.code import code_quality_breakdown, semantic_similarity
