@@ -463,6 +463,7 @@ def test_code_that_reads_numbers_from_text_gets_numbers_text(real_sandbox: Any) 
     assert len(returning) >= 10, run.reason
 
 
+@pytest.mark.slow
 def test_an_argument_the_task_says_comes_sorted_is_generated_sorted(real_sandbox: Any) -> None:
     """Outside "a sorted list of distinct integers" a binary search's result is unspecified:
     a correct linear scan must not lose to a near copy of the reference there."""
