@@ -2,8 +2,9 @@
 
 A newcomer finds each thing where its name says: every module holds one job and stays under
 600 lines (``sandbox/_worker.py`` ships whole into the sandbox, so it is the one exception),
-and what one package shares with another is public there (in its ``__all__``), not imported
-from its private modules.
+what one package shares with another is importable from that package (in its ``__all__``, or
+named in its docstring), not imported from its private modules, and the tests of a
+subpackage are in the folder of ``tests/`` named after it.
 """
 
 from __future__ import annotations
@@ -130,3 +131,15 @@ def test_the_checks_see_what_they_are_meant_for() -> None:
     ]
     assert owners == ["lift_metrics.code", "lift_metrics.ir", "lift_metrics", "lift_metrics.code"]
     assert [_inside(package, o) for o in owners if o] == [False, True, True, False]
+
+
+#: test folders that are about no one subpackage: what breaks (faults) and the shipped data
+CROSS_CUTTING_TESTS = {"faults", "datasets"}
+
+
+def test_the_tests_mirror_the_subpackages() -> None:
+    packages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    folders = {p.name for p in (ROOT / "tests").iterdir() if p.is_dir() and p.name[0] != "_"}
+    assert folders - CROSS_CUTTING_TESTS == packages
+    loose = {p.stem.removeprefix("test_") for p in (ROOT / "tests").glob("test_*.py")}
+    assert sorted(loose & packages) == []  # a subpackage's tests go in its folder

@@ -134,13 +134,13 @@ LONGEST_FIRST: tuple[str, ...] = (
     "tests/validation/test_gaming_check.py",  # 202 s
     "tests/scoring/test_ray.py",  # 144 s
     "tests/optimizers/test_runner.py",  # 129 s
-    "tests/test_similarity.py",  # 125 s
+    "tests/similarity/test_similarity.py",  # 125 s
     "tests/optimizers/test_select.py",  # 112 s
-    "tests/optimizers/test_local_lm_interrupt.py",  # 104 s
+    "tests/lm/test_local_lm_interrupt.py",  # 104 s
     "tests/code/test_gaming.py",  # 91 s
     "tests/test_judge.py",  # 77 s
     "tests/scoring/test_score.py",  # 71 s
-    "tests/dspy/test_dspy_metric_trust.py",  # 67 s
+    "tests/dspy_metrics/test_dspy_metric_trust.py",  # 67 s
     "tests/faults/test_onnx_cache.py",  # 54 s
     "tests/sandbox/test_attacks.py",  # 50 s
     "tests/faults/test_cli_faults.py",  # 43 s

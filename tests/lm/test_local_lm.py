@@ -24,9 +24,11 @@ pytest.importorskip("xllamacpp", reason="the local LM needs xllamacpp (lift-metr
 
 from dspy.lm15 import Config, Message, Request  # noqa: E402
 
-from lift_metrics.lm import _generation, _model, _server  # noqa: E402
-from lift_metrics.optimizers import (  # noqa: E402
+from lift_metrics.lm import (  # noqa: E402  # noqa: E402
     LocalEngine,
+    _generation,
+    _model,
+    _server,
     default_model_path,
     default_n_threads,
     local_lm,
