@@ -14,7 +14,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lift_metrics._checks import check_timeout, normalize_weights
+from lift_metrics._checks import check_bool, check_timeout, normalize_weights
 from lift_metrics._registry import (
     ItemField,
     MetricScorer,
@@ -307,18 +307,21 @@ class EndToEndScorer(MetricScorer):
         sandbox: Any = None,
         timeout_s: float | None = None,
     ) -> None:
-        from lift_metrics.code import code_quality_options
-
         self._bind(_END_TO_END)
         self.weights = normalize_weights("weights", weights, self.default_weights)
-        self.ir_weights = ir_weights
-        self.code_weights = code_weights
-        self.embedder = embedder
-        self.sandbox = sandbox
-        self.timeout_s = timeout_s
-        self.code_options = code_quality_options(
-            code_profile, weights=code_weights, name="code_profile", weights_name="code_weights"
-        )
+        _bind_parts(self, ir_weights, code_weights, code_profile, embedder, sandbox, timeout_s)
+
+
+def _bind_parts(scorer: Any, *options: Any) -> None:
+    """Keep a composite's IR weights, code weights, code profile, embedder, sandbox, limit."""
+    from lift_metrics.code import code_quality_options
+
+    ir_weights, code_weights, code_profile, embedder, sandbox, timeout_s = options
+    scorer.ir_weights, scorer.code_weights = ir_weights, code_weights
+    scorer.embedder, scorer.sandbox, scorer.timeout_s = embedder, sandbox, timeout_s
+    scorer.code_options = code_quality_options(
+        code_profile, weights=code_weights, name="code_profile", weights_name="code_weights"
+    )
 
 
 _END_TO_END = register_metric(
@@ -333,6 +336,75 @@ _END_TO_END = register_metric(
         default_weights=_loader("lift_metrics.composite", "DEFAULT_E2E_WEIGHTS"),
         shown=lambda scorer: {"weights": scorer.weights},
         scorer=EndToEndScorer,
+    )
+)
+
+
+class AggregateScorer(MetricScorer):
+    """Score an end-to-end item with the aggregate of quality, cost and latency.
+
+    Item keys: those of :class:`EndToEndScorer` and an optional ``cost_usd`` (absent: left out).
+
+    Parameters
+    ----------
+    weights : mapping, optional
+        ``quality``/``cost``/``latency``; default 0.7/0.2/0.1.
+    e2e_weights : mapping, optional
+        ``ir``/``code``/``latency`` of the end-to-end score; default 0.4/0.5/0.1.
+    ir_weights, code_weights, code_profile, embedder, sandbox, timeout_s
+        As in :class:`EndToEndScorer`.
+    cost_ceiling_usd : float, default 0.10
+    latency_ceiling_ms : float, default 60000
+    gated : bool, default True
+        Cost and latency count in proportion to the code score
+        (:func:`lift_metrics.composite.aggregate_task_breakdown`).
+    """
+
+    _shows_name = False
+
+    def __init__(
+        self,
+        *,
+        weights: Mapping[str, float] | None = None,
+        e2e_weights: Mapping[str, float] | None = None,
+        ir_weights: Mapping[str, float] | None = None,
+        code_weights: Mapping[str, float] | None = None,
+        code_profile: Any = None,
+        cost_ceiling_usd: float | None = None,
+        latency_ceiling_ms: float | None = None,
+        gated: bool = True,
+        embedder: Any = None,
+        sandbox: Any = None,
+        timeout_s: float | None = None,
+    ) -> None:
+        from lift_metrics.composite import DEFAULT_E2E_WEIGHTS
+
+        self._bind(_AGGREGATE)
+        self.weights = normalize_weights("weights", weights, self.default_weights)
+        self.e2e_weights = normalize_weights("e2e_weights", e2e_weights, DEFAULT_E2E_WEIGHTS)
+        self.cost_ceiling_usd = cost_ceiling_usd  # checked by the core, None: its default
+        self.latency_ceiling_ms = latency_ceiling_ms
+        self.gated = check_bool("gated", gated)
+        _bind_parts(self, ir_weights, code_weights, code_profile, embedder, sandbox, timeout_s)
+
+
+_AGGREGATE = register_metric(
+    MetricSpec(
+        name="aggregate",
+        core=lazy("lift_metrics.composite", "aggregate_task_breakdown"),
+        fields=(
+            *_END_TO_END_TASK,
+            # nor is its cost: never read from a DSPy prediction
+            ItemField("cost_usd", required=False, parse=_latency, source=None),
+        ),
+        passes={
+            "code_profile": "code_options",
+            **_same("weights", "e2e_weights", "ir_weights", "gated", "embedder", "sandbox"),
+            **_same("timeout_s", "cost_ceiling_usd", "latency_ceiling_ms"),
+        },
+        default_weights=_loader("lift_metrics.composite", "DEFAULT_AGGREGATE_WEIGHTS"),
+        shown=lambda scorer: {"weights": scorer.weights, "gated": scorer.gated},
+        scorer=AggregateScorer,
     )
 )
 
@@ -472,8 +544,8 @@ def builtin_scorer(
 ) -> MetricScorer:
     """Return the item scorer for a metric name.
 
-    The name is one of :data:`BUILTIN_METRICS`, the registered metrics: ``"ir_quality"``,
-    ``"code_quality"``, ``"end_to_end"``, ``"reference_score"`` or ``"test_pass_rate"`` (the
+    The name is one of :data:`BUILTIN_METRICS`: ``"ir_quality"``, ``"code_quality"``,
+    ``"end_to_end"``, ``"aggregate"``, ``"reference_score"`` or ``"test_pass_rate"`` (the
     last two take none of the options).
 
     ``code_quality`` scores with its default ``"validated"`` profile unless weighted-sum

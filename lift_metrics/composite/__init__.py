@@ -6,7 +6,8 @@ Formulas and metric cards: docs/composite.md.
   penalty (:func:`latency_penalty`) on plain values; :func:`end_to_end_from_parts` builds the
   breakdown from parts already scored (what :class:`lift_metrics.dspy_metrics.EndToEnd` does).
 - :func:`aggregate_metric` / :func:`aggregate_breakdown`: one optimization target from quality,
-  cost and latency.
+  cost and latency; :func:`aggregate_task_breakdown` computes it from one task's outputs
+  (the end-to-end breakdown first), the core of the registered ``aggregate`` metric.
 - :class:`ProviderRoute`, :func:`route_cost`, :func:`route_quality`,
   :func:`suggest_route_migration`: cost and quality per provider route, and route migration.
 
@@ -28,6 +29,7 @@ from lift_metrics.composite._aggregate import (
     aggregate_breakdown,
     aggregate_metric,
 )
+from lift_metrics.composite._aggregate_task import aggregate_task_breakdown
 from lift_metrics.composite._end_to_end import (
     DEFAULT_E2E_WEIGHTS as DEFAULT_E2E_WEIGHTS,
     DEFAULT_TARGET_MS as DEFAULT_TARGET_MS,
@@ -51,6 +53,7 @@ __all__ = [
     "ProviderRoute",
     "aggregate_breakdown",
     "aggregate_metric",
+    "aggregate_task_breakdown",
     "end_to_end",
     "end_to_end_breakdown",
     "latency_penalty",

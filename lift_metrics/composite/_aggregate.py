@@ -50,19 +50,43 @@ class AggregateBreakdown:
     gate : float
         What the cost and latency parts were multiplied by: ``code_score`` when gated
         (``gated=True``), else 1.
+    end_to_end : EndToEndBreakdown or None
+        The end-to-end breakdown the scores came from, when the aggregate was computed from a
+        task (:func:`aggregate_task_breakdown`); None when the scores were given. Its IR and
+        code breakdowns and its reasons are also ``ir``, ``code`` and ``reasons``.
     """
 
     score: float
     components: dict[str, float]
     weights: dict[str, float]
     gate: float = 1.0
+    end_to_end: Any = None
+
+    @property
+    def ir(self) -> Any:
+        """The IR part's breakdown (None without one)."""
+        return getattr(self.end_to_end, "ir", None)
+
+    @property
+    def code(self) -> Any:
+        """The code part's breakdown (None without one)."""
+        return getattr(self.end_to_end, "code", None)
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """What lost points in the end-to-end parts (empty without them)."""
+        return tuple(getattr(self.end_to_end, "reasons", ()))
 
     def __repr__(self) -> str:
         return breakdown_repr(self)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-ready dict."""
-        return record_dict(self)
+        """Return a JSON-ready dict (with the end-to-end breakdown's, when there is one)."""
+        if self.end_to_end is None:
+            return record_dict(self, "score components weights gate")
+        return record_dict(
+            self, "score components weights gate", end_to_end=self.end_to_end.to_dict()
+        )
 
 
 def aggregate_breakdown(

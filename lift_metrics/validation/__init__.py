@@ -8,8 +8,8 @@ Pearson > 0.8; docs/validation.md). This package measures that agreement for any
   lower bound against a target) in a :class:`ValidationResult`;
 - :func:`load_labels`: labelled items from JSON Lines or CSV with a field mapping, several
   raters per item; :func:`krippendorff_alpha` for the raters' agreement;
-- :class:`IRPairScorer`, :class:`CodePairScorer`, :class:`EndToEndScorer`,
-  :class:`ReferenceScorer`, :class:`PassRateScorer`: the package's metrics applied to
+- :func:`builtin_scorer`: the package's metrics (``ir_quality``, ``code_quality``,
+  ``end_to_end``, ``aggregate``, ``reference_score``, ``test_pass_rate``) applied to
   labelled items (``datasets/labels/``);
 - :func:`calibrate_weights`, :func:`save_weights`, :func:`load_weights`: fit component weights
   on the calibration split with k-fold cross-validation and keep them in a file;
@@ -37,11 +37,12 @@ Pearson > 0.8; docs/validation.md). This package measures that agreement for any
 Importable from here but outside ``__all__``: the result types (``ValidationResult``,
 ``CalibrationResult``, ``MetricCalibration``, ``GamingReport``, ``TrickResult``,
 ``ShippedDataset``); the built-in scorers behind :func:`builtin_scorer` (``IRPairScorer``,
-``CodePairScorer``, ``EndToEndScorer``, ``ReferenceScorer``, ``PassRateScorer``,
-``FieldMetricScorer``) and their tables ``BUILTIN_METRICS`` and ``FIELD_METRICS``; the
-trick registry ``CODE_TRICKS``; the shipped files ``SHIPPED_DATASETS``, ``SHIPPED_LABELS``
-and ``SHIPPED_PROFILES``; the check ``score_value``; and ``LabelFileError``,
-``TooFewScoresError`` and ``ConstantInputWarning``, whose home is :mod:`lift_metrics.errors`.
+``CodePairScorer``, ``EndToEndScorer``, ``AggregateScorer``, ``ReferenceScorer``,
+``PassRateScorer``, ``FieldMetricScorer``) and their tables ``BUILTIN_METRICS`` and
+``FIELD_METRICS``; the trick registry ``CODE_TRICKS``; the shipped files
+``SHIPPED_DATASETS``, ``SHIPPED_LABELS`` and ``SHIPPED_PROFILES``; the check ``score_value``;
+and ``LabelFileError``, ``TooFewScoresError`` and ``ConstantInputWarning``, whose home is
+:mod:`lift_metrics.errors`.
 
 Importing this package loads numpy only; scipy, krippendorff and matplotlib load on use.
 """
@@ -51,6 +52,7 @@ from __future__ import annotations
 from lift_metrics._builtin_metrics import (
     BUILTIN_METRICS as BUILTIN_METRICS,
     FIELD_METRICS as FIELD_METRICS,
+    AggregateScorer as AggregateScorer,
     CodePairScorer as CodePairScorer,
     EndToEndScorer as EndToEndScorer,
     FieldMetricScorer as FieldMetricScorer,

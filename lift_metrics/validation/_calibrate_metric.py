@@ -159,7 +159,8 @@ def calibrate_metric(
     Raises
     ------
     ValueError
-        An unknown metric or ``reference_score`` (its model ships fitted), a floor with
+        An unknown metric, ``reference_score`` (its model ships fitted) or ``aggregate``
+        (its weights price quality against cost and latency), a floor with
         ``end_to_end``, the gate or cap with another metric than ``code_quality``, too few
         items (as :func:`calibrate_weights`).
     """
@@ -168,6 +169,11 @@ def calibrate_metric(
     scorer = builtin_scorer(metric)
     if isinstance(scorer, ReferenceScorer):
         raise InputValueError("reference_score cannot be calibrated (its model ships fitted)")
+    if metric == "aggregate":
+        raise InputValueError(
+            "aggregate cannot be calibrated: its weights trade quality against cost and "
+            "latency, a choice of the user's, not a fit to quality labels"
+        )
     key = scorer.similarity_component
     if similarity_floor is not None and key is None:
         raise InputValueError("similarity_floor applies to ir_quality and code_quality only")

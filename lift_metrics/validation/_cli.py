@@ -397,7 +397,7 @@ def _check_calibration_options(args: argparse.Namespace, metrics: list[str]) -> 
     if args.similarity_floor is not None:
         if not args.calibrate:
             raise InputValueError("--similarity-floor applies with --calibrate only")
-        if "end_to_end" in metrics:
+        if {"end_to_end", "aggregate"} & set(metrics):
             raise InputValueError("--similarity-floor applies to ir_quality and code_quality only")
         _floor_option(args.similarity_floor)
     if args.wrong_answer_gate or args.stub_cap is not None:
@@ -507,10 +507,11 @@ def _run(args: argparse.Namespace) -> int:
     Score labelled items with each metric and report Pearson's r with its confidence interval,
     Spearman, Kendall tau-b, the calibration line and, with several rating fields,
     Krippendorff's alpha among raters. Writes a Markdown report, a JSON file and one scatter
-    plot per metric to --out. METRIC is ir_quality, code_quality, end_to_end, reference_score
-    (code against a reference, no tests), test_pass_rate (the tests alone, no reference) or an
-    import path 'package.module:attribute' (default:
-    ir_quality and code_quality on the shipped labels; with --labels conala, reference_score).
+    plot per metric to --out. METRIC is ir_quality, code_quality, end_to_end, aggregate
+    (end_to_end with the items' cost_usd and latency_ms), reference_score (code against a
+    reference, no tests), test_pass_rate (the tests alone, no reference) or an import path
+    'package.module:attribute' (default: ir_quality and code_quality on the shipped labels;
+    with --labels conala, reference_score).
     --baselines adds the field's metrics (chrF, BLEU, CodeBLEU, exact match) as extra rows.
     Example: 'lift-metrics validate --labels conala' reports reference_score and the field's
     metrics on programmers' grades of CoNaLa snippets (datasets/conala/README.md). Exit code 1

@@ -20,8 +20,9 @@ from typing import Any
 import pytest
 from testkit import HashEmbedder
 
-from lift_metrics.dspy_metrics import CodeQuality, DSPyMetric, EndToEnd, IRQuality
+from lift_metrics.dspy_metrics import Aggregate, CodeQuality, DSPyMetric, EndToEnd, IRQuality
 from lift_metrics.validation import (
+    AggregateScorer,
     CodePairScorer,
     EndToEndScorer,
     IRPairScorer,
@@ -63,7 +64,7 @@ def _end_to_end_items(count: int) -> list[dict[str, Any]]:
 def _items(name: str, count: int) -> list[dict[str, Any]]:
     if name == "ir_quality":
         return _rows("ir_pairs.jsonl", count)
-    if name == "end_to_end":
+    if name in ("end_to_end", "aggregate"):  # no latency or cost: a DSPy object never reads one
         return _end_to_end_items(count)
     return _rows("code_pairs.jsonl", count)
 
@@ -128,10 +129,15 @@ def test_the_built_in_metrics_score_as_their_dedicated_objects(box: Any) -> None
         DSPyMetric(EndToEndScorer(embedder=embedder, sandbox=box)),
         EndToEnd(embedder=embedder, sandbox=box),
     )
+    aggregate = (
+        DSPyMetric(AggregateScorer(embedder=embedder, sandbox=box)),
+        Aggregate(embedder=embedder, sandbox=box),
+    )
     cases = [
         *((pair, item) for pair in ir_pairs for item in _items("ir_quality", 8)),
         *((code, item) for item in _items("code_quality", 6)),
         *((end, item) for item in _items("end_to_end", 3)),
+        *((aggregate, item) for item in _items("end_to_end", 3)),  # neither reads a cost
     ]
     scores = []
     for (generic, dedicated), item in cases:
@@ -142,6 +148,28 @@ def test_the_built_in_metrics_score_as_their_dedicated_objects(box: Any) -> None
         assert verdicts[0] == verdicts[1]
         scores.append(ours)
     assert len(set(scores)) > 3  # the items differ: not one constant score
+
+
+def test_the_aggregate_scorer_reads_an_items_cost_and_latency_and_a_dspy_object_never(
+    box: Any,
+) -> None:
+    scorer = _scorer("aggregate", box)
+    [item] = _items("aggregate", 1)
+    plain = scorer.breakdown(item)
+    assert set(plain.components) == {"quality"}  # neither known: both left out
+    costly = scorer.breakdown({**item, "cost_usd": 0.05, "latency_ms": 30_000})
+    assert costly.components["cost"] == pytest.approx(0.5)
+    assert costly.components["latency"] == pytest.approx(0.5)
+    assert costly.gate == pytest.approx(costly.code.score)  # gated, as Aggregate is
+    assert costly.end_to_end.latency_ms == 30_000
+    metric = DSPyMetric(scorer)
+    assert metric.fields["cost_usd"] is None
+    assert metric.fields["latency_ms"] is None
+    example, prediction = _pair(metric, item)
+    told = {**prediction, "cost_usd": 0.0, "latency_ms": 0.0}  # a program's own claim
+    assert metric(example, told) == pytest.approx(plain.score, abs=1e-9)
+    with pytest.raises(ValueError, match="cost_usd"):
+        scorer({**item, "cost_usd": -1.0})
 
 
 # -- a metric registered by a user -------------------------------------------------------------

@@ -475,7 +475,12 @@ def test_a_child_finds_nothing_of_the_previous_execution_in_its_memory(
     ids=["one-block", "growing", "at-import"],
 )
 def test_memory_bombs_hit_the_limit(box: Sandbox, code: str) -> None:
-    _failed(run(box, code), "memory")
+    result = run(box, code)
+    if result.status == "timeout":  # type: ignore[attr-defined]
+        # on a loaded machine (a CI lane of five workers beside processes that spin until
+        # their limit) filling 512 MB once took more than the 5 s limit: one more try
+        result = run(box, code)
+    _failed(result, "memory")
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,7 @@ ITEMS = [LabelledItem(str(i), {}, 0.5) for i in range(10)]
     [
         ("bleu", {}, "metric must be one of"),
         ("reference_score", {}, "ships fitted"),
+        ("aggregate", {}, "cost and latency, a choice of the user's"),
         ("end_to_end", {"similarity_floor": 0.4}, "ir_quality and code_quality only"),
         ("ir_quality", {"wrong_answer_gate": True}, "code_quality profiles only"),
         ("ir_quality", {"stub_cap": 0.1}, "code_quality profiles only"),
