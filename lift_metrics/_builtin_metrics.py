@@ -399,8 +399,10 @@ _AGGREGATE = register_metric(
         ),
         passes={
             "code_profile": "code_options",
-            **_same("weights", "e2e_weights", "ir_weights", "gated", "embedder", "sandbox"),
-            **_same("timeout_s", "cost_ceiling_usd", "latency_ceiling_ms"),
+            "aggregate_weights": "weights",
+            "weights": "e2e_weights",
+            **_same("ir_weights", "gated", "embedder", "sandbox", "timeout_s"),
+            **_same("cost_ceiling_usd", "latency_ceiling_ms"),
         },
         default_weights=_loader("lift_metrics.composite", "DEFAULT_AGGREGATE_WEIGHTS"),
         shown=lambda scorer: {"weights": scorer.weights, "gated": scorer.gated},
