@@ -353,8 +353,8 @@ class AggregateScorer(MetricScorer):
         ``ir``/``code``/``latency`` of the end-to-end score; default 0.4/0.5/0.1.
     ir_weights, code_weights, code_profile, embedder, sandbox, timeout_s
         As in :class:`EndToEndScorer`.
-    cost_ceiling_usd : float, default 0.10
-    latency_ceiling_ms : float, default 60000
+    cost_ceiling_usd, latency_ceiling_ms : float or None, default None
+        The ceilings of :func:`lift_metrics.composite.aggregate_metric` (None: 0.10, 60000).
     gated : bool, default True
         Cost and latency count in proportion to the code score
         (:func:`lift_metrics.composite.aggregate_task_breakdown`).
@@ -394,7 +394,7 @@ _AGGREGATE = register_metric(
         core=lazy("lift_metrics.composite", "aggregate_task_breakdown"),
         fields=(
             *_END_TO_END_TASK,
-            # nor is its cost: never read from a DSPy prediction
+            # a DSPy prediction's cost is what the program says, as its latency: never read
             ItemField("cost_usd", required=False, parse=_latency, source=None),
         ),
         passes={
