@@ -140,7 +140,7 @@ def _draw(spec: Spec, rng: random.Random, depth: int = 0) -> Any:
         text = rng.text() if isinstance(rng, _Source) else rng.choice(_SMALL_STRINGS)
         return text.encode() if kind == "bytes" else text
     length = rng.randint(0, 5 if depth else 7)
-    if not depth and rng.random() < 0.25:  # now and then a long one: 9 or 11 elements
+    if not depth and rng.random() < 0.25:  # now and then a long one: 8 to 12 elements
         length = rng.randint(8, MAX_LENGTH)
     if depth >= 2:
         length = min(length, 2)

@@ -55,13 +55,15 @@ def _export_lock(folder: Path) -> Iterator[None]:
     """Hold an exclusive lock on the cache folder for as long as an export takes.
 
     A second process that needs the same export waits here, then finds it in the cache
-    instead of exporting it again (workers that start together). Where the folder cannot be
-    made or locked (a read-only cache, a platform without ``fcntl``) nothing is held.
+    instead of exporting it again (workers that start together). The folder is made first,
+    lock or not, so that the export can be cached; where it cannot be made or locked (a
+    read-only cache, a platform without ``fcntl``) nothing is held.
     """
+    with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True)
     try:
         import fcntl
 
-        folder.mkdir(parents=True, exist_ok=True)
         descriptor = os.open(folder, os.O_RDONLY)
     except (ImportError, OSError):
         yield

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 from hypothesis.extra.numpy import arrays
+from testkit import edit_distance
 
 from lift_metrics.similarity import (
     Embedder,
@@ -88,23 +89,12 @@ def test_cosine_matches_the_textbook_formula_clipped(u: np.ndarray, v: np.ndarra
 # --- sequence similarity ----------------------------------------------------------------------
 
 
-def _levenshtein(a: list[str], b: list[str]) -> int:
-    """Textbook dynamic programme (independent reference)."""
-    previous = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        current = [i]
-        for j, y in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
-        previous = current
-    return previous[-1]
-
-
 @given(
     st.lists(st.sampled_from("ABCD"), max_size=12), st.lists(st.sampled_from("ABCD"), max_size=12)
 )
 def test_sequence_similarity_is_normalised_levenshtein(a: list[str], b: list[str]) -> None:
     longest = max(len(a), len(b))
-    expected = 1.0 if longest == 0 else 1 - _levenshtein(a, b) / longest
+    expected = 1.0 if longest == 0 else 1 - edit_distance(a, b) / longest
     assert sequence_similarity(a, b) == pytest.approx(expected)
 
 
@@ -449,3 +439,15 @@ def test_a_failed_export_falls_back_to_torch_under_auto_only(tmp_path, monkeypat
         SentenceTransformerEmbedder(backend="onnx").embed(["x"])
     cache = tmp_path / "lift-metrics"
     assert sorted(tmp_path.rglob("*")) == [cache, cache / "onnx"]  # no temporary left over
+
+
+def test_the_export_lock_makes_the_cache_folder_where_it_cannot_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without fcntl nothing is locked, but the folder is made: the export is still cached."""
+    from lift_metrics.similarity._embedder import _export_lock
+
+    monkeypatch.setitem(sys.modules, "fcntl", None)  # "import fcntl" raises ImportError
+    folder = tmp_path / "cache" / "onnx"
+    with _export_lock(folder):
+        assert folder.is_dir()
