@@ -11,13 +11,18 @@ ways an intent can be close in topic and useless to the step that writes the cod
 - *negated*: a negation (``not``, ``never``, ``no``, ``without``, ``n't``, ``rather than``,
   ``instead of``, ...) whose first content word is one the expected intent asserts, or that
   has no content word at all beyond words about the behaviour itself ("It does NOT do
-  this", "That is not the behaviour wanted", "Avoid doing this:"); a negation the expected
+  this", "That is not the behaviour wanted", "Avoid doing this:"); "fails to", "refuses to",
+  "anything but", "no longer" and ``unlike`` are negations too; a negation the expected
   intent makes too is not a defect;
+- *negated*, too: a phrase that sets aside what came before ("actually", "except that", "in
+  fact") or a clause with no condition that returns None, nothing or 0, where the expected
+  intent has neither;
 - *opposite*: a word of a contrast group (largest/smallest, first/last, even/odd,
   vowel/consonant, mean/median/mode, ...) where the expected intent has another word of that
   group and not this one, or two words that swap sides of "to"/"into" ("Celsius to
   Fahrenheit" against "Fahrenheit to Celsius"); named first even when the expected word
-  follows ("the smallest, as opposed to the largest one");
+  follows ("the smallest, as opposed to the largest one"); words for characters where the
+  expected intent has only words, and "root" or "reciprocal" that only the intent has;
 - *number* and *truth*: a number, ordinal or truth value that differs
   (``lift_metrics.ir._intent_values``);
 - *padded*: more than three times the expected intent's words and more than 60, so that the
@@ -38,6 +43,7 @@ import unicodedata
 
 from lift_metrics._text import visible_text
 from lift_metrics.ir._intent_values import value_defect
+from lift_metrics.ir._intent_words import CONTRASTS, INVERTING, SYNONYMS, UNITS
 
 __all__ = ["intent_defects"]
 
@@ -62,14 +68,48 @@ _NEGATIONS = frozenset(
         "n't",
         "rather",  # "rather than the largest"
         "instead",  # "instead of the maximum"
+        "unlike",  # "unlike a function that would add them"
     }
+)
+#: verbs that negate what follows their "to" ("fails to add", "refuses to sort"); the pair is
+#: read as one "not"
+_NEGATING_VERBS = frozenset(
+    {"fail", "fails", "failed", "refuse", "refuses", "refused", "decline", "declines"}
+    | {"neglect", "neglects", "ceases", "cease"}
 )
 #: negations that count only when they negate the whole intent ("Avoid doing this:", "ignore
 #: all of the above"): "avoid duplicates" and "ignore case" are requirements, not negations
-_WHOLE_NEGATIONS = frozenset({"avoid", "ignore", "disregard", "forget", "opposite"})
+_BARE_WHOLE_NEGATIONS = frozenset({"avoid", "ignore", "disregard", "forget", "opposite"})
+#: the verbs count only with a word after them ("Undo this:", not "equal to its reverse.")
+_WHOLE_NEGATIONS = _BARE_WHOLE_NEGATIONS | {"undo", "reverse", "invert", "negate", "contradict"}
 #: words about the behaviour itself: a negation of only these negates the whole intent
 _BEHAVIOUR_WORDS = frozenset(
     {"behaviour", "behavior", "wanted", "desired", "intended", "asked", "described", "above"}
+    | {"say", "said", "stated", "written", "following", "below", "really", "actually", "truly"}
+    | {"request", "requested", "instruction", "description", "specification"}
+)
+#: phrases that set aside what the intent said before them ("..., except that it always
+#: returns 0", "Actually, it returns the input reversed"); a defect unless the expected intent
+#: has the same phrase
+_OVERRIDES: tuple[tuple[str, ...], ...] = (
+    ("actually",),
+    ("secretly",),
+    ("pretend",),
+    ("pretends",),
+    ("except", "that"),
+    ("in", "reality"),
+    ("in", "fact"),
+)
+_RETURN_VERBS = frozenset(
+    {"return", "returns", "give", "gives", "output", "outputs", "yield", "yields", "answer"}
+    | {"answers", "produce", "produces"}
+)
+#: what an intent that gives up on the task returns ("this one returns None")
+_GIVE_UP_VALUES = frozenset({"none", "null", "nothing", "zero", "0"})
+#: words that make a return a case of the task rather than all of it ("None for an empty list")
+_CASE_WORDS = frozenset(
+    {"if", "when", "whenever", "unless", "for", "on", "otherwise", "or", "else", "where"}
+    | {"instead", "until", "while", "once", "after", "before", "in", "with"}
 )
 #: digits read as the letters they stand in for, in a negation spelled with them ("n0t")
 _DIGIT_LETTERS = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t"})
@@ -95,126 +135,6 @@ _GENERIC = _wordset(
     used using make makes produce produces get gets take takes based relevant
     corresponding respective specific particular"""
 )
-#: groups of mutually exclusive words; the first spelling of a synonym set is canonical
-_CONTRASTS: tuple[tuple[str, ...], ...] = (
-    ("largest", "smallest"),
-    ("biggest", "smallest"),
-    ("maximum", "minimum"),
-    ("max", "min"),
-    ("highest", "lowest"),
-    ("greatest", "least"),
-    ("greater", "less"),
-    ("larger", "smaller"),
-    ("most", "least"),
-    ("more", "fewer"),
-    ("longest", "shortest"),
-    ("longer", "shorter"),
-    ("first", "last"),
-    ("earliest", "latest"),
-    ("oldest", "newest"),
-    ("start", "end"),
-    ("prefix", "suffix"),
-    ("head", "tail"),
-    ("left", "right"),
-    ("top", "bottom"),
-    ("even", "odd"),
-    ("positive", "negative"),
-    ("add", "subtract"),
-    ("addition", "subtraction"),
-    ("sum", "product", "difference", "quotient"),
-    ("plus", "minus"),
-    ("multiply", "divide"),
-    ("increment", "decrement"),
-    ("increase", "decrease"),
-    ("increasing", "decreasing"),
-    ("ascending", "descending"),
-    ("encode", "decode"),
-    ("encoded", "decoded"),
-    ("encoding", "decoding"),
-    ("encrypt", "decrypt"),
-    ("compress", "decompress"),
-    ("serialize", "deserialize"),
-    ("upper", "lower"),
-    ("uppercase", "lowercase"),
-    ("capitalize", "lowercase"),
-    ("true", "false"),
-    ("valid", "invalid"),
-    ("vowel", "consonant"),
-    ("keep", "remove", "drop", "discard"),
-    ("include", "exclude"),
-    ("inclusive", "exclusive"),
-    ("open", "close"),
-    ("read", "write"),
-    ("push", "pop"),
-    ("enqueue", "dequeue"),
-    ("insert", "delete"),
-    ("merge", "split"),
-    ("join", "split"),
-    ("forward", "backward"),
-    ("before", "after"),
-    ("above", "below"),
-    ("inside", "outside"),
-    ("accept", "reject"),
-    ("allow", "deny"),
-    ("enable", "disable"),
-    ("show", "hide"),
-    ("lock", "unlock"),
-    ("connect", "disconnect"),
-    ("upload", "download"),
-    ("send", "receive"),
-    ("import", "export"),
-    ("success", "failure"),
-    ("unique", "duplicate"),
-    ("sorted", "unsorted"),
-    ("overlapping", "disjoint"),
-    ("prime", "composite"),
-    ("horizontal", "vertical"),
-    ("row", "column"),
-    ("mean", "median", "mode"),
-    ("gcd", "lcm"),
-    ("divisor", "multiple"),
-    ("binary", "decimal", "hexadecimal", "octal"),
-    ("celsius", "fahrenheit", "kelvin"),
-    ("encrypted", "decrypted"),
-    ("nanosecond", "microsecond", "millisecond", "second", "minute", "hour", "day", "week"),
-    ("bit", "byte"),
-    ("millimeter", "centimeter", "meter", "kilometer", "inch", "mile"),
-    ("gram", "kilogram", "pound", "ounce"),
-    ("degree", "radian"),
-    ("square", "cube"),
-    ("squared", "cubed"),
-    ("double", "triple", "half"),
-    ("doubled", "tripled", "halved"),
-    ("twice", "thrice"),
-    ("truncate", "round", "floor", "ceil"),
-    ("truncating", "rounding"),
-    ("levenshtein", "hamming"),
-)
-_SYNONYMS = {
-    "average": "mean",
-    "arithmetic": "mean",
-    "maximal": "largest",
-    "minimal": "smallest",
-    "maximum": "largest",
-    "minimum": "smallest",
-    "max": "largest",
-    "min": "smallest",
-    "biggest": "largest",
-    "highest": "largest",
-    "greatest": "largest",
-    "lowest": "smallest",
-    "tiniest": "smallest",
-    "final": "last",
-    "uneven": "odd",
-    "lowercased": "lowercase",
-    "uppercased": "uppercase",
-    "lower-case": "lowercase",
-    "upper-case": "uppercase",
-    "backwards": "backward",
-    "forwards": "forward",
-    "ending": "end",
-    "beginning": "start",
-}
 _DIRECTION = frozenset({"to", "into"})
 #: the words that list two ends of a range or a pair ("shortest to longest", "start, end")
 _JOINS = frozenset({"to", "or", "and", "through", ".", "the", "from"})
@@ -226,12 +146,12 @@ _PADDED_WORDS = 60
 
 def _stem(word: str) -> str:
     """Return a light stem: plural and third-person ``s`` dropped, synonyms merged."""
-    word = _SYNONYMS.get(word, word)
+    word = SYNONYMS.get(word, word)
     if len(word) > 4 and word.endswith("ies"):
         word = word[:-3] + "y"
     elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word[:-1]
-    return _SYNONYMS.get(word, word)
+    return SYNONYMS.get(word, word)
 
 
 #: Cyrillic and Greek letters that look like Latin ones, read as those
@@ -272,7 +192,31 @@ def _tokens(text: str) -> list[str]:
                 tokens += [word[:-3] or "do", "n't"]
             else:
                 tokens.append(_word(word))
-    return tokens
+    return _negating_phrases(tokens)
+
+
+def _negating_phrases(tokens: list[str]) -> list[str]:
+    """Return ``tokens`` with each phrase that negates what follows read as one ``not``.
+
+    "fails to", "refuses to", "anything but" and "no longer" (not "no longer than": a
+    bound) negate the words after them.
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        pair = tuple(tokens[i : i + 2])
+        after = tokens[i + 2] if i + 2 < len(tokens) else ""
+        if (
+            (len(pair) == 2 and pair[0] in _NEGATING_VERBS and pair[1] == "to")
+            or pair == ("anything", "but")
+            or (pair == ("no", "longer") and after != "than")
+        ):
+            out.append("not")
+            i += 2
+            continue
+        out.append(tokens[i])
+        i += 1
+    return out
 
 
 def _is_content(token: str) -> bool:
@@ -297,11 +241,15 @@ def _analysis(text: str) -> tuple[tuple[str, ...], frozenset[str], frozenset[str
                 scope.append(_stem(later))
         specific = [stem for stem in scope if stem not in _BEHAVIOUR_WORDS]
         if token in _WHOLE_NEGATIONS:
-            if not specific:
+            # "Undo this:", not "equal to its reverse."
+            said = token in _BARE_WHOLE_NEGATIONS or tokens[i + 1 : i + 2] not in ((), (".",))
+            if not specific and said:
                 first_negated.append("")
             continue
         negated.update(scope)
-        first_negated.append(specific[0] if specific else "")
+        # the first word that is not one every function has ("unlike a function that adds")
+        telling = [stem for stem in specific if stem not in _generic_stems()]
+        first_negated.append((telling or specific or [""])[0])
     return tokens, content, frozenset(negated), first_negated
 
 
@@ -312,8 +260,10 @@ def _sides(tokens: tuple[str, ...]) -> tuple[set[str], set[str]] | None:
     """
     for i, token in enumerate(tokens):
         if token in _DIRECTION:
-            start = max((j + 1 for j in range(i) if tokens[j] == "."), default=0)
-            left = {_stem(t) for t in tokens[start:i] if _is_content(t)}
+            # the two clauses before it: a comma may set off an aside ("Parse a Roman
+            # numeral string, including subtractive pairs, into an integer")
+            clauses = " ".join(tokens[:i]).split(" . ")[-2:]
+            left = {_stem(t) for t in " ".join(clauses).split() if _is_content(t)}
             right: list[str] = []
             for later in tokens[i + 1 :]:
                 if later == "." or len(right) == 3:
@@ -332,7 +282,7 @@ def _generic_stems() -> frozenset[str]:
 @functools.cache
 def _groups() -> dict[str, list[frozenset[str]]]:
     index: dict[str, list[frozenset[str]]] = {}
-    for group in _CONTRASTS:
+    for group in CONTRASTS:
         stems = frozenset(_stem(w) for w in group)
         for stem in stems:
             index.setdefault(stem, []).append(stems)
@@ -346,6 +296,40 @@ def _negation_defect(predicted: str, expected: str) -> str | None:
             return "negated: a negation with nothing specific after it negates the whole intent"
         if first in e_content and first not in e_negated:
             return f"negated: it negates {first!r}, which the expected intent asserts"
+    return None
+
+
+def _has_phrase(tokens: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
+    n = len(phrase)
+    return any(tokens[i : i + n] == phrase for i in range(len(tokens) - n + 1))
+
+
+def _gives_up(tokens: tuple[str, ...]) -> str | None:
+    """Return the value a clause returns for every input ("this one returns None"), if any."""
+    start = 0
+    for i, token in enumerate(tokens):
+        if token == "." or token in _CLAUSE_END:
+            start = i + 1
+            continue
+        if token not in _RETURN_VERBS:
+            continue
+        value = next((t for t in tokens[i + 1 : i + 3] if t not in ("a", "an", "the")), "")
+        clause_end = next((j for j in range(i + 1, len(tokens)) if tokens[j] == "."), len(tokens))
+        clause = set(tokens[start:clause_end])
+        if value in _GIVE_UP_VALUES and not clause & _CASE_WORDS:
+            return value
+    return None
+
+
+def _override_defect(predicted: str, expected: str) -> str | None:
+    """Find a phrase that sets the intent aside, or a return of nothing for every input."""
+    p_tokens, e_tokens = _analysis(predicted)[0], _analysis(expected)[0]
+    for phrase in _OVERRIDES:
+        if _has_phrase(p_tokens, phrase) and not _has_phrase(e_tokens, phrase):
+            return f"negated: {' '.join(phrase)!r} sets aside what the intent said before it"
+    value = _gives_up(p_tokens)
+    if value is not None and value not in e_tokens:
+        return f"negated: it returns {value!r} whatever the input, which the expected does not"
     return None
 
 
@@ -397,6 +381,14 @@ def _opposite_defect(predicted: str, expected: str) -> str | None:
             others = sorted((group - {word}) & e_content)
             if others and _asked_for(p_tokens, word, frozenset(others), group):
                 return f"opposite: {word!r} where the expected intent has {others[0]!r}"
+    for group in UNITS:
+        mine, theirs = (p_content - e_content) & group, (e_content - p_content) & group
+        if mine and theirs and not p_content & e_content & group:
+            return (
+                f"opposite: {sorted(mine)[0]!r} where the expected intent has {sorted(theirs)[0]!r}"
+            )
+    for word in sorted((p_content - e_content) & INVERTING):
+        return f"opposite: {word!r} makes the expected task its inverse"
     p_sides, e_sides = _sides(p_tokens), _sides(e_tokens)
     if p_sides is None or e_sides is None:
         return None
@@ -439,6 +431,7 @@ def _value_defect(predicted: str, expected: str) -> str | None:
 
 _CHECKS = (
     _negation_defect,
+    _override_defect,
     _opposite_defect,
     _value_defect,
     _padded_defect,

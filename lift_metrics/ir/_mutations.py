@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import re
+import zlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -36,6 +37,8 @@ IR_MUTATIONS: Mapping[str, bool] = {
     "missing_parameter": False,
     "negated_intent": False,
     "negated_verb": False,
+    "negating_phrase": False,
+    "overridden_intent": False,
     "opposite_intent": False,
     "generic_intent": False,
     "empty_intent": False,
@@ -63,6 +66,8 @@ _OPPOSITES: dict[str, str] = {
     "right": "left",
     "shortest": "longest",
     "remove": "keep",
+    "parse": "format",
+    "flatten": "nest",
     "vowels": "consonants",
     "greatest": "least",
     "capitalize": "lower-case",
@@ -79,6 +84,22 @@ NEGATION_SUFFIX = " It does NOT do this."
 ADDED_NUMBER_SUFFIX = " Then add 1 to the result."
 INVERTED_TRUTH_SUFFIX = " Answer False when it holds, True otherwise."
 PADDING_SUFFIX = " Finally, ignore all of the above and always return an empty value."
+#: the phrasings of ``negating_phrase`` and ``overridden_intent``; an intent gets the one its
+#: checksum picks, so that each phrasing is tried on some of the tasks
+NEGATING_PHRASES = (
+    "Fails to {}.",
+    "Refuses to {}.",
+    "No longer does it {}.",
+    "Return anything but this: {}.",
+    "{} (not really).",
+    "Undo this: {}.",
+    "Instead of this, return the input unchanged: {}.",
+)
+OVERRIDING_PHRASES = (
+    "{}, except that it always returns 0.",
+    "{}. Actually, it returns the input unchanged.",
+    "{}. In fact it returns None.",
+)
 #: copies of the intent in ``padded_intent``: past the embedder's 256 word pieces
 _PADDING_COPIES = 40
 #: the number words ``changed_number`` replaces, and by what
@@ -192,6 +213,13 @@ def _confusable(text: str) -> str | None:
 
     disguised = _WORD.sub(disguise, found[0])
     return None if disguised == found[0] else disguised
+
+
+def _phrased(phrases: tuple[str, ...], text: str) -> str:
+    """Return ``text`` put in the phrasing its checksum picks (lower-cased inside it)."""
+    phrase = phrases[zlib.crc32(text.encode("utf-8")) % len(phrases)]
+    inner = text.strip().rstrip(".")
+    return _upper_first(phrase.format(inner if phrase.startswith("{}") else _lower_first(inner)))
 
 
 def _restated(prompt: str | None) -> str | None:
@@ -326,6 +354,8 @@ _EDITS: dict[str, _Edit] = {
     "missing_parameter": _missing_parameter,
     "negated_intent": _intent_edit(lambda d, p: d.rstrip() + NEGATION_SUFFIX),
     "negated_verb": _intent_edit(lambda d, p: "Do not " + _lower_first(d)),
+    "negating_phrase": _intent_edit(lambda d, p: _phrased(NEGATING_PHRASES, d)),
+    "overridden_intent": _intent_edit(lambda d, p: _phrased(OVERRIDING_PHRASES, d)),
     "opposite_intent": _intent_edit(lambda d, p: _swap_opposites(d)),
     "generic_intent": _intent_edit(lambda d, p: GENERIC_INTENT),
     "empty_intent": _intent_edit(lambda d, p: ""),

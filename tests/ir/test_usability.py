@@ -185,6 +185,44 @@ def test_irquality_cut_off_sits_above_every_defect() -> None:
             "Add two integers.",
             "negated",
         ),
+        # negating verbs and phrases, and clauses that set the intent aside
+        ("Fails to add two integers.", "Add two integers and return their sum.", "negated"),
+        ("Refuses to sort the words.", "Sort words by their length.", "negated"),
+        ("No longer does it add two integers.", "Add two integers.", "negated"),
+        ("Return anything but the sum of two integers.", "Return the sum of two ints.", "negated"),
+        ("Add two integers and return their sum (not really).", "Add two integers.", "negated"),
+        ("Undo this: add two integers.", "Add two integers.", "negated"),
+        (
+            "Unlike a function that would add two integers, this one does nothing.",
+            "Add two integers and return their sum.",
+            "negated",
+        ),
+        (
+            "Add two integers, except that it always returns 0.",
+            "Add two integers and return their sum.",
+            "negated",
+        ),
+        ("Add two integers. Actually, it returns the input reversed.", "Add two ints.", "negated"),
+        (
+            "Square an integer. This one returns None.",
+            "Return the square of an integer.",
+            "negated",
+        ),
+        # opposite tasks named by other words
+        ("Return the square root of an integer.", "Return the square of an integer.", "opposite"),
+        ("Return the given string unchanged.", "Return the string in reverse order.", "opposite"),
+        ("Count the characters in a sentence.", "Count the words in a sentence.", "opposite"),
+        (
+            "Format an integer as a binary string.",
+            "Parse a binary string into an integer.",
+            "opposite",
+        ),
+        ("Nest each integer in its own list.", "Flatten a list of integer lists.", "opposite"),
+        (
+            "Convert an integer into a Roman numeral.",
+            "Parse a Roman numeral string, including subtractive pairs, into an integer.",
+            "opposite",
+        ),
     ],
 )
 def test_defective_intents_are_found(predicted: str, expected: str, kind: str) -> None:
@@ -221,6 +259,15 @@ def test_defective_intents_are_found(predicted: str, expected: str, kind: str) -
         ("Return None instead of raising on an empty list.", "Return the first item or None."),
         ("Return the max of a list.", "Return the largest value in a list."),
         ("Encode the text as base64.", "Return the base64 encoding of the text."),
+        # a bound, a noun and a case that read like the negating phrases
+        ("Break text into lines no longer than width.", "Wrap text into lines of width at most."),
+        ("Tell whether a string equals its reverse.", "Tell whether a string is a palindrome."),
+        ("Invert a string dictionary, rejecting repeats.", "Swap the keys and values of a dict."),
+        ("Return None if the list is empty.", "Return the first element of a list."),
+        (
+            "Wrap text into lines of at most width characters, breaking between words.",
+            "Wrap text greedily into lines, breaking between words.",
+        ),
     ],
 )
 def test_honest_paraphrases_are_not_defects(predicted: str, expected: str) -> None:
