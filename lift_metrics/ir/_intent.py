@@ -106,6 +106,8 @@ _RETURN_VERBS = frozenset(
 )
 #: what an intent that gives up on the task returns ("this one returns None")
 _GIVE_UP_VALUES = frozenset({"none", "null", "nothing", "zero", "0"})
+#: conditions, which make a return in the next clause a case ("If it is missing, return 0")
+_CONDITIONS = frozenset({"if", "when", "whenever", "unless", "otherwise", "else", "where", "once"})
 #: words that make a return a case of the task rather than all of it ("None for an empty list")
 _CASE_WORDS = frozenset(
     {"if", "when", "whenever", "unless", "for", "on", "otherwise", "or", "else", "where"}
@@ -305,18 +307,22 @@ def _has_phrase(tokens: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
 
 
 def _gives_up(tokens: tuple[str, ...]) -> str | None:
-    """Return the value a clause returns for every input ("this one returns None"), if any."""
-    start = 0
+    """Return the value a clause returns for every input ("this one returns None"), if any.
+
+    A condition in the clause or in the one before it ("If the target is not found, return
+    0") makes the return a case of the task.
+    """
+    start = previous = 0
     for i, token in enumerate(tokens):
         if token == "." or token in _CLAUSE_END:
-            start = i + 1
+            previous, start = start, i + 1
             continue
         if token not in _RETURN_VERBS:
             continue
         value = next((t for t in tokens[i + 1 : i + 3] if t not in ("a", "an", "the")), "")
         clause_end = next((j for j in range(i + 1, len(tokens)) if tokens[j] == "."), len(tokens))
-        clause = set(tokens[start:clause_end])
-        if value in _GIVE_UP_VALUES and not clause & _CASE_WORDS:
+        clause, before = set(tokens[start:clause_end]), set(tokens[previous:start])
+        if value in _GIVE_UP_VALUES and not (clause & _CASE_WORDS or before & _CONDITIONS):
             return value
     return None
 

@@ -264,6 +264,7 @@ def test_defective_intents_are_found(predicted: str, expected: str, kind: str) -
         ("Tell whether a string equals its reverse.", "Tell whether a string is a palindrome."),
         ("Invert a string dictionary, rejecting repeats.", "Swap the keys and values of a dict."),
         ("Return None if the list is empty.", "Return the first element of a list."),
+        ("Count target in items. If it is not found, return 0.", "Count a value in a list."),
         (
             "Wrap text into lines of at most width characters, breaking between words.",
             "Wrap text greedily into lines, breaking between words.",
