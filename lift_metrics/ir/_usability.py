@@ -15,7 +15,7 @@ __all__ = ["contradicted_constraints", "usability_defects"]
 
 _INTENT_HINTS = {
     "generic": "the description names nothing specific to the task",
-    "negated": "the description negates what the function should do",
+    "negated": "the description negates or sets aside what the function should do",
     "opposite": "the description asks for the opposite or the inverse of the task",
     "number": "the description changes a number, an ordinal or a quantity of the task",
     "truth": "the description answers the other truth value when the condition holds",
