@@ -11,12 +11,12 @@ and a third as many as those returning a value. Of the valid inputs, :data:`BEHA
 are chosen: up to three for each kind of outcome (True and False, empty and not, negative,
 zero and positive, each exception), then those on which the reference's one-change mutants
 (:func:`~lift_metrics._mutants.mutants`: an operator swapped, a constant off by one,
-``min`` for ``max``, ...) differ from it, as few as tell every mutant apart, then others
-spread over the rest; fewer when the reference needs more than :data:`REFERENCE_BUDGET_S`
-for them. The choice is cached per reference, entry point, known inputs and prompt. The
-candidate is then run on those inputs in one execution and each outcome compared with the
-reference's (:func:`same_value`; a raising input agrees when the candidate raises an
-exception of that name).
+``min`` for ``max``, ...) differ from it, as few as tell every mutant apart, then the
+longest input and the longest of the other parity, then others spread over the rest; fewer
+when the reference needs more than :data:`REFERENCE_BUDGET_S` for them. The choice is cached
+per reference, entry point, known inputs and prompt. The candidate is then run on those
+inputs in one execution and each outcome compared with the reference's (:func:`same_value`;
+a raising input agrees when the candidate raises an exception of that name).
 """
 
 from __future__ import annotations
@@ -364,7 +364,7 @@ def _select(
     survivors = [i for i, killed in enumerate(kills) if not killed]
     if survivors and runs >= 2 * len(programs):
         pool, kills = _hunt(reference, entry, pool, calls, prompt, programs, kills, survivors)
-    return _subset(pool, _chosen(pool.outputs, kills))
+    return _subset(pool, _chosen(pool.outputs, kills, pool.inputs))
 
 
 def _hunt(
@@ -429,7 +429,34 @@ def _outcome_kind(value: Any) -> tuple[Any, ...]:
     return (type(value).__name__,)
 
 
-def _chosen(outputs: Sequence[Any], kills: Sequence[set[int]]) -> list[int]:
+def _length(inputs: Any) -> int:
+    """Return how long a call's arguments are: the summed lengths of its strings and containers."""
+    values = inputs.values() if isinstance(inputs, dict) else ()
+    return sum(len(v) for v in values if isinstance(v, str | bytes | list | tuple | dict | set))
+
+
+def _longest(inputs: Sequence[Any]) -> list[int]:
+    """Return the longest input and the longest of the other parity (none without lengths).
+
+    Code often goes wrong only on long inputs, and differently on odd and even lengths (the
+    middle element, pairs): a median that is wrong only on odd lists of nine or more.
+    """
+    lengths = [_length(item) for item in inputs]
+    picks: list[int] = []
+    for parity in (None, 0, 1):
+        fitting = [
+            i
+            for i, n in enumerate(lengths)
+            if n and (parity is None or n % 2 == parity) and i not in picks
+        ]
+        if fitting and (parity is None or all(lengths[j] % 2 != parity for j in picks)):
+            picks.append(max(fitting, key=lambda i: (lengths[i], -i)))
+    return picks
+
+
+def _chosen(
+    outputs: Sequence[Any], kills: Sequence[set[int]], inputs: Sequence[Any] = ()
+) -> list[int]:
     """Return the indices of the inputs kept, in the order proposed (module docstring)."""
     wanted = BEHAVIOUR_INPUTS
     chosen: set[int] = set()
@@ -447,6 +474,7 @@ def _chosen(outputs: Sequence[Any], kills: Sequence[set[int]]) -> list[int]:
         best = min(counts, key=lambda i: (-counts[i], i))
         chosen.add(best)
         alive = [killed for killed in alive if best not in killed]
+    chosen.update(_longest(inputs)[: max(0, wanted - len(chosen))])
     rest = [i for i in range(len(outputs)) if i not in chosen]
     chosen.update(_spread(rest, wanted - len(chosen)))  # the others, first to last
     return sorted(chosen)

@@ -29,6 +29,7 @@ from lift_metrics.code._behaviour import (
     Raises,
     ReferenceRun,
     _calls,
+    _longest,
     check_behaviour,
     compare,
     reference_run,
@@ -443,6 +444,43 @@ def test_without_tests_a_median_wrong_only_on_long_odd_lists_loses(real_sandbox:
     assert score["right"].behaviour_agreed == score["right"].behaviour_total > 0
     assert score["wrong"].behaviour_agreed < score["wrong"].behaviour_total
     assert score["right"].score > score["wrong"].score
+
+
+def test_with_tests_the_longest_inputs_of_both_parities_are_kept(real_sandbox: Any) -> None:
+    """The median wrong only on odd lists of nine or more loses with the task's tests too.
+
+    The tests' short lists pass it; of the generated inputs, the longest odd and the longest
+    even list are among those compared where the mutants leave places (they do here).
+    """
+    [task] = bv.load_tasks(["t042"])
+    right = (
+        "import statistics\n\n\ndef median(numbers):\n    if not numbers:\n"
+        "        raise ValueError('empty')\n    return float(statistics.median(numbers))\n"
+    )
+    wrong = (
+        "def median(numbers):\n    s = sorted(numbers)\n    n = len(s)\n    if not s:\n"
+        "        raise ValueError('empty')\n    if n % 2:\n"
+        "        return float(s[n // 2] if n < 9 else s[n // 2 - 1])\n"
+        "    return (s[n // 2 - 1] + s[n // 2]) / 2\n"
+    )
+    score = {
+        name: code_quality_breakdown(
+            code, task.reference, task.tests, entry_point="median", embedder=HashEmbedder(),
+            sandbox=real_sandbox,
+        )
+        for name, code in (("right", right), ("wrong", wrong))
+    }  # fmt: skip
+    assert score["wrong"].tests_passed == score["wrong"].tests_total > 0
+    assert score["right"].behaviour_agreed == score["right"].behaviour_total > 0
+    assert score["wrong"].behaviour_agreed < score["wrong"].behaviour_total
+    assert score["right"].score > score["wrong"].score
+
+
+def test_the_longest_inputs_of_each_parity_are_picked() -> None:
+    inputs = [{"a": [1, 2]}, {"a": [1, 2, 3]}, {"a": [1] * 9}, {"a": [1] * 12}, {"x": 5}]
+    assert _longest(inputs) == [3, 2]
+    assert _longest([{"x": 5}, {"y": 1.5}]) == []
+    assert _longest([{"a": "ab"}, {"a": "abcd"}]) == [1]  # no odd length to pick
 
 
 def test_code_that_reads_numbers_from_text_gets_numbers_text(real_sandbox: Any) -> None:
