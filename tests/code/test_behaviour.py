@@ -419,27 +419,29 @@ def parse_duration(text: str) -> int:
     assert generate_inputs(reference, "parse_duration", [], count=40)[:1] != inputs[:1]
 
 
+MEDIAN = (
+    "import statistics\n\n\ndef median(numbers):\n    if not numbers:\n"
+    "        raise ValueError('empty')\n    return float(statistics.median(numbers))\n"
+)
+MEDIAN_WRONG_ON_LONG_ODD_LISTS = (
+    "def median(numbers):\n    s = sorted(numbers)\n    n = len(s)\n    if not s:\n"
+    "        raise ValueError('empty')\n    if n % 2:\n"
+    "        return float(s[n // 2] if n < 9 else s[n // 2 - 1])\n"
+    "    return (s[n // 2 - 1] + s[n // 2]) / 2\n"
+)
+
+
 def test_without_tests_a_median_wrong_only_on_long_odd_lists_loses(real_sandbox: Any) -> None:
     """Lists of 9 and 11 elements are drawn too, not only lists of up to 7."""
     [task] = bv.load_tasks(["t042"])
     lengths = {len(i["numbers"]) for i in generate_inputs(task.reference, "median", [])}
     assert {9, 11} <= lengths <= set(range(13))
-    right = (
-        "import statistics\n\n\ndef median(numbers):\n    if not numbers:\n"
-        "        raise ValueError('empty')\n    return float(statistics.median(numbers))\n"
-    )
-    wrong = (
-        "def median(numbers):\n    s = sorted(numbers)\n    n = len(s)\n    if not s:\n"
-        "        raise ValueError('empty')\n    if n % 2:\n"
-        "        return float(s[n // 2] if n < 9 else s[n // 2 - 1])\n"
-        "    return (s[n // 2 - 1] + s[n // 2]) / 2\n"
-    )
     score = {
         name: code_quality_breakdown(
             code, task.reference, [], entry_point="median", embedder=HashEmbedder(),
             sandbox=real_sandbox,
         )
-        for name, code in (("right", right), ("wrong", wrong))
+        for name, code in (("right", MEDIAN), ("wrong", MEDIAN_WRONG_ON_LONG_ODD_LISTS))
     }  # fmt: skip
     assert score["right"].behaviour_agreed == score["right"].behaviour_total > 0
     assert score["wrong"].behaviour_agreed < score["wrong"].behaviour_total
@@ -453,22 +455,12 @@ def test_with_tests_the_longest_inputs_of_both_parities_are_kept(real_sandbox: A
     even list are among those compared where the mutants leave places (they do here).
     """
     [task] = bv.load_tasks(["t042"])
-    right = (
-        "import statistics\n\n\ndef median(numbers):\n    if not numbers:\n"
-        "        raise ValueError('empty')\n    return float(statistics.median(numbers))\n"
-    )
-    wrong = (
-        "def median(numbers):\n    s = sorted(numbers)\n    n = len(s)\n    if not s:\n"
-        "        raise ValueError('empty')\n    if n % 2:\n"
-        "        return float(s[n // 2] if n < 9 else s[n // 2 - 1])\n"
-        "    return (s[n // 2 - 1] + s[n // 2]) / 2\n"
-    )
     score = {
         name: code_quality_breakdown(
             code, task.reference, task.tests, entry_point="median", embedder=HashEmbedder(),
             sandbox=real_sandbox,
         )
-        for name, code in (("right", right), ("wrong", wrong))
+        for name, code in (("right", MEDIAN), ("wrong", MEDIAN_WRONG_ON_LONG_ODD_LISTS))
     }  # fmt: skip
     assert score["wrong"].tests_passed == score["wrong"].tests_total > 0
     assert score["right"].behaviour_agreed == score["right"].behaviour_total > 0
