@@ -442,16 +442,9 @@ def _longest(inputs: Sequence[Any]) -> list[int]:
     middle element, pairs): a median that is wrong only on odd lists of nine or more.
     """
     lengths = [_length(item) for item in inputs]
-    picks: list[int] = []
-    for parity in (None, 0, 1):
-        fitting = [
-            i
-            for i, n in enumerate(lengths)
-            if n and (parity is None or n % 2 == parity) and i not in picks
-        ]
-        if fitting and (parity is None or all(lengths[j] % 2 != parity for j in picks)):
-            picks.append(max(fitting, key=lambda i: (lengths[i], -i)))
-    return picks
+    ranked = sorted((i for i, n in enumerate(lengths) if n), key=lambda i: (-lengths[i], i))
+    other = [i for i in ranked[1:] if ranked and lengths[i] % 2 != lengths[ranked[0]] % 2]
+    return ranked[:1] + other[:1]
 
 
 def _chosen(
