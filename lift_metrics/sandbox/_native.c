@@ -307,10 +307,28 @@ static void stop_checker(void) {
     checker_gone();
 }
 
+/* Whether the checking process is exiting: the kernel's PF_EXITING flag (0x4, field 9 of
+ * /proc/PID/stat) is set first thing in its exit, before its descriptors are released, so a
+ * checker that a check killed is seen ending even while its socket still reads as open. */
+static int checker_exiting(void) {
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)checker_pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    char *field = strrchr(buf, ')');
+    if (field == NULL) return 0;
+    for (int i = 0; i < 7 && field != NULL; i++) field = strchr(field + 1, ' ');
+    return field != NULL && (strtoul(field + 1, NULL, 10) & 0x4u) != 0;
+}
+
 /* Make sure a checking process runs, fresh enough. Returns 1, 2 in a new checker, or -2.
  * The checker never writes to its socket: a socket that reads as closed is a checker that
  * ended (or is ending: not reaped yet, a check that killed it just closed its pipes), which
- * is stopped and replaced rather than handed the next check. */
+ * is stopped and replaced rather than handed the next check; so is one that is exiting. */
 static int ready_checker(int *child_fds) {
     if (checker_pid > 0) {
         pid_t done = waitpid(checker_pid, NULL, WNOHANG);
@@ -318,7 +336,7 @@ static int ready_checker(int *child_fds) {
     }
     if (checker_pid > 0) {
         struct pollfd ended = {checker_sock, POLLIN, 0};
-        if (poll(&ended, 1, 0) != 0) stop_checker();
+        if (poll(&ended, 1, 0) != 0 || checker_exiting()) stop_checker();
     }
     if (checker_pid > 0 && checker_runs >= CHECKER_RUNS) stop_checker();
     if (checker_pid <= 0) return spawn_checker(child_fds);

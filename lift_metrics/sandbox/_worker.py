@@ -2399,6 +2399,20 @@ def _prefork(cfg: dict[str, Any]) -> _Spare:
     return _Spare(pid, pidfd, res_r, err_r, req_w, [res_w, err_w, calls_w, replies_r])
 
 
+def _exiting(pid: int) -> bool:
+    """Return whether the process is exiting (``PF_EXITING`` in ``/proc/PID/stat``).
+
+    The kernel sets the flag first thing in an exit, before the descriptors are released: a
+    checker that a check killed is seen ending even while its socket still reads as open.
+    """
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+        return bool(int(stat[stat.rfind(b")") + 2 :].split()[6]) & 0x4)
+    except (OSError, IndexError, ValueError):
+        return False
+
+
 class _Checker:
     """The server's side of its checking process (:func:`_checker_main`): pid and socket."""
 
@@ -2426,7 +2440,7 @@ class _Checker:
         if self.pid:
             ended = select.poll()
             ended.register(self.sock, select.POLLIN)
-            if ended.poll(0):
+            if ended.poll(0) or _exiting(self.pid):
                 self.stop()
         if self.pid and self.runs >= CHECKER_RUNS:
             self.stop()

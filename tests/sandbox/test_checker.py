@@ -126,3 +126,17 @@ def test_how_the_code_ends_in_the_middle_of_a_check_is_its_status(
     assert reason in result.reason
     assert one_worker.run_tests(CODE, SCRIPT, entry_point="f").status == "passed"
     assert leftovers() == []
+
+
+def test_a_process_is_exiting_only_once_its_exit_has_begun() -> None:
+    """The server replaces a checker whose exit has begun, before its socket reads as closed."""
+    from lift_metrics.sandbox._worker import _exiting
+
+    assert _exiting(os.getpid()) is False  # running
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child ends at once
+        os._exit(0)
+    _wait_until_dead(pid)
+    assert _exiting(pid) is True  # a zombie: its exit began (and ended)
+    os.waitpid(pid, 0)
+    assert _exiting(pid) is False  # reaped: no such process is known
