@@ -307,18 +307,24 @@ static void stop_checker(void) {
     checker_gone();
 }
 
+/* Read a small /proc file into buf as a string; 1 when something was read, else 0. */
+static int read_text(const char *path, char *buf, size_t size) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, size - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    return 1;
+}
+
 /* Whether the checking process is exiting: the kernel's PF_EXITING flag (0x4, field 9 of
  * /proc/PID/stat) is set first thing in its exit, before its descriptors are released, so a
  * checker that a check killed is seen ending even while its socket still reads as open. */
 static int checker_exiting(void) {
     char path[64], buf[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)checker_pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0) return 0;
-    buf[n] = 0;
+    if (!read_text(path, buf, sizeof buf)) return 0;
     char *field = strrchr(buf, ')');
     if (field == NULL) return 0;
     for (int i = 0; i < 7 && field != NULL; i++) field = strchr(field + 1, ' ');
@@ -384,12 +390,7 @@ static int only_checker_left(void) {
     if (checker_pid <= 0) return 0;
     char path[64], buf[64];
     snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0) return 0;
-    buf[n] = 0;
+    if (!read_text(path, buf, sizeof buf)) return 0;
     char *end;
     long only = strtol(buf, &end, 10);
     while (*end == ' ' || *end == '\n') end++;
