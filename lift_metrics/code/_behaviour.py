@@ -443,13 +443,11 @@ def _longest(inputs: Sequence[Any]) -> list[int]:
     """
     lengths = [_length(item) for item in inputs]
     ranked = sorted((i for i, n in enumerate(lengths) if n), key=lambda i: (-lengths[i], i))
-    other = [i for i in ranked[1:] if ranked and lengths[i] % 2 != lengths[ranked[0]] % 2]
+    other = [i for i in ranked[1:] if lengths[i] % 2 != lengths[ranked[0]] % 2]
     return ranked[:1] + other[:1]
 
 
-def _chosen(
-    outputs: Sequence[Any], kills: Sequence[set[int]], inputs: Sequence[Any] = ()
-) -> list[int]:
+def _chosen(outputs: Sequence[Any], kills: Sequence[set[int]], inputs: Sequence[Any]) -> list[int]:
     """Return the indices of the inputs kept, in the order proposed (module docstring)."""
     wanted = BEHAVIOUR_INPUTS
     chosen: set[int] = set()

@@ -393,8 +393,9 @@ def _opposite_defect(predicted: str, expected: str) -> str | None:
             return (
                 f"opposite: {sorted(mine)[0]!r} where the expected intent has {sorted(theirs)[0]!r}"
             )
-    for word in sorted((p_content - e_content) & INVERTING):
-        return f"opposite: {word!r} makes the expected task its inverse"
+    inverting = sorted((p_content - e_content) & INVERTING)
+    if inverting:
+        return f"opposite: {inverting[0]!r} makes the expected task its inverse"
     p_sides, e_sides = _sides(p_tokens), _sides(e_tokens)
     if p_sides is None or e_sides is None:
         return None

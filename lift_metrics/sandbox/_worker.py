@@ -2300,15 +2300,20 @@ def _children_of(pid: int) -> list[int]:
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
+        fields = _stat_fields(name)
         if len(fields) > 1 and int(fields[1]) == pid:
             found.append(int(name))
     return found
+
+
+def _stat_fields(pid: int | str) -> list[bytes]:
+    """Return the fields of ``/proc/PID/stat`` after the name (state first); [] unreadable."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return []
+    return stat[stat.rfind(b")") + 2 :].split()
 
 
 def _sweep(pgid: int, *, kill_group: bool = True, checker: int = 0) -> bool:
@@ -2405,12 +2410,8 @@ def _exiting(pid: int) -> bool:
     The kernel sets the flag first thing in an exit, before the descriptors are released: a
     checker that a check killed is seen ending even while its socket still reads as open.
     """
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read()
-        return bool(int(stat[stat.rfind(b")") + 2 :].split()[6]) & 0x4)
-    except (OSError, IndexError, ValueError):
-        return False
+    fields = _stat_fields(pid)
+    return len(fields) > 6 and fields[6].isdigit() and bool(int(fields[6]) & 0x4)
 
 
 class _Checker:
